@@ -1,0 +1,123 @@
+"""Synthetic graphs: R-MAT, Erdős–Rényi, star and ring (all vectorised, seeded).
+
+Random generators draw candidate edges in batches and keep drawing until the graph has exactly
+``m`` unique undirected edges (self-loops and duplicates do not count), so ``num_edges == m``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NetweaveError
+from .graph import Graph, from_edges, sorted_unique
+from .splits import random_split
+
+MAX_ROUNDS = 64
+
+
+def _check_size(n: int, m: int, what: str) -> None:
+    if n < 1:
+        raise NetweaveError(f"{what}: n={n} must be at least 1")
+    if m < 0 or m > n * (n - 1) // 2:
+        raise NetweaveError(f"{what}: m={m} edges impossible on n={n} vertices (at most {n * (n - 1) // 2})")
+
+
+def unique_edges(draw, n: int, m: int, rng: np.random.Generator, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Call ``draw(k) -> (src, dst)`` until ``m`` distinct undirected non-loop edges are collected.
+
+    Returns ``(lo, hi)`` with ``lo < hi``; a uniformly random subset when a batch overshoots.
+    """
+    keys = np.empty(0, dtype=np.int64)
+    yield_rate = 1.0  # new distinct edges per drawn edge in the last round
+    for _ in range(MAX_ROUNDS):
+        need = m - keys.size
+        if need <= 0:
+            break
+        batch = min(int(need * 1.1 / max(yield_rate, 0.02)) + 1024, 4 * m + 1024)
+        src, dst = draw(batch)
+        keep = src != dst
+        lo, hi = np.minimum(src[keep], dst[keep]), np.maximum(src[keep], dst[keep])
+        before = keys.size
+        keys = sorted_unique(np.concatenate([keys, lo * n + hi]))
+        yield_rate = (keys.size - before) / batch
+    else:
+        raise NetweaveError(f"{what}: could not place {m} distinct edges on {n} vertices; lower m")
+    if keys.size > m:
+        keys = keys[rng.permutation(keys.size)[:m]]
+    return keys // n, keys % n
+
+
+def node_data(n: int, feat: int, classes: int, rng: np.random.Generator,
+              labels: np.ndarray | None = None, split=(0.6, 0.2)) -> dict:
+    """Labels (uniform, or given), class-conditioned Gaussian float32 features and a random split.
+
+    Features are ``centre[label] + noise`` with unit-variance centres and noise, so a model can
+    learn the classes from them; without classes they are pure noise.
+    """
+    data: dict = {}
+    if classes > 0:
+        if labels is None:
+            labels = rng.integers(0, classes, n)
+        data["labels"] = labels.astype(np.int64)
+        data["train_mask"], data["val_mask"], data["test_mask"] = random_split(
+            n, *split, seed=int(rng.integers(2**31)))
+    if feat > 0:
+        x = rng.standard_normal((n, feat), dtype=np.float32)
+        if classes > 0:
+            x += rng.standard_normal((classes, feat), dtype=np.float32)[data["labels"]]
+        data["features"] = x
+    return data
+
+
+def rmat(n: int, m: int, seed: int = 0, feat: int = 0, classes: int = 0,
+         a: float = 0.57, b: float = 0.19, c: float = 0.19) -> Graph:
+    """R-MAT graph (Chakrabarti et al. 2004) with ``n`` vertices and ``m`` undirected edges.
+
+    Each edge picks one quadrant per level of the ``2^ceil(log2 n)`` adjacency matrix with
+    probabilities ``(a, b, c, 1-a-b-c)`` (Graph500 defaults); ids ``>= n`` are discarded, and
+    vertex ids are randomly permuted so the hubs are not all at small ids.
+    """
+    _check_size(n, m, "rmat")
+    if min(a, b, c) < 0 or a + b + c >= 1:
+        raise NetweaveError(f"rmat: probabilities a={a}, b={b}, c={c} must be non-negative and sum below 1")
+    rng = np.random.default_rng(seed)
+    levels = max(1, int(np.ceil(np.log2(n))))
+    perm = rng.permutation(n)
+
+    def draw(k):
+        src = np.zeros(k, dtype=np.int64)
+        dst = np.zeros(k, dtype=np.int64)
+        for _ in range(levels):
+            r = rng.random(k, dtype=np.float32)
+            src = 2 * src + (r >= a + b)
+            dst = 2 * dst + (((r >= a) & (r < a + b)) | (r >= a + b + c))
+        ok = (src < n) & (dst < n)
+        return perm[src[ok]], perm[dst[ok]]
+
+    lo, hi = unique_edges(draw, n, m, rng, "rmat")
+    return from_edges(lo, hi, n, name=f"rmat-{n}-{m}", **node_data(n, feat, classes, rng))
+
+
+def erdos_renyi(n: int, m: int, seed: int = 0, feat: int = 0, classes: int = 0) -> Graph:
+    """G(n, m): ``m`` undirected edges chosen uniformly at random."""
+    _check_size(n, m, "er")
+    rng = np.random.default_rng(seed)
+    lo, hi = unique_edges(lambda k: (rng.integers(0, n, k), rng.integers(0, n, k)), n, m, rng, "er")
+    return from_edges(lo, hi, n, name=f"er-{n}-{m}", **node_data(n, feat, classes, rng))
+
+
+def star(n: int, seed: int = 0, feat: int = 0, classes: int = 0) -> Graph:
+    """Vertex 0 joined to vertices ``1..n-1``."""
+    _check_size(n, n - 1, "star")
+    leaves = np.arange(1, n)
+    return from_edges(np.zeros_like(leaves), leaves, n, name=f"star-{n}",
+                      **node_data(n, feat, classes, np.random.default_rng(seed)))
+
+
+def ring(n: int, seed: int = 0, feat: int = 0, classes: int = 0) -> Graph:
+    """Cycle ``0 - 1 - … - (n-1) - 0`` (a path for n = 2)."""
+    if n < 2:
+        raise NetweaveError(f"ring: n={n} must be at least 2")
+    ids = np.arange(n)
+    return from_edges(ids, (ids + 1) % n, n, name=f"ring-{n}",
+                      **node_data(n, feat, classes, np.random.default_rng(seed)))

@@ -1,0 +1,75 @@
+"""The ``Partition`` value: which worker owns each vertex."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import NetweaveError
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """A vertex → part assignment.
+
+    Attributes:
+        parts: ``(n,)`` int32, the owner (worker rank) of every vertex, in ``[0, num_parts)``.
+        num_parts: number of parts (a part may be empty).
+        method: how it was made (``metis``, ``random``, ``range``, ``hierarchical``, ``file``).
+    """
+
+    parts: np.ndarray
+    num_parts: int
+    method: str = "file"
+
+    def __post_init__(self):
+        parts = np.asarray(self.parts)
+        if parts.ndim != 1 or not np.issubdtype(parts.dtype, np.integer):
+            raise NetweaveError("a partition is a 1-d integer array of part ids, one per vertex")
+        if parts.size and (parts.min() < 0 or parts.max() >= self.num_parts):
+            raise NetweaveError(f"part ids must lie in [0, {self.num_parts}); found {parts.min()}..{parts.max()}")
+        object.__setattr__(self, "parts", parts.astype(np.int32, copy=False))
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.parts.shape[0])
+
+    def sizes(self) -> np.ndarray:
+        """``(num_parts,)`` vertices per part."""
+        return np.bincount(self.parts, minlength=self.num_parts)
+
+    def check_matches(self, num_nodes: int, where: str = "partition") -> None:
+        """Raise a clear error if the partition does not cover ``num_nodes`` vertices."""
+        if self.num_nodes != num_nodes:
+            raise NetweaveError(
+                f"{where} has {self.num_nodes} vertices but the graph has {num_nodes}; "
+                "partition the same dataset spec")
+
+    def save(self, path: str | Path) -> None:
+        """``.npz`` with ``parts`` (vertex → part), ``num_parts`` and ``method``."""
+        np.savez_compressed(path, parts=self.parts, num_parts=self.num_parts, method=self.method)
+
+
+def load_partition(path: str | Path) -> Partition:
+    """Read a partition ``.npz`` (only ``parts`` is required)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "parts" not in z:
+                raise NetweaveError(f"{path}: no 'parts' array (keys: {', '.join(z.files)}); write it with `netweave partition --out`")
+            parts = z["parts"]
+            k = int(z["num_parts"]) if "num_parts" in z else int(parts.max()) + 1
+            return Partition(parts, k, str(z["method"]) if "method" in z else "file")
+    except FileNotFoundError:
+        raise NetweaveError(f"{path}: no such file") from None
+    except (ValueError, OSError) as exc:
+        raise NetweaveError(f"{path}: not a readable .npz ({exc})") from None
+
+
+def check_num_parts(num_parts: int, num_nodes: int) -> None:
+    """Reject fewer than one part or more parts than vertices."""
+    if num_parts < 1:
+        raise NetweaveError(f"--parts {num_parts}: need at least one part")
+    if num_parts > num_nodes:
+        raise NetweaveError(f"--parts {num_parts} exceeds the graph's {num_nodes} vertices; use at most {num_nodes}")

@@ -1,0 +1,7 @@
+"""Topology builders, by name, with their spec parameters (``name:key=value,…``)."""
+
+from .clos import fat_tree, leaf_spine
+from .gpu_servers import GBPS, dgx1, dgx1x2, pcie8
+from .simple import random_regular, star
+
+__all__ = ["dgx1", "dgx1x2", "pcie8", "star", "leaf_spine", "fat_tree", "random_regular", "GBPS"]

@@ -1,0 +1,54 @@
+"""The ``--topology SPEC|FILE`` argument: a YAML file or a builder spec such as
+``leafspine:leaves=24,spines=24,hosts=24,ina=0.2,pipelines=4,seed=1``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._spec import parse_kv_spec, take
+from ..errors import NetweaveError
+from . import builders
+from .topology import Topology
+from .yaml_io import load_topology, parse_bytes
+
+
+def size(raw: str) -> int:
+    """A memory size such as ``100MB`` (bytes)."""
+    try:
+        return parse_bytes(raw, "size")
+    except NetweaveError:
+        raise ValueError(raw) from None
+
+
+_NET = {"gbps": (float, 100.0), "latency_us": (float, 1.0)}
+_INA = {"pipelines": (int, 1), "memory": (size, 0)}
+BUILDERS = {
+    "dgx1": ("dgx1  one DGX-1: 8 GPUs, NVLink hybrid cube-mesh (DGCL Table 1 speeds)", builders.dgx1, {}),
+    "dgx1x2": ("dgx1x2  two DGX-1 over InfiniBand (16 GPUs)", builders.dgx1x2, {}),
+    "pcie8": ("pcie8  8 GPUs on PCIe switches, two sockets joined by QPI", builders.pcie8, {}),
+    "star": ("star:n=…[,gbps,ina=1,pipelines,memory]  n hosts on one (INA) switch", builders.star,
+             {"n": (int, ...), "ina": (bool, True)} | _NET | _INA),
+    "leafspine": ("leafspine:leaves=…,spines=…,hosts=…[,ina=0.2,pipelines=4,seed,gbps,memory]  two-tier Clos",
+                  builders.leaf_spine,
+                  {"leaves": (int, ...), "spines": (int, ...), "hosts": (int, ...), "ina": (float, 0.0),
+                   "seed": (int, 0)} | _NET | _INA),
+    "fattree": ("fattree:k=…[,ina,pipelines,seed,gbps,memory]  k-ary fat-tree", builders.fat_tree,
+                {"k": (int, ...), "ina": (float, 0.0), "seed": (int, 0)} | _NET | _INA),
+    "random": ("random:switches=…,degree=…,hosts=…[,seed,gbps]  random regular switch graph", builders.random_regular,
+               {"switches": (int, ...), "degree": (int, ...), "hosts": (int, ...), "seed": (int, 0)} | _NET),
+}
+
+
+def load_topology_spec(spec: str) -> Topology:
+    """A topology from a YAML path or a builder spec (see :data:`BUILDERS`)."""
+    spec = spec.strip()
+    path = Path(spec)
+    if path.suffix.lower() in (".yaml", ".yml") or path.is_file():
+        return load_topology(path)
+    name, params = parse_kv_spec(spec)
+    if name not in BUILDERS:
+        raise NetweaveError(
+            f"unknown topology {spec!r}: not a YAML file and not a builder ({', '.join(BUILDERS)}); "
+            "run `netweave topology show --help` for the builder specs")
+    _, build, allowed = BUILDERS[name]
+    return build(**take(params, spec, allowed))

@@ -10,6 +10,7 @@ Shchur et al. per-class split (20 train / 30 val per class, seed 0) is used.
 
 from __future__ import annotations
 
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -37,13 +38,17 @@ def load_npz(path: str | Path) -> Graph:
     """Load a gnn-benchmark ``.npz`` file."""
     path = Path(path)
     try:
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PK\x03\x04":  # np.load with allow_pickle would unpickle other files
+                raise NetweaveError(f"{path}: not a readable .npz archive (no zip header)")
         z = np.load(path, allow_pickle=True)
     except FileNotFoundError:
         raise NetweaveError(f"{path}: no such file") from None
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise NetweaveError(f"{path}: not a readable .npz archive ({exc})") from None
-    with z:
+    with z, warnings.catch_warnings():
         keys = set(z.files)
+        warnings.simplefilter("ignore", DeprecationWarning)  # old scipy module paths in the pickles
         if {"indptr", "indices"} <= keys:  # a graph written by Graph.save
             return load_graph(path)
         try:

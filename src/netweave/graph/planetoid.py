@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,8 @@ def planetoid_names(directory: Path) -> list[str]:
 
 def _unpickle(path: Path):
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb") as f, warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # old scipy module paths in the pickles
             return pickle.load(f, encoding="latin1")
     except Exception as exc:  # pickle raises many types on bad input
         raise NetweaveError(f"{path}: not a readable Planetoid pickle ({type(exc).__name__}: {exc})") from None

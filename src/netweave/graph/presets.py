@@ -5,7 +5,9 @@ communities (its label) and gets a lognormal expected degree; an edge picks one 
 probability proportional to expected degree, and the other proportional to expected degree inside
 the first one's community with probability ``homophily`` (else anywhere). This reproduces the mean
 degree, a heavy tail, and the label-correlated community structure that makes METIS partitions
-and GNN accuracy meaningful. Features are class-conditioned Gaussians of the real width.
+and GNN accuracy meaningful. Edges inside and across communities are drawn as two exact pools, so the
+edge homophily is ``homophily`` (0.75; Reddit's is ≈ 0.78) unless the communities are too small to
+hold that many distinct edges (tiny scales), where the inside pool is capped at 30 % of its pairs. Features are class-conditioned Gaussians of the real width.
 
 =========== ========== ============ ======== ======= =========== ===================
 preset      vertices   mean degree  features classes lognormal σ split (train/val)
@@ -66,14 +68,23 @@ def preset_graph(name: str, scale: float = 1.0, seed: int = 0, feat: int | None 
     bounds = np.concatenate([[0], np.cumsum(np.bincount(labels, minlength=p.classes))])
     within = AliasTable(weight[order], bounds)
 
-    def draw(k):
-        u = anywhere.sample(0, rng, size=k)
-        v = anywhere.sample(0, rng, size=k)
-        inside = rng.random(k) < p.homophily
-        v[inside] = order[within.sample(labels[u[inside]], rng)]
-        return u, v
+    # Exact edge counts for both pools (they are disjoint): homophily·m inside communities, capped
+    # at 30 % of the pairs the communities can hold (tiny scales), the rest between communities.
+    sizes = np.diff(bounds)
+    m_in = int(min(p.homophily * m, 0.3 * (sizes * (sizes - 1) // 2).sum()))
 
-    src, dst = unique_edges(draw, n, m, rng, name)
+    def draw_inside(k):
+        u = anywhere.sample(0, rng, size=k)
+        return u, order[within.sample(labels[u], rng)]
+
+    def draw_across(k):
+        u, v = anywhere.sample(0, rng, size=k), anywhere.sample(0, rng, size=k)
+        keep = labels[u] != labels[v]
+        return u[keep], v[keep]
+
+    src_in, dst_in = unique_edges(draw_inside, n, m_in, rng, name)
+    src_out, dst_out = unique_edges(draw_across, n, m - m_in, rng, name)
+    src, dst = np.concatenate([src_in, src_out]), np.concatenate([dst_in, dst_out])
     width = p.features if feat is None else feat
     data = node_data(n, width, p.classes, rng, labels=labels, split=p.split)
     return from_edges(src, dst, n, name=f"{name}-{scale:g}", **data)

@@ -1,0 +1,31 @@
+"""Shared fixtures: the real datasets in ../shared/data (skipped when absent) and small graphs."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from netweave.graph import Graph, from_edges
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """Root of the real datasets; tests that need it are skipped where it does not exist."""
+    if not SHARED.is_dir():
+        pytest.skip(f"real datasets not found at {SHARED} (set NETWEAVE_SHARED_DATA)")
+    return SHARED
+
+
+def random_graph(n: int, m: int, seed: int) -> Graph:
+    rng = np.random.default_rng(seed)
+    return from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n)
+
+
+@pytest.fixture(params=[0, 1, 2])
+def small_graph(request) -> Graph:
+    """Random multigraph inputs of 60 vertices, simplified by from_edges."""
+    return random_graph(60, 150, request.param)

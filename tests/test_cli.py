@@ -1,0 +1,91 @@
+"""The ``netweave`` command: JSON contracts, artefacts, and one-line errors with exit status 2."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from netweave.cli import main
+from netweave.partition import load_partition
+from netweave.topology import load_topology
+
+
+def run(capsys, *argv):
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(argv))
+    captured = capsys.readouterr()
+    return exit_info.value.code or 0, captured.out, captured.err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    assert out.count("\n") == 1  # exactly one JSON object on stdout
+    return json.loads(out)
+
+
+def test_graph_stats_cora(capsys):
+    s = run_json(capsys, "graph", "stats", "cora")
+    assert (s["num_nodes"], s["num_edges"], s["feature_dim"], s["num_classes"]) == (2708, 5278, 1433, 7)
+    assert s["degree_max"] == 168 and s["num_test"] == 1000
+
+
+def test_partition_json_and_out(capsys, tmp_path):
+    s = run_json(capsys, "partition", "cora", "--parts", "4", "--method", "metis", "--seed", "1",
+                 "--feature-dim", "128", "--out", str(tmp_path / "p.npz"))
+    assert s["num_parts"] == 4 and s["feature_bytes"] == 512
+    assert s["host_exchange_bytes"] == s["halo_vertices_total"] * 512
+    assert load_partition(tmp_path / "p.npz").sizes().tolist() == s["part_sizes"]
+    for method in ("random", "range"):
+        assert run_json(capsys, "partition", "cora", "-k", "3", "--method", method)["method"] == method
+
+
+def test_partition_hierarchical_uses_topology_machines(capsys, tmp_path):
+    s = run_json(capsys, "partition", "cora", "--method", "hierarchical", "--topology", "dgx1x2",
+                 "--out", str(tmp_path / "h.npz"))
+    assert s["num_parts"] == 16 and len(s["part_sizes"]) == 16
+    assert np.bincount(load_partition(tmp_path / "h.npz").parts).size == 16
+
+
+def test_topology_show_and_export(capsys, tmp_path):
+    s = run_json(capsys, "topology", "show", "fattree:k=8")
+    assert s["nodes_by_kind"] == {"host": 128, "switch": 80}
+    code, _, err = run(capsys, "topology", "export", "dgx1", "--out", str(tmp_path / "d.yaml"))
+    assert code == 0 and "wrote" in err
+    assert load_topology(tmp_path / "d.yaml").workers == [f"G{i}" for i in range(8)]
+    s = run_json(capsys, "topology", "show", str(tmp_path / "d.yaml"), "--links")
+    assert s["num_links"] == len(s["links"]) == 29
+
+
+def test_datasets_lists_formats(capsys):
+    s = run_json(capsys, "datasets")
+    assert "cora" in s["bundled"] and {"npz", "snap", "musae", "planetoid"} <= set(s["formats"])
+    assert {"rmat", "er", "reddit-like", "products-like"} <= set(s["generators"])
+
+
+@pytest.mark.parametrize("argv, match", [
+    (("graph", "stats", "nosuch.txt"), "unknown dataset"),
+    (("partition", "cora", "--parts", "99999"), "exceeds the graph's 2708 vertices"),
+    (("partition", "cora"), "--parts K is required"),
+    (("partition", "cora", "--method", "hierarchical"), "needs --topology"),
+    (("topology", "show", "leafspine:leaves=2"), "needs the parameter spines"),
+    (("graph", "stats", "rmat:n=10,m=1000"), "impossible"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv, match):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("netweave: error:") and match in lines[0]
+
+
+def test_unwritable_out_is_one_line(capsys, tmp_path):
+    code, _, err = run(capsys, "topology", "export", "dgx1", "--out", str(tmp_path / "no" / "dir" / "x.yaml"))
+    assert code == 2 and err.strip().count("\n") == 0 and "No such file" in err
+
+
+def test_console_script_runs_without_torch():
+    code = ("import sys, netweave.cli, netweave.graph, netweave.partition, netweave.topology;"
+            "sys.exit('torch' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -1,4 +1,4 @@
-"""Progress display on stderr (rich). Silent when stderr is not a terminal or when disabled."""
+"""Progress display and warnings on stderr (rich). Spinners only when stderr is a terminal."""
 
 from __future__ import annotations
 
@@ -9,19 +9,14 @@ import time
 from collections.abc import Iterator
 
 from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 console = Console(stderr=True)
-_enabled = True
-
-
-def set_enabled(flag: bool) -> None:
-    """Turn spinners and bars on or off (``--quiet``)."""
-    global _enabled
-    _enabled = flag
 
 
 def _live() -> bool:
-    return _enabled and console.is_terminal and not os.environ.get("NETWEAVE_NO_PROGRESS")
+    """Spinners only on a terminal, and not when ``NETWEAVE_NO_PROGRESS`` is set."""
+    return console.is_terminal and not os.environ.get("NETWEAVE_NO_PROGRESS")
 
 
 @contextlib.contextmanager
@@ -31,7 +26,9 @@ def stage(description: str) -> Iterator[None]:
         yield
         return
     t0 = time.perf_counter()
-    with console.status(f"{description} …"):
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        progress.add_task(description, total=None)
         yield
     console.print(f"[green]✓[/] {description} [dim]({time.perf_counter() - t0:.2f} s)[/]")
 

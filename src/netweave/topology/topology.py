@@ -119,8 +119,7 @@ class Topology:
 
     def link_between(self, a: str, b: str) -> int | None:
         """Index of the link joining ``a`` and ``b``, or None."""
-        ia = self.index[a]
-        ib = self.index[b]
+        ia, ib = self.index[self.node(a).name], self.index[self.node(b).name]
         return next((e for nb, e in self.adjacency[ia] if nb == ib), None)
 
     def port_pipeline(self, switch: str, link: int) -> int:

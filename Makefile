@@ -17,12 +17,14 @@ demo: $(STAMP)
 	$(BIN)/netweave graph stats cora
 	$(BIN)/netweave partition cora --parts 4 --method metis
 	$(BIN)/netweave topology show dgx1
+	$(BIN)/netweave plan cora --topology dgx1 --planner spst
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_partition.py
+	$(BIN)/python benchmarks/bench_plan.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

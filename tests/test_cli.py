@@ -89,3 +89,33 @@ def test_console_script_runs_without_torch():
     code = ("import sys, netweave.cli, netweave.graph, netweave.partition, netweave.topology;"
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_plan_json_out_and_validate(capsys, tmp_path):
+    s = run_json(capsys, "plan", "cora", "--topology", "dgx1", "--planner", "spst", "--out", str(tmp_path / "p.npz"))
+    assert s["planner"] == "spst" and s["num_workers"] == 8 and s["num_stages"] == len(s["stage_times_s"])
+    assert s["predicted_time_s"] == pytest.approx(sum(s["stage_times_s"]))
+    assert s["p2p_predicted_time_s"] > 2 * s["predicted_time_s"]
+    assert s["total_bytes"] == sum(s["bytes_per_link"].values()) and "planning_time_s" in s
+    v = run_json(capsys, "plan", "cora", "--validate", str(tmp_path / "p.npz"), "--topology", "dgx1")
+    assert v["valid"] and v["checked_against_dataset"] and v["checked_against_topology"]
+    p2p = run_json(capsys, "plan", "cora", "--topology", "dgx1", "--planner", "p2p")
+    assert p2p["num_stages"] == 1 and p2p["predicted_time_s"] == s["p2p_predicted_time_s"]
+
+
+def test_plan_with_parts_file(capsys, tmp_path):
+    run_json(capsys, "partition", "cora", "-k", "8", "--method", "random", "--out", str(tmp_path / "r.npz"))
+    s = run_json(capsys, "plan", "cora", "--topology", "pcie8", "--parts-file", str(tmp_path / "r.npz"))
+    assert s["num_workers"] == 8
+    code, _, err = run(capsys, "plan", "cora", "--topology", "dgx1x2", "--parts-file", str(tmp_path / "r.npz"))
+    assert code == 2 and "has 8 parts but dgx1x2 has 16 workers" in err
+
+
+def test_plan_validate_rejects_broken_plan(capsys, tmp_path):
+    run_json(capsys, "plan", "cora", "--topology", "dgx1", "--out", str(tmp_path / "p.npz"))
+    with np.load(tmp_path / "p.npz") as z:
+        arrays = dict(z)
+    arrays["hop_stage"] = arrays["hop_stage"][::-1].copy()  # scramble the stages
+    np.savez(tmp_path / "bad.npz", **arrays)
+    code, out, err = run(capsys, "plan", "cora", "--validate", str(tmp_path / "bad.npz"))
+    assert code == 2 and out == "" and err.startswith("netweave: error: invalid plan:")

@@ -58,7 +58,7 @@ def _fmt(value) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     if isinstance(value, list):
-        return ", ".join(map(str, value[:8])) + (" …" if len(value) > 8 else "")
+        return ", ".join(map(_fmt, value[:8])) + (" …" if len(value) > 8 else "")
     return str(value)
 
 
@@ -98,12 +98,37 @@ class Method(str, Enum):
     hierarchical = "hierarchical"
 
 
+def make_partition(graph, method: Method, parts: int | None, topology, seed: int):
+    """Partition ``graph`` by ``method``; ``topology`` (spec or Topology) gives the machines for
+    ``hierarchical`` and, when given, the required number of parts."""
+    from .partition import hierarchical_partition, metis_partition, random_partition, range_partition
+    from .topology import Topology, load_topology_spec
+
+    topo = load_topology_spec(topology) if isinstance(topology, str) else topology
+    if topo is not None:
+        workers = len(topo.workers)
+        if parts is not None and parts != workers:
+            raise NetweaveError(f"--parts {parts} differs from the topology's {workers} workers; drop --parts")
+        parts = workers
+    if method == Method.hierarchical:
+        if topo is None:
+            raise NetweaveError("--method hierarchical needs --topology (its machines and GPUs define the levels)")
+        return hierarchical_partition(graph, topo.machines(), seed)
+    if parts is None:
+        raise NetweaveError("--parts K is required (the number of workers)")
+    if method == Method.metis:
+        return metis_partition(graph, parts, seed)
+    if method == Method.random:
+        return random_partition(graph, parts, seed)
+    return range_partition(graph, parts)
+
+
 @app.command()
 def partition(
     dataset: str = typer.Argument(..., help=DATASET_HELP),
     parts: Optional[int] = typer.Option(None, "--parts", "-k", help="Number of parts (workers)."),
     method: Method = typer.Option(Method.metis, "--method", help="metis (min edge cut), random (balanced), range (MGG Alg. 1), hierarchical (machines, then GPUs; needs --topology)."),
-    topology: Optional[str] = typer.Option(None, "--topology", help="For --method hierarchical: " + TOPOLOGY_HELP),
+    topology: Optional[str] = typer.Option(None, "--topology", help="Its workers set --parts (and its machines the levels of hierarchical). " + TOPOLOGY_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of METIS / random."),
     feature_dim: Optional[int] = typer.Option(None, "--feature-dim", help="Feature width (float32) for the exchange volume; default: the dataset's, else 128."),
     out_file: Optional[Path] = typer.Option(None, "--out", help="Write the partition (.npz with `parts`)."),
@@ -111,30 +136,12 @@ def partition(
 ):
     """Partition a graph and report edge cut, balance, halo and exchange volume."""
     from .graph import load_dataset
-    from .partition import (comm_relation, hierarchical_partition, metis_partition, partition_stats,
-                            random_partition, range_partition)
+    from .partition import comm_relation, partition_stats
 
-    if method == Method.hierarchical:
-        if topology is None:
-            raise NetweaveError("--method hierarchical needs --topology (its machines and GPUs define the levels)")
-        from .topology import load_topology_spec
-
-        machines = load_topology_spec(topology).machines()
-        if parts is not None and parts != sum(map(len, machines)):
-            raise NetweaveError(f"--parts {parts} differs from the topology's {sum(map(len, machines))} workers; drop --parts")
-    elif parts is None:
-        raise NetweaveError("--parts K is required (the number of workers)")
     t0 = time.perf_counter()
     g = load_dataset(dataset)
     t1 = time.perf_counter()
-    if method == Method.metis:
-        p = metis_partition(g, parts, seed)
-    elif method == Method.random:
-        p = random_partition(g, parts, seed)
-    elif method == Method.range:
-        p = range_partition(g, parts)
-    else:
-        p = hierarchical_partition(g, machines, seed)
+    p = make_partition(g, method, parts, topology, seed)
     t2 = time.perf_counter()
     comm = comm_relation(g, p)
     t3 = time.perf_counter()
@@ -151,6 +158,99 @@ def partition(
         return emit_json(stats)
     shown = {k: v for k, v in stats.items() if k not in ("part_sizes", "halo_sizes")}
     out.print(table(f"{method.value} partition of {dataset} into {p.num_parts} parts", shown))
+
+
+# -- plan ----------------------------------------------------------------------------------------
+class Planner(str, Enum):
+    p2p = "p2p"
+    spst = "spst"
+
+
+@app.command()
+def plan(
+    dataset: Optional[str] = typer.Argument(None, help=DATASET_HELP),
+    topology: Optional[str] = typer.Option(None, "--topology", help=TOPOLOGY_HELP),
+    planner: Planner = typer.Option(Planner.spst, "--planner", help="spst (DGCL Alg. 1) or p2p (direct, one stage)."),
+    parts_file: Optional[Path] = typer.Option(None, "--parts-file", help="A partition .npz (from `netweave partition --out`)."),
+    parts: Optional[int] = typer.Option(None, "--parts", "-k", help="Parts; must equal the topology's workers (the default)."),
+    method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
+    feature_bytes: int = typer.Option(512, "--feature-bytes", help="Bytes per embedding (default 128 float32)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the partitioner and of SPST's vertex order."),
+    out_file: Optional[Path] = typer.Option(None, "--out", help="Write the plan (.npz, one row per hop)."),
+    validate: Optional[Path] = typer.Option(None, "--validate", help="Check a saved plan (against DATASET and --topology when given)."),
+    as_json: bool = JsonOpt,
+):
+    """Plan the graph allgather (DGCL) and predict its time next to P2P on the same inputs."""
+    from .graph import load_dataset
+    from .partition import Partition, comm_relation, load_partition
+    from .plan import load_plan, p2p_plan, plan_cost, spst_plan, validate_plan, worker_links
+    from .topology import load_topology_spec
+
+    if validate is not None:
+        saved = load_plan(validate)
+        comm = links = None
+        if dataset is not None:
+            graph = load_dataset(dataset)
+            saved_parts = Partition(saved.parts, saved.num_workers, "plan")
+            saved_parts.check_matches(graph.num_nodes, str(validate))
+            comm = comm_relation(graph, saved_parts)
+        if topology is not None:
+            links = worker_links(load_topology_spec(topology))
+            if links.workers != saved.workers:
+                raise NetweaveError(f"{validate} was planned for workers {list(saved.workers)[:4]}…, not {topology}'s")
+        validate_plan(saved, comm, links)
+        result = {"valid": True, "plan": str(validate), "planner": saved.planner, "num_hops": saved.num_hops,
+                  "num_stages": saved.num_stages, "checked_against_dataset": comm is not None,
+                  "checked_against_topology": links is not None}
+        return emit_json(result) if as_json else out.print(table(f"{validate}: valid", result))
+    if dataset is None or topology is None:
+        raise NetweaveError("plan needs DATASET and --topology (or --validate PLAN.npz)")
+    if feature_bytes < 1:
+        raise NetweaveError(f"--feature-bytes {feature_bytes} must be positive")
+    topo = load_topology_spec(topology)
+    links = worker_links(topo)
+    graph = load_dataset(dataset)
+    t0 = time.perf_counter()
+    if parts_file is not None:
+        p = load_partition(parts_file)
+        p.check_matches(graph.num_nodes, str(parts_file))
+        if p.num_parts != links.num_workers:
+            raise NetweaveError(f"{parts_file} has {p.num_parts} parts but {topology} has {links.num_workers} workers")
+    else:
+        p = make_partition(graph, method, parts, topo, seed)
+    comm = comm_relation(graph, p)
+    t1 = time.perf_counter()
+    direct = p2p_plan(comm, links, feature_bytes) if links.complete else None
+    t2 = time.perf_counter()
+    chosen = spst_plan(comm, links, feature_bytes, seed) if planner == Planner.spst else direct
+    if chosen is None:
+        raise NetweaveError("p2p needs a logical link between every pair of workers; use --planner spst")
+    t3 = time.perf_counter()
+    cost = plan_cost(chosen, links)
+    p2p_time = plan_cost(direct, links).total_s if direct is not None else None
+    per_link = cost.link_bytes.sum(axis=0)
+    per_hop = cost.hop_bytes.sum(axis=0)
+    result = {
+        "dataset": dataset, "topology": topo.name, "planner": planner.value, "num_workers": links.num_workers,
+        "feature_bytes": feature_bytes, "num_hops": chosen.num_hops, "num_stages": chosen.num_stages,
+        "predicted_time_s": cost.total_s, "stage_times_s": cost.stage_times_s.tolist(),
+        "p2p_predicted_time_s": p2p_time,
+        "speedup_vs_p2p": p2p_time / cost.total_s if p2p_time and cost.total_s > 0 else None,
+        "total_bytes": int(per_link.sum()),
+        "bytes_per_link": {links.link_name(l): int(b) for l, b in enumerate(per_link) if b},
+        "bytes_per_hop": {links.hop_names[h]: int(b) for h, b in enumerate(per_hop) if b},
+        "planning_time_s": (t3 - t2) if planner == Planner.spst else (t2 - t1),
+        "partition_time_s": t1 - t0,
+    }
+    if out_file is not None:
+        chosen.save(out_file)
+        result["out"] = str(out_file)
+    if as_json:
+        return emit_json(result)
+    shown = {k: v for k, v in result.items() if k not in ("bytes_per_link", "bytes_per_hop")}
+    out.print(table(f"{planner.value} plan of {dataset} on {topo.name}", shown))
+    busiest = sorted(result["bytes_per_hop"].items(), key=lambda kv: -kv[1])[:8]
+    out.print(table("busiest physical hops (bytes over all stages)", busiest, ("hop", "bytes")))
 
 
 # -- topology ------------------------------------------------------------------------------------

@@ -1,0 +1,85 @@
+"""Worker-level (logical) links of DGCL and the physical hops each one crosses.
+
+Workers are the topology's GPUs (or hosts) in rank order. Between every ordered pair ``(i, j)``
+there is a logical link, mapped to one physical path: the direct connection when there is one,
+else the widest of the fewest-hop paths that do not transit another worker (e.g. PCIe-QPI-PCIe on
+a DGX-1). Relaying through other workers is left to the planner. A *hop* is one direction of a
+full-duplex physical link: hop ``2e`` is link ``e`` from ``a`` to ``b``, hop ``2e+1`` from ``b`` to ``a``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import NetweaveError
+from ..topology import Topology
+from ..topology.paths import widest_shortest_path
+
+
+@dataclass(frozen=True, eq=False)
+class WorkerLinks:
+    """Logical links of a topology as flat arrays (numba-friendly).
+
+    Attributes:
+        workers: worker names in rank order (``m`` of them).
+        exists: ``(m*m,)`` bool, logical link ``l = i*m + j`` exists (a path avoiding other workers).
+        link_ptr: ``(m*m + 1,)`` offsets into ``link_hops``.
+        link_hops: hop ids along each logical link, in path order.
+        hop_bw: ``(2 * num_physical_links,)`` bandwidth of every hop in bytes per second.
+        hop_names: ``"A->B"`` for every hop.
+    """
+
+    workers: tuple[str, ...]
+    exists: np.ndarray
+    link_ptr: np.ndarray
+    link_hops: np.ndarray
+    hop_bw: np.ndarray
+    hop_names: tuple[str, ...]
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.workers)
+
+    @property
+    def complete(self) -> bool:
+        """Every ordered pair of distinct workers has a logical link (P2P is possible)."""
+        m = self.num_workers
+        return bool(self.exists[~np.eye(m, dtype=bool).ravel()].all())
+
+    def hops(self, i: int, j: int) -> np.ndarray:
+        l = i * self.num_workers + j
+        return self.link_hops[self.link_ptr[l]:self.link_ptr[l + 1]]
+
+    def link_name(self, l: int) -> str:
+        m = self.num_workers
+        return f"{self.workers[l // m]}->{self.workers[l % m]}"
+
+
+def worker_links(topo: Topology) -> WorkerLinks:
+    """Map every ordered worker pair of ``topo`` onto its physical hops."""
+    workers = topo.workers
+    m = len(workers)
+    if m < 1:
+        raise NetweaveError(f"topology {topo.name!r} has no workers (gpu or host nodes)")
+    exists = np.zeros(m * m, dtype=bool)
+    ptr = np.zeros(m * m + 1, dtype=np.int64)
+    hops: list[int] = []
+    for i, a in enumerate(workers):
+        for j, b in enumerate(workers):
+            l = i * m + j
+            if i != j:
+                try:
+                    path = widest_shortest_path(topo, a, b)
+                except NetweaveError:
+                    path = None
+                if path is not None:
+                    exists[l] = True
+                    for x, y in zip(path, path[1:]):
+                        e = topo.link_between(x, y)
+                        hops.append(2 * e + (topo.links[e].a != x))
+            ptr[l + 1] = len(hops)
+    bw = np.repeat([l.bytes_per_s for l in topo.links], 2).astype(np.float64)
+    names = tuple(n for l in topo.links for n in (f"{l.a}->{l.b}", f"{l.b}->{l.a}"))
+    return WorkerLinks(tuple(workers), exists, ptr, np.asarray(hops, dtype=np.int64), bw, names)

@@ -1,0 +1,85 @@
+"""The ``GraphCommPlan`` artefact: one row per hop of the graph allgather.
+
+A hop ``(stage, src, dst, vertex)`` says that in ``stage`` worker ``src`` sends the embedding of
+``vertex`` to worker ``dst``. Stage-1 hops leave the vertex's owner; a worker forwards in stage k
+only what it had before k; the hops of one vertex form a tree rooted at its owner (dgcl.txt §5.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import NetweaveError
+
+
+@dataclass(frozen=True, eq=False)
+class GraphCommPlan:
+    """A communication plan for one GNN layer's embedding exchange.
+
+    Attributes:
+        hop_stage: ``(H,)`` int16 stage of each hop, from 1.
+        hop_src, hop_dst: ``(H,)`` int32 worker ranks.
+        hop_vertex: ``(H,)`` int64 global vertex ids.
+        parts: ``(n,)`` int32 owner of every vertex.
+        feature_bytes: bytes of one vertex embedding.
+        workers: worker names in rank order.
+        planner: ``p2p`` or ``spst``.
+    """
+
+    hop_stage: np.ndarray
+    hop_src: np.ndarray
+    hop_dst: np.ndarray
+    hop_vertex: np.ndarray
+    parts: np.ndarray
+    feature_bytes: int
+    workers: tuple[str, ...]
+    planner: str = ""
+
+    @classmethod
+    def from_hops(cls, stage, src, dst, vertex, parts, feature_bytes, workers, planner) -> "GraphCommPlan":
+        """Build a plan with hops sorted by (stage, src, dst, vertex)."""
+        order = np.lexsort((vertex, dst, src, stage))
+        return cls(np.asarray(stage, np.int16)[order], np.asarray(src, np.int32)[order],
+                   np.asarray(dst, np.int32)[order], np.asarray(vertex, np.int64)[order],
+                   np.asarray(parts, np.int32), int(feature_bytes), tuple(workers), planner)
+
+    @property
+    def num_hops(self) -> int:
+        return int(self.hop_stage.shape[0])
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.workers)
+
+    @property
+    def num_stages(self) -> int:
+        return int(self.hop_stage.max()) if self.num_hops else 0
+
+    def save(self, path: str | Path) -> None:
+        """The ``.npz`` of DESIGN.md: hop arrays, ``parts``, ``feature_bytes``, ``workers``."""
+        np.savez_compressed(path, hop_stage=self.hop_stage, hop_src=self.hop_src, hop_dst=self.hop_dst,
+                            hop_vertex=self.hop_vertex, parts=self.parts, feature_bytes=self.feature_bytes,
+                            workers=np.array(self.workers), planner=self.planner)
+
+
+def load_plan(path: str | Path) -> GraphCommPlan:
+    """Read a plan ``.npz`` written by :meth:`GraphCommPlan.save`."""
+    keys = ("hop_stage", "hop_src", "hop_dst", "hop_vertex", "parts", "feature_bytes", "workers")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = [k for k in keys if k not in z]
+            if missing:
+                raise NetweaveError(f"{path}: not a netweave plan (missing {', '.join(missing)}); write one with `netweave plan --out`")
+            lengths = {z[k].shape[0] for k in keys[:4]}
+            if len(lengths) != 1:
+                raise NetweaveError(f"{path}: hop arrays differ in length")
+            return GraphCommPlan(z["hop_stage"], z["hop_src"], z["hop_dst"], z["hop_vertex"], z["parts"],
+                                 int(z["feature_bytes"]), tuple(str(w) for w in z["workers"]),
+                                 str(z["planner"]) if "planner" in z else "")
+    except FileNotFoundError:
+        raise NetweaveError(f"{path}: no such file") from None
+    except (ValueError, OSError) as exc:
+        raise NetweaveError(f"{path}: not a readable .npz ({exc})") from None

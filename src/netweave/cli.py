@@ -43,6 +43,18 @@ def _jsonable(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+def finish(result: dict, artefact, out_file: Path | None, as_json: bool, title: str, hidden=()) -> bool:
+    """Save ``artefact`` to ``--out`` if given, then print one JSON object (returns True) or a table."""
+    if out_file is not None:
+        artefact.save(out_file)
+        result["out"] = str(out_file)
+    if as_json:
+        emit_json(result)
+        return True
+    out.print(table(title, {k: v for k, v in result.items() if k not in hidden}))
+    return False
+
+
 def table(title: str, rows: dict | list[tuple], columns: tuple[str, ...] = ("", "")) -> Table:
     t = Table(title=title, show_header=any(columns), title_justify="left")
     for c in columns:
@@ -102,7 +114,7 @@ def make_partition(graph, method: Method, parts: int | None, topology, seed: int
     """Partition ``graph`` by ``method``; ``topology`` (spec or Topology) gives the machines for
     ``hierarchical`` and, when given, the required number of parts."""
     from .partition import hierarchical_partition, metis_partition, random_partition, range_partition
-    from .topology import Topology, load_topology_spec
+    from .topology import load_topology_spec
 
     topo = load_topology_spec(topology) if isinstance(topology, str) else topology
     if topo is not None:
@@ -151,13 +163,8 @@ def partition(
     stats = {"dataset": dataset, "num_nodes": g.num_nodes, "num_edges": g.num_edges, "seed": seed,
              "feature_dim": dim} | partition_stats(g, p, comm, 4 * dim)
     stats |= {"load_time_s": t1 - t0, "partition_time_s": t2 - t1, "comm_relation_time_s": t3 - t2}
-    if out_file is not None:
-        p.save(out_file)
-        stats["out"] = str(out_file)
-    if as_json:
-        return emit_json(stats)
-    shown = {k: v for k, v in stats.items() if k not in ("part_sizes", "halo_sizes")}
-    out.print(table(f"{method.value} partition of {dataset} into {p.num_parts} parts", shown))
+    finish(stats, p, out_file, as_json, f"{method.value} partition of {dataset} into {p.num_parts} parts",
+           hidden=("part_sizes", "halo_sizes"))
 
 
 # -- plan ----------------------------------------------------------------------------------------
@@ -242,13 +249,9 @@ def plan(
         "planning_time_s": (t3 - t2) if planner == Planner.spst else (t2 - t1),
         "partition_time_s": t1 - t0,
     }
-    if out_file is not None:
-        chosen.save(out_file)
-        result["out"] = str(out_file)
-    if as_json:
-        return emit_json(result)
-    shown = {k: v for k, v in result.items() if k not in ("bytes_per_link", "bytes_per_hop")}
-    out.print(table(f"{planner.value} plan of {dataset} on {topo.name}", shown))
+    if finish(result, chosen, out_file, as_json, f"{planner.value} plan of {dataset} on {topo.name}",
+              hidden=("bytes_per_link", "bytes_per_hop")):
+        return
     busiest = sorted(result["bytes_per_hop"].items(), key=lambda kv: -kv[1])[:8]
     out.print(table("busiest physical hops (bytes over all stages)", busiest, ("hop", "bytes")))
 

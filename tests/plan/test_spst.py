@@ -8,7 +8,7 @@ from netweave.graph import from_edges, load_dataset, rmat
 from netweave.partition import metis_partition, random_partition
 from netweave.plan import p2p_plan, plan_cost, spst_plan, validate_plan, worker_links
 from netweave.plan.spst import destinations
-from netweave.topology import dgx1, load_topology_spec, pcie8, topology_from_dict
+from netweave.topology import dgx1, load_topology_spec, topology_from_dict
 
 from plan_fixtures import relation
 

@@ -136,10 +136,6 @@ class Topology:
         ports = [e for _, e in self.adjacency[self.index[switch]]]
         return ports.index(link) * self.node(switch).pipelines // len(ports)
 
-    def bandwidth_matrix(self) -> np.ndarray:
-        """``(num_links,)`` float64 Gb/s per direction."""
-        return np.array([l.gbps for l in self.links], dtype=np.float64)
-
     def summary(self) -> dict:
         """Counts and speeds for ``netweave topology show``."""
         kinds = {k: sum(n.kind == k for n in self.nodes) for k in NODE_KINDS}

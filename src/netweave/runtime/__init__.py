@@ -1,0 +1,1 @@
+"""Distributed full-graph GNN training that executes DGCL-style plans (needs the ``train`` extra)."""

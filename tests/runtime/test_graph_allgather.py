@@ -11,7 +11,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 
 from netweave.graph import rmat  # noqa: E402
-from netweave.partition import Partition, comm_relation, random_partition  # noqa: E402
+from netweave.partition import comm_relation, random_partition  # noqa: E402
 from netweave.plan import p2p_plan, spst_plan, worker_links  # noqa: E402
 from netweave.runtime.graph_allgather import CommCounter, graph_allgather  # noqa: E402
 from netweave.runtime.rank_tables import rank_tables  # noqa: E402

@@ -41,7 +41,8 @@ def _groups(stage, src, dst, vertex, m):
             for a, b in zip(cuts[:-1], cuts[1:])}
 
 
-def _tuples(groups: dict, m: int, substage: dict | None = None) -> list[CommTuple]:
+def _tuples(groups: dict) -> list[CommTuple]:
+    """Pair the two directions of every (stage, worker, peer) into tuples of both workers."""
     empty = np.zeros(0, dtype=np.int64)
     out = []
     pairs = sorted({(k, min(i, j), max(i, j)) for (k, i, j) in groups})
@@ -53,8 +54,7 @@ def _tuples(groups: dict, m: int, substage: dict | None = None) -> list[CommTupl
 
 def forward_tables(plan: GraphCommPlan) -> list[CommTuple]:
     """One tuple per (worker, peer, stage) with traffic in either direction, by stage."""
-    return _tuples(_groups(plan.hop_stage, plan.hop_src, plan.hop_dst, plan.hop_vertex, plan.num_workers),
-                   plan.num_workers)
+    return _tuples(_groups(plan.hop_stage, plan.hop_src, plan.hop_dst, plan.hop_vertex, plan.num_workers))
 
 
 def backward_tables(plan: GraphCommPlan) -> list[CommTuple]:
@@ -86,5 +86,5 @@ def backward_substage_tables(plan: GraphCommPlan) -> list[CommTuple]:
     for l in range(int(sub.max(initial=-1)) + 1):
         mask = sub == l
         groups = _groups(bstage[mask], bsrc[mask], bdst[mask], u[mask], m)
-        out += [CommTuple(t.worker, t.peer, t.stage, t.send, t.recv, l) for t in _tuples(groups, m)]
+        out += [CommTuple(t.worker, t.peer, t.stage, t.send, t.recv, l) for t in _tuples(groups)]
     return sorted(out, key=lambda t: (t.stage, t.substage, t.worker, t.peer))

@@ -234,7 +234,7 @@ def plan(
         raise NetweaveError("p2p needs a logical link between every pair of workers; use --planner spst")
     t3 = time.perf_counter()
     cost = plan_cost(chosen, links)
-    p2p_time = plan_cost(direct, links).total_s if direct is not None else None
+    p2p_time = None if direct is None else (cost.total_s if chosen is direct else plan_cost(direct, links).total_s)
     per_link = cost.link_bytes.sum(axis=0)
     per_hop = cost.hop_bytes.sum(axis=0)
     result = {

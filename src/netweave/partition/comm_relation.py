@@ -78,6 +78,10 @@ class CommRelation:
         """Local numbering of worker ``j``: own vertices, then halo."""
         return np.concatenate([self.local(j), self.halo(j)])
 
+    def send_pairs(self) -> np.ndarray:
+        """``(S,)`` pair id ``i*k + j`` of every entry of ``send_ids``."""
+        return np.repeat(np.arange(self.num_parts ** 2), np.diff(self.send_ptr))
+
     def volume(self) -> np.ndarray:
         """``(k, k)`` int64: number of vertices ``i`` sends to ``j``."""
         return np.diff(self.send_ptr).reshape(self.num_parts, self.num_parts)

@@ -39,10 +39,9 @@ class PlanCost:
 
 def incidence(links: WorkerLinks) -> sp.csr_array:
     """``(m*m, num_hops)`` 0/1 matrix: logical link l crosses hop h."""
-    counts = np.diff(links.link_ptr)
-    rows = np.repeat(np.arange(counts.size), counts)
+    rows = links.hop_entry_links()
     return sp.csr_array((np.ones(rows.size), (rows, links.link_hops)),
-                        shape=(counts.size, links.hop_bw.size))
+                        shape=(links.link_ptr.size - 1, links.hop_bw.size))
 
 
 def link_load(plan: GraphCommPlan, num_workers: int) -> np.ndarray:
@@ -62,7 +61,7 @@ def plan_cost(plan: GraphCommPlan, links: WorkerLinks) -> PlanCost:
     counts = np.diff(links.link_ptr)
     width = max(int(counts.max(initial=0)), 1)
     padded = np.full((counts.size, width), -1, dtype=np.int64)
-    rows = np.repeat(np.arange(counts.size), counts)
+    rows = links.hop_entry_links()
     padded[rows, np.arange(rows.size) - np.repeat(links.link_ptr[:-1], counts)] = links.link_hops
     gathered = np.where(padded >= 0, hop_times[:, np.maximum(padded, 0)], 0.0)
     link_times = gathered.max(axis=2) * (link_bytes > 0)

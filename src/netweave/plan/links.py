@@ -48,6 +48,15 @@ class WorkerLinks:
         m = self.num_workers
         return bool(self.exists[~np.eye(m, dtype=bool).ravel()].all())
 
+    def hop_entry_links(self) -> np.ndarray:
+        """``(len(link_hops),)`` the logical link of every entry of ``link_hops``."""
+        return np.repeat(np.arange(self.link_ptr.size - 1), np.diff(self.link_ptr))
+
+    def check_parts(self, num_parts: int) -> None:
+        """One part per worker, or a clear error."""
+        if num_parts != self.num_workers:
+            raise NetweaveError(f"the partition has {num_parts} parts but the topology has {self.num_workers} workers")
+
     def hops(self, i: int, j: int) -> np.ndarray:
         l = i * self.num_workers + j
         return self.link_hops[self.link_ptr[l]:self.link_ptr[l + 1]]

@@ -12,10 +12,9 @@ from .plan import GraphCommPlan
 
 def p2p_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int) -> GraphCommPlan:
     """All transfers in stage 1 on the logical link owner → destination."""
+    links.check_parts(comm.num_parts)
     m = comm.num_parts
-    if m != links.num_workers:
-        raise NetweaveError(f"the partition has {m} parts but the topology has {links.num_workers} workers")
-    pair = np.repeat(np.arange(m * m), np.diff(comm.send_ptr))
+    pair = comm.send_pairs()
     src, dst = np.divmod(pair, m)
     missing = np.unique(pair[~links.exists[pair]])
     if missing.size:

@@ -47,7 +47,7 @@ def destinations(comm: CommRelation) -> tuple[np.ndarray, np.ndarray, np.ndarray
     ``dest[dest_ptr[i]:dest_ptr[i+1]]`` (ascending).
     """
     m = comm.num_parts
-    pair = np.repeat(np.arange(m * m), np.diff(comm.send_ptr))
+    pair = comm.send_pairs()
     order = np.lexsort((pair % m, comm.send_ids))
     ids, dest = comm.send_ids[order], (pair % m)[order]
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.zeros(0, np.int64)
@@ -189,9 +189,8 @@ def spst_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int, seed: 
         seed: seed of the random vertex order.
         guard_p2p: return the P2P plan instead when it predicts less time (see module notes).
     """
+    links.check_parts(comm.num_parts)
     m = comm.num_parts
-    if m != links.num_workers:
-        raise NetweaveError(f"the partition has {m} parts but the topology has {links.num_workers} workers")
     vertices, dest_ptr, dest = destinations(comm)
     order = np.random.default_rng(seed).permutation(vertices.size)
     tol = 1e-6 * feature_bytes / links.hop_bw.max()

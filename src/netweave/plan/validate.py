@@ -56,7 +56,7 @@ def plan_problems(plan: GraphCommPlan, comm: CommRelation | None = None,
         if comm.parts.shape[0] != n or not np.array_equal(comm.parts, plan.parts):
             problems.append("the plan's partition differs from the communication relation's")
             return problems
-        pair = np.repeat(np.arange(comm.num_parts ** 2), np.diff(comm.send_ptr))
+        pair = comm.send_pairs()
         need = comm.send_ids * m + pair % comm.num_parts
         got = np.isin(need, key)
         if not got.all():

@@ -111,28 +111,9 @@ class Method(str, Enum):
 
 
 def make_partition(graph, method: Method, parts: int | None, topology, seed: int):
-    """Partition ``graph`` by ``method``; ``topology`` (spec or Topology) gives the machines for
-    ``hierarchical`` and, when given, the required number of parts."""
-    from .partition import hierarchical_partition, metis_partition, random_partition, range_partition
-    from .topology import load_topology_spec
+    from .partition import partition_by_method
 
-    topo = load_topology_spec(topology) if isinstance(topology, str) else topology
-    if topo is not None:
-        workers = len(topo.workers)
-        if parts is not None and parts != workers:
-            raise NetweaveError(f"--parts {parts} differs from the topology's {workers} workers; drop --parts")
-        parts = workers
-    if method == Method.hierarchical:
-        if topo is None:
-            raise NetweaveError("--method hierarchical needs --topology (its machines and GPUs define the levels)")
-        return hierarchical_partition(graph, topo.machines(), seed)
-    if parts is None:
-        raise NetweaveError("--parts K is required (the number of workers)")
-    if method == Method.metis:
-        return metis_partition(graph, parts, seed)
-    if method == Method.random:
-        return random_partition(graph, parts, seed)
-    return range_partition(graph, parts)
+    return partition_by_method(graph, method.value, parts, topology, seed)
 
 
 @app.command()
@@ -254,6 +235,65 @@ def plan(
         return
     busiest = sorted(result["bytes_per_hop"].items(), key=lambda kv: -kv[1])[:8]
     out.print(table("busiest physical hops (bytes over all stages)", busiest, ("hop", "bytes")))
+
+
+# -- train ---------------------------------------------------------------------------------------
+class Model(str, Enum):
+    gcn = "gcn"
+    sage = "sage"
+    gin = "gin"
+
+
+class Comm(str, Enum):
+    p2p = "p2p"
+    spst = "spst"
+    allreduce = "allreduce"
+
+
+@app.command()
+def train(
+    dataset: str = typer.Argument("cora", help=DATASET_HELP),
+    workers: int = typer.Option(1, "--workers", "-n", help="Processes (one per partition); 1 trains without communication."),
+    model: Model = typer.Option(Model.gcn, "--model", help="gcn, sage (mean) or gin, from PyG layers."),
+    comm: Comm = typer.Option(Comm.spst, "--comm", help="spst (DGCL plan), p2p (direct, one stage) or allreduce (PyG-SPMD baseline: all-reduce N x D per layer)."),
+    topology: Optional[str] = typer.Option(None, "--topology", help="Planned-for topology (default star:n=WORKERS). " + TOPOLOGY_HELP),
+    epochs: int = typer.Option(200, "--epochs"),
+    hidden: int = typer.Option(16, "--hidden"),
+    layers: int = typer.Option(2, "--layers"),
+    lr: float = typer.Option(0.01, "--lr"),
+    weight_decay: float = typer.Option(5e-4, "--weight-decay"),
+    dropout: float = typer.Option(0.5, "--dropout", help="Dropout before every layer, keyed by vertex id."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the model, dropout, partitioner and planner."),
+    method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
+    parts_file: Optional[Path] = typer.Option(None, "--parts-file", help="A partition .npz with WORKERS parts."),
+    plan_file: Optional[Path] = typer.Option(None, "--plan-file", help="A plan .npz (from `netweave plan --out`) for that partition."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Seconds to wait for the rendezvous and for any peer."),
+    device: str = typer.Option("cpu", "--device", help="cpu (gloo) or cuda (NCCL, one GPU per rank)."),
+    dump_logits: Optional[Path] = typer.Option(None, "--dump-logits", help="Write the final (N, C) logits as .npy."),
+    as_json: bool = JsonOpt,
+):
+    """Train a GNN on the full graph across WORKERS processes that exchange embeddings by a plan."""
+    from .runtime.job import TrainConfig
+    from .runtime.launcher import train as run_training
+
+    config = TrainConfig(dataset, workers, model.value, comm.value, topology, epochs, hidden, layers, lr,
+                         weight_decay, dropout, seed, method.value, _str(parts_file), _str(plan_file),
+                         timeout, device, _str(dump_logits))
+    report = run_training(config)
+    if report is None:  # a torchrun rank other than 0
+        return
+    if as_json:
+        return emit_json(report)
+    step = max(1, len(report["epochs"]) // 10)
+    shown = [e for e in report["epochs"] if e["epoch"] % step == 0 or e["epoch"] == 1]
+    columns = ("epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_s", "comm_s", "exchange_bytes")
+    out.print(table(f"{report['model']} on {dataset}, {report['workers']} worker(s), {report['comm']}",
+                    [tuple(e[c] for c in columns) for e in shown], columns))
+    out.print(table("summary", {k: v for k, v in report.items() if k != "epochs"}))
+
+
+def _str(path: Optional[Path]) -> Optional[str]:
+    return None if path is None else str(path)
 
 
 # -- topology ------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import time
 from collections.abc import Iterator
 
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
 
 console = Console(stderr=True)
 
@@ -36,3 +37,16 @@ def stage(description: str) -> Iterator[None]:
 def warn(message: str) -> None:
     """One line on stderr that something was filled in, guessed or skipped."""
     print(f"netweave: warning: {message}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def epoch_bar(total: int, description: str, enabled: bool = True) -> Iterator:
+    """A progress bar over ``total`` steps on a terminal; yields ``advance(status_text)``."""
+    if not (enabled and _live()):
+        yield lambda status="": None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn(), TextColumn("{task.fields[status]}"))
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(description, total=total, status="")
+        yield lambda status="": progress.update(task, advance=1, status=status)

@@ -1,5 +1,6 @@
 """Partitions of a graph across workers and the communication they imply."""
 
+from .by_method import METHODS, partition_by_method
 from .comm_relation import CommRelation, LocalGraph, comm_relation
 from .hierarchical import hierarchical_partition
 from .metis import metis_partition
@@ -8,8 +9,6 @@ from .random import random_partition
 from .range import range_partition, range_split_points
 from .stats import partition_stats
 
-METHODS = ("metis", "random", "range", "hierarchical")
-
 __all__ = ["Partition", "load_partition", "metis_partition", "random_partition", "range_partition",
            "range_split_points", "hierarchical_partition", "CommRelation", "LocalGraph",
-           "comm_relation", "partition_stats", "METHODS"]
+           "comm_relation", "partition_stats", "METHODS", "partition_by_method"]

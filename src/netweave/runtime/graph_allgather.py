@@ -36,14 +36,14 @@ def _run_stage(buffer: torch.Tensor, messages, accumulate: bool, counter: CommCo
     ops, receipts = [], []
     for peer, send_rows, recv_rows in messages:
         if len(send_rows):
-            payload = buffer[torch.from_numpy(send_rows)].contiguous()
+            payload = buffer[torch.as_tensor(send_rows, device=buffer.device)].contiguous()
             ops.append(dist.P2POp(dist.isend, payload, peer, group))
             if counter is not None:
                 counter.bytes_sent += payload.numel() * payload.element_size()
         if len(recv_rows):
             inbox = buffer.new_empty((len(recv_rows), buffer.shape[1]))
             ops.append(dist.P2POp(dist.irecv, inbox, peer, group))
-            receipts.append((torch.from_numpy(recv_rows), inbox))
+            receipts.append((torch.as_tensor(recv_rows, device=buffer.device), inbox))
     if ops:
         for request in dist.batch_isend_irecv(ops):
             request.wait()

@@ -7,7 +7,7 @@ first ``num_local + num_halo`` rows are what a single-worker GNN on ``G_d`` cons
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,6 +35,17 @@ class RankTables:
     num_out: int
     forward: list[list[tuple[int, np.ndarray, np.ndarray]]]
     backward: list[list[tuple[int, np.ndarray, np.ndarray]]]
+
+
+def tables_on(tables: RankTables, device) -> RankTables:
+    """``tables`` with every row array as an int64 torch tensor on ``device`` (converted once, not per call)."""
+    import torch
+
+    def move(stages):
+        return [[(peer, torch.from_numpy(s).to(device), torch.from_numpy(r).to(device)) for peer, s, r in stage]
+                for stage in stages]
+
+    return replace(tables, forward=move(tables.forward), backward=move(tables.backward))
 
 
 def rank_tables(plan: GraphCommPlan, comm: CommRelation, rank: int) -> RankTables:

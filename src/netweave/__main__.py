@@ -1,0 +1,5 @@
+"""``python -m netweave`` (used by ``torchrun -m netweave train …``)."""
+
+from .cli import main
+
+main()

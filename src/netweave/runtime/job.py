@@ -1,0 +1,139 @@
+"""What a training run is: its settings, and the partition and plan every rank executes.
+
+:func:`prepare_job` runs once (in the launcher, or on rank 0 under torchrun) before any training:
+it loads the graph, partitions it, plans the exchange and validates the plan against the
+partition and topology, so a bad combination fails before a single process starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import NetweaveError
+from ..graph import Graph, load_dataset
+from ..partition import Partition, comm_relation, load_partition, partition_by_method
+from ..plan import GraphCommPlan, load_plan, p2p_plan, plan_cost, spst_plan, validate_plan, worker_links
+from ..topology import load_topology_spec
+
+COMMS = ("p2p", "spst", "allreduce")
+
+
+@dataclass
+class TrainConfig:
+    """Settings of one run (the options of ``netweave train``)."""
+
+    dataset: str = "cora"
+    workers: int = 1
+    model: str = "gcn"
+    comm: str = "spst"
+    topology: str | None = None
+    epochs: int = 200
+    hidden: int = 16
+    layers: int = 2
+    lr: float = 0.01
+    weight_decay: float = 5e-4
+    dropout: float = 0.5
+    seed: int = 0
+    method: str = "metis"
+    parts_file: str | None = None
+    plan_file: str | None = None
+    timeout_s: float = 120.0
+    device: str = "cpu"
+    dump_logits: str | None = None
+
+    def check(self) -> None:
+        """Reject impossible settings with one line each."""
+        from .models import MODELS
+
+        rules = [
+            (self.workers >= 1, f"--workers {self.workers} must be at least 1"),
+            (self.model in MODELS, f"--model {self.model} is not one of {', '.join(MODELS)}"),
+            (self.comm in COMMS, f"--comm {self.comm} is not one of {', '.join(COMMS)}"),
+            (self.epochs >= 1, f"--epochs {self.epochs} must be at least 1"),
+            (self.hidden >= 1, f"--hidden {self.hidden} must be at least 1"),
+            (self.layers >= 1, f"--layers {self.layers} must be at least 1"),
+            (self.lr > 0, f"--lr {self.lr} must be positive"),
+            (0 <= self.dropout < 1, f"--dropout {self.dropout} must be in [0, 1)"),
+            (self.timeout_s > 0, f"--timeout {self.timeout_s} must be positive"),
+            (self.device in ("cpu", "cuda"), f"--device {self.device} must be cpu or cuda"),
+            (self.plan_file is None or self.comm in ("p2p", "spst"), "--plan-file needs --comm p2p or spst"),
+        ]
+        for ok, message in rules:
+            if not ok:
+                raise NetweaveError(message)
+
+
+@dataclass
+class TrainJob:
+    """A prepared run: settings, the partition, and (for p2p/spst) the validated plan.
+
+    ``predicted_exchange_s`` is the §5.1 cost of one graph allgather per byte of embedding,
+    multiplied out per layer by the trainer's report (``None`` without a plan).
+    """
+
+    config: TrainConfig
+    parts: np.ndarray
+    plan: GraphCommPlan | None = None
+    topology_name: str | None = None
+    seconds_per_feature_byte: float | None = None
+    info: dict = field(default_factory=dict)
+
+
+def check_trainable(graph: Graph, spec: str) -> None:
+    """Training needs features, labels and a train mask with at least one vertex."""
+    if graph.labels is None or graph.num_classes < 2:
+        raise NetweaveError(f"{spec} has no class labels to train on; use a labelled dataset or a generator with classes=…")
+    if graph.features is None or graph.feature_dim == 0:
+        raise NetweaveError(f"{spec} has no vertex features; use a generator with feat=… or a dataset with features")
+    if graph.train_mask is None or not graph.train_mask.any():
+        raise NetweaveError(f"{spec} has no training vertices")
+
+
+def prepare_job(config: TrainConfig, graph: Graph | None = None) -> tuple[TrainJob, Graph]:
+    """Load, partition, plan and validate; the returned job is what every rank receives."""
+    config.check()
+    graph = graph if graph is not None else load_dataset(config.dataset)
+    check_trainable(graph, config.dataset)
+    if graph.num_nodes < config.workers:
+        raise NetweaveError(f"{config.dataset} has {graph.num_nodes} vertices, fewer than --workers {config.workers}")
+    if config.workers == 1:
+        return TrainJob(config, np.zeros(graph.num_nodes, dtype=np.int32)), graph
+    topo = None
+    if config.comm != "allreduce" or config.topology is not None:
+        topo = load_topology_spec(config.topology or f"star:n={config.workers}")
+        if len(topo.workers) != config.workers:
+            raise NetweaveError(f"topology {topo.name} has {len(topo.workers)} workers but --workers is "
+                                f"{config.workers}; pass --workers {len(topo.workers)} or another topology")
+    if config.parts_file is not None:
+        partition = load_partition(config.parts_file)
+        partition.check_matches(graph.num_nodes, config.parts_file)
+        if partition.num_parts != config.workers:
+            raise NetweaveError(f"{config.parts_file} has {partition.num_parts} parts but --workers is {config.workers}")
+    else:
+        partition = partition_by_method(graph, config.method, config.workers, topo, config.seed)
+    job = TrainJob(config, partition.parts, topology_name=None if topo is None else topo.name)
+    if config.comm == "allreduce":
+        return job, graph
+    comm = comm_relation(graph, partition)
+    links = worker_links(topo)
+    feature_bytes = 4 * config.hidden
+    if config.plan_file is not None:
+        plan = load_plan(config.plan_file)
+        if plan.parts.shape[0] != graph.num_nodes or not np.array_equal(plan.parts, partition.parts):
+            raise NetweaveError(f"{config.plan_file} was planned for another partition of {config.dataset}; "
+                                "pass its partition with --parts-file, or re-plan")
+        if plan.workers != links.workers:
+            raise NetweaveError(f"{config.plan_file} was planned for other workers than {topo.name}'s")
+    elif config.comm == "p2p":
+        if not links.complete:
+            raise NetweaveError(f"p2p needs a logical link between every pair of workers of {topo.name}; use --comm spst")
+        plan = p2p_plan(comm, links, feature_bytes)
+    else:
+        plan = spst_plan(comm, links, feature_bytes, config.seed)
+    validate_plan(plan, comm, links)
+    job.plan = plan
+    job.seconds_per_feature_byte = plan_cost(plan, links).total_s / plan.feature_bytes
+    job.info = {"num_hops": plan.num_hops, "num_stages": plan.num_stages, "planner": plan.planner}
+    return job, graph

@@ -1,0 +1,202 @@
+"""Start the ranks of a training run: N local processes, or the processes torchrun started.
+
+* ``train(config)`` from ``netweave train``: prepares the job once (partition, plan, validation),
+  then spawns ``--workers`` processes that meet on a free loopback port, and returns rank 0's
+  report. ``--workers 1`` trains in this process with no process group at all.
+* Under ``torchrun`` (``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` in the environment)
+  every process calls ``train(config)`` too: rank 0 prepares the job and broadcasts it, all ranks
+  train, rank 0 returns the report and the others return ``None``.
+
+Failures end the run in bounded time with one line: a rank that raises or dies makes the launcher
+stop the others (torch.multiprocessing); a peer that stops answering makes collectives fail after
+``--timeout`` seconds; a rendezvous that cannot form fails after the same timeout.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import logging
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..errors import NetweaveError
+from ..graph import load_dataset
+from .job import TrainConfig, TrainJob, prepare_job
+
+_PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "Broken pipe", "Socket closed")
+
+
+def under_torchrun() -> bool:
+    """True when a launcher such as torchrun set this process's rank in the environment."""
+    return all(k in os.environ for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"))
+
+
+def free_port() -> int:
+    """A TCP port on loopback that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def describe(exc: BaseException) -> str:
+    """One line for an exception raised inside a rank."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, NetweaveError):
+        return text
+    if any(k in str(exc) for k in _PEER_LOST):
+        return f"lost the connection to another rank ({text}); that rank probably failed or was killed"
+    if "timed out" in str(exc).lower() or "timeout" in str(exc).lower():
+        return f"a peer did not answer in time ({text}); a rank is stuck, dead or unreachable"
+    return f"{type(exc).__name__}: {text}"
+
+
+def init_group(rank: int, world: int, init_method: str, timeout_s: float, device: str) -> None:
+    """Join the process group, turning a rendezvous that does not form into a NetweaveError."""
+    import torch.distributed as dist
+
+    backend = "nccl" if device == "cuda" else "gloo"
+    try:
+        dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world,
+                                timeout=datetime.timedelta(seconds=timeout_s))
+    except Exception as exc:  # DistStoreError, RuntimeError, ValueError from the rendezvous
+        raise NetweaveError(f"rank {rank}: the {world} ranks did not meet at {init_method} within {timeout_s:g} s "
+                            f"({str(exc).strip().splitlines()[0]}); check that every rank started and the "
+                            "address and port are reachable") from None
+
+
+def _device(device: str, local_rank: int):
+    import torch
+
+    if device == "cuda":
+        if not torch.cuda.is_available():
+            raise NetweaveError("--device cuda but torch sees no CUDA device; use --device cpu")
+        return torch.device("cuda", local_rank % torch.cuda.device_count())
+    return torch.device("cpu")
+
+
+def _run(job: TrainJob, rank: int, world: int, local_world: int, local_rank: int):
+    """Train as one rank; rank 0 returns the report (a dict), the others None."""
+    import torch
+    import torch.distributed as dist
+
+    from .report import run_report
+    from .trainer import train_rank
+
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world))
+    device = _device(job.config.device, local_rank)
+    graph = load_dataset(job.config.dataset)
+    t0 = time.perf_counter()
+    result = train_rank(job, graph, rank, world, device, show_progress=rank == 0)
+    train_s = time.perf_counter() - t0
+    results = [result]
+    if world > 1:
+        results = [None] * world
+        dist.all_gather_object(results, result)
+    return run_report(job, graph, results, train_s) if rank == 0 else None
+
+
+def _spawned(rank: int, world: int, port: int, job: TrainJob, out_dir: str) -> None:
+    """Entry point of a spawned rank: errors become one line in ``error-<rank>.txt`` and exit code 3."""
+    import json
+
+    try:
+        init_group(rank, world, f"tcp://127.0.0.1:{port}", job.config.timeout_s, job.config.device)
+        try:
+            report = _run(job, rank, world, world, rank)
+        finally:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()
+        if report is not None:
+            Path(out_dir, "report.json").write_text(json.dumps(report))
+    except Exception as exc:
+        Path(out_dir, f"error-{rank}.txt").write_text(describe(exc))
+        if os.environ.get("NETWEAVE_DEBUG"):
+            raise
+        sys.exit(3)
+
+
+def _failure(exc, out_dir: str, world: int) -> NetweaveError:
+    """The clearest single line for a failed spawn: a rank killed by a signal beats its peers' errors."""
+    import torch.multiprocessing as mp
+
+    rank = getattr(exc, "error_index", 0)
+    errors = {r: Path(out_dir, f"error-{r}.txt").read_text() for r in range(world)
+              if Path(out_dir, f"error-{r}.txt").exists()}
+    if isinstance(exc, mp.ProcessExitedException) and rank not in errors:
+        how = f"signal {exc.signal_name}" if exc.signal_name else f"exit code {exc.exit_code}"
+        return NetweaveError(f"rank {rank} died ({how}); the other ranks were stopped")
+    root = next((r for r in sorted(errors) if "probably failed" not in errors[r]), rank)
+    return NetweaveError(f"rank {root}: {errors.get(root, str(exc).strip().splitlines()[-1])}")
+
+
+def spawn(job: TrainJob) -> dict:
+    """Run ``job`` on ``workers`` local processes (gloo on loopback, or NCCL) and return rank 0's report."""
+    import json
+
+    import torch.multiprocessing as mp
+
+    world = job.config.workers
+    logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)  # we report failures ourselves
+    with tempfile.TemporaryDirectory(prefix="netweave-train-") as out_dir:
+        context = mp.start_processes(_spawned, args=(world, free_port(), job, out_dir), nprocs=world,
+                                     start_method="spawn", join=False)
+        try:
+            while not context.join():
+                pass
+        except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:
+            raise _failure(exc, out_dir, world) from None
+        return json.loads(Path(out_dir, "report.json").read_text())
+
+
+def train(config: TrainConfig) -> dict | None:
+    """Prepare and run a training job; see the module docstring for the two ways it starts."""
+    try:
+        import torch  # noqa: F401
+        import torch_geometric  # noqa: F401
+    except ImportError as exc:
+        raise NetweaveError(f"training needs the train extra ({exc.name} is missing): pip install 'netweave[train]'") from None
+    if under_torchrun():
+        return _torchrun(config)
+    t0 = time.perf_counter()
+    job, _ = prepare_job(config)
+    setup_s = time.perf_counter() - t0
+    if config.workers == 1:
+        report = _run(job, 0, 1, 1, 0)
+    else:
+        report = spawn(job)
+    report["prepare_s"] = setup_s
+    return report
+
+
+def _torchrun(config: TrainConfig) -> dict | None:
+    """One rank of a torchrun job: rank 0 prepares and broadcasts the job (or its error)."""
+    import torch.distributed as dist
+
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", rank))
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    if config.workers not in (1, world):
+        raise NetweaveError(f"--workers {config.workers} differs from torchrun's world size {world}")
+    config.workers = world
+    init_group(rank, world, "env://", config.timeout_s, config.device)
+    try:
+        box = [None]
+        if rank == 0:
+            try:
+                box = [prepare_job(config)[0]]
+            except NetweaveError as exc:
+                box = [str(exc)]
+        dist.broadcast_object_list(box, src=0)
+        if isinstance(box[0], str):
+            raise NetweaveError(box[0])
+        try:
+            return _run(box[0], rank, world, local_world, local_rank)
+        except Exception as exc:
+            raise NetweaveError(f"rank {rank}: {describe(exc)}") from None
+    finally:
+        dist.destroy_process_group()

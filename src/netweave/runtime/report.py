@@ -1,0 +1,67 @@
+"""Rank results → the run's report (one JSON-able dict) and the optional logits file.
+
+Per epoch: ``epoch_s`` is the slowest rank's step time, ``comm_s``/``sync_s`` the mean over ranks
+of the time inside the embedding exchange / gradient all-reduce, ``compute_s`` the remainder, and
+bytes are summed over ranks. Summaries are medians over the epochs after the first (warm-up).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import Graph
+from .job import TrainJob
+from .trainer import PER_EPOCH, RankResult
+
+
+def exchanged_widths(job: TrainJob, graph: Graph) -> tuple[list[int], list[int]]:
+    """Embedding widths exchanged per epoch: every layer's input forward, and backward the
+    gradients of every layer input except the features (they need none)."""
+    cfg = job.config
+    dims = [graph.feature_dim] + [cfg.hidden] * (cfg.layers - 1)
+    return dims, dims[1:]
+
+
+def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: float) -> dict:
+    cfg = job.config
+    per_rank = np.stack([r.per_epoch for r in sorted(results, key=lambda r: r.rank)])  # (P, E, 5)
+    col = {name: per_rank[:, :, i] for i, name in enumerate(PER_EPOCH)}
+    epoch_s = col["epoch_s"].max(axis=0)
+    comm_s, sync_s = col["comm_s"].mean(axis=0), col["sync_s"].mean(axis=0)
+    metrics = results[0].metrics
+    acc = {name: metrics[:, 1 + 2 * i] / np.maximum(metrics[:, 2 + 2 * i], 1)
+           for i, name in enumerate(("train_acc", "val_acc", "test_acc"))}
+    epochs = [{"epoch": e + 1, "loss": float(metrics[e, 0]), **{k: float(v[e]) for k, v in acc.items()},
+               "epoch_s": float(epoch_s[e]), "compute_s": float(epoch_s[e] - comm_s[e] - sync_s[e]),
+               "comm_s": float(comm_s[e]), "sync_s": float(sync_s[e]),
+               "exchange_bytes": int(col["exchange_bytes"][:, e].sum()), "sync_bytes": int(col["sync_bytes"][:, e].sum())}
+              for e in range(cfg.epochs)]
+    steady = epochs[1:] if len(epochs) > 1 else epochs
+
+    def median(key):
+        return float(np.median([row[key] for row in steady]))
+
+    best = int(np.argmax(acc["val_acc"]))
+    forward, backward = exchanged_widths(job, graph)
+    predicted = (None if job.seconds_per_feature_byte is None
+                 else job.seconds_per_feature_byte * 4 * (sum(forward) + sum(backward)))
+    report = {
+        "dataset": cfg.dataset, "model": cfg.model, "workers": cfg.workers,
+        "comm": cfg.comm if cfg.workers > 1 else "none", "topology": job.topology_name, **job.info,
+        "epochs_run": cfg.epochs, "hidden": cfg.hidden, "layers": cfg.layers, "lr": cfg.lr, "seed": cfg.seed,
+        "final_loss": epochs[-1]["loss"], "final_train_acc": epochs[-1]["train_acc"],
+        "final_val_acc": epochs[-1]["val_acc"], "final_test_acc": epochs[-1]["test_acc"],
+        "best_val_acc": float(acc["val_acc"][best]), "test_acc_at_best_val": float(acc["test_acc"][best]),
+        "median_epoch_s": median("epoch_s"), "median_compute_s": median("compute_s"),
+        "median_comm_s": median("comm_s"), "median_sync_s": median("sync_s"),
+        "exchange_bytes_per_epoch": int(median("exchange_bytes")), "sync_bytes_per_epoch": int(median("sync_bytes")),
+        "predicted_comm_s": predicted, "train_s": train_s, "epochs": epochs,
+    }
+    if cfg.dump_logits:
+        logits = np.zeros((graph.num_nodes, graph.num_classes), dtype=np.float32)
+        for r in results:
+            logits[r.own_ids] = r.logits
+        with open(cfg.dump_logits, "wb") as f:
+            np.save(f, logits)
+        report["logits_file"] = cfg.dump_logits
+    return report

@@ -18,6 +18,7 @@ demo: $(STAMP)
 	$(BIN)/netweave partition cora --parts 4 --method metis
 	$(BIN)/netweave topology show dgx1
 	$(BIN)/netweave plan cora --topology dgx1 --planner spst
+	$(BIN)/netweave train cora --workers 4 --comm spst --epochs 200
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

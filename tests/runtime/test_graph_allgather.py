@@ -1,7 +1,6 @@
 """graph_allgather against a single-process computation, with 2–4 gloo ranks on loopback."""
 
 import datetime
-import socket
 
 import numpy as np
 import pytest
@@ -14,16 +13,11 @@ from netweave.graph import rmat  # noqa: E402
 from netweave.partition import comm_relation, random_partition  # noqa: E402
 from netweave.plan import p2p_plan, spst_plan, worker_links  # noqa: E402
 from netweave.runtime.graph_allgather import CommCounter, graph_allgather  # noqa: E402
+from netweave.runtime.launcher import free_port  # noqa: E402
 from netweave.runtime.rank_tables import rank_tables  # noqa: E402
 from netweave.topology import dgx1, star  # noqa: E402
 
 D = 5
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def make_case(num_ranks: int, planner: str, seed: int):

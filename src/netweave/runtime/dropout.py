@@ -3,25 +3,31 @@
 ``torch.nn.functional.dropout`` draws its mask from a per-process stream, so the mask a vertex
 gets would depend on which worker owns it and in what order. Here the keep decision for entry
 ``(v, c)`` of layer ``l`` at step ``t`` is a hash of ``(seed, t, l, v, c)``: every partition of the
-graph, and the single-process run, see the same mask. Hashes are 32-bit integer mixes evaluated
-in int64 with constants below 2**31, so no product overflows on any device.
+graph, and the single-process run, see the same mask. The hash is a 32-bit integer mix
+(``lowbias32``-style); on CPU it runs in a parallel numba kernel, elsewhere in torch int64
+arithmetic with multipliers below 2**31 (no overflow). Both give identical bits.
 """
 
 from __future__ import annotations
 
+import numba
+import numpy as np
 import torch
 
 _MASK32 = 0xFFFFFFFF
 _C1, _C2 = 0x7FEB352D, 0x5BD1E995  # odd multipliers < 2**31 (lowbias32, murmur2)
 
 
-def _mix32(h: torch.Tensor) -> torch.Tensor:
-    """A 32-bit avalanche mix of int64 tensors holding values in ``[0, 2**32)``."""
+def _mix32(h):
+    """A 32-bit avalanche mix of integers in ``[0, 2**32)`` (torch int64 tensors or numba uint64)."""
     h = h ^ (h >> 16)
     h = (h * _C1) & _MASK32
     h = h ^ (h >> 15)
     h = (h * _C2) & _MASK32
     return h ^ (h >> 16)
+
+
+_mix32_nb = numba.njit(cache=True, inline="always")(_mix32)
 
 
 def dropout_key(seed: int, step: int, layer: int) -> int:
@@ -36,26 +42,47 @@ def keep_mask(vertex: torch.Tensor, column: torch.Tensor, p: float, key: int) ->
     h = _mix32((v & _MASK32) ^ key)
     h = _mix32(h ^ (v >> 32))
     h = _mix32(h ^ column.to(torch.int64))
-    return h.to(torch.float64) >= p * 2.0 ** 32
+    return h >= _threshold(p)
+
+
+def _threshold(p: float) -> int:
+    return int(p * 2.0 ** 32)
+
+
+@numba.njit(cache=True, parallel=True)
+def _scale_kept(x, ids, key, threshold, scale, nonzero_only):
+    """``(R, D)`` factors: ``scale`` where entry ``(ids[r], c)`` is kept, else 0 (keep_mask, in numba).
+    With ``nonzero_only`` the result is ``x * factor`` and zero entries are not hashed."""
+    rows, width = x.shape
+    out = np.zeros_like(x)
+    for r in numba.prange(rows):
+        v = np.uint64(ids[r])
+        base = _mix32_nb(_mix32_nb((v & np.uint64(_MASK32)) ^ np.uint64(key)) ^ (v >> np.uint64(32)))
+        for c in range(width):
+            if nonzero_only and x[r, c] == 0:
+                continue
+            if _mix32_nb(base ^ np.uint64(c)) >= threshold:
+                out[r, c] = x[r, c] * scale if nonzero_only else scale
+    return out
 
 
 def vertex_dropout(x: torch.Tensor, vertex_ids: torch.Tensor, p: float, key: int, training: bool) -> torch.Tensor:
     """Inverted dropout of the rows of ``x`` (``(R, D)``) owned by global vertices ``vertex_ids`` (``(R,)``).
 
-    When ``x`` needs no gradient (input features) only its non-zero entries are hashed, which
-    keeps bag-of-words inputs cheap and gives the same values as hashing every entry.
+    When ``x`` needs no gradient (input features) zero entries are skipped, which keeps
+    bag-of-words inputs cheap and gives the same values as masking every entry.
     """
     if not training or p <= 0.0:
         return x
     if p >= 1.0:
         return torch.zeros_like(x)
     scale = 1.0 / (1.0 - p)
-    if x.requires_grad:
-        rows = vertex_ids.repeat_interleave(x.shape[1])
-        cols = torch.arange(x.shape[1], device=x.device).repeat(x.shape[0])
-        return x * keep_mask(rows, cols, p, key).view_as(x).to(x.dtype) * scale
-    r, c = torch.nonzero(x, as_tuple=True)
-    out = torch.zeros_like(x)
-    kept = keep_mask(vertex_ids[r], c, p, key)
-    out[r[kept], c[kept]] = x[r[kept], c[kept]] * scale
-    return out
+    if x.device.type == "cpu":
+        nonzero_only = not x.requires_grad
+        values = x.detach().numpy()
+        factors = torch.from_numpy(_scale_kept(values, vertex_ids.numpy(), key, _threshold(p),
+                                               values.dtype.type(scale), nonzero_only))
+        return factors if nonzero_only else x * factors
+    rows = vertex_ids.repeat_interleave(x.shape[1])
+    cols = torch.arange(x.shape[1], device=x.device).repeat(x.shape[0])
+    return x * keep_mask(rows, cols, p, key).view_as(x).to(x.dtype) * scale

@@ -1,0 +1,73 @@
+"""The models on one worker equal their textbook formulas on the whole graph."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from conftest import random_graph  # noqa: E402
+from netweave.partition import Partition, comm_relation  # noqa: E402
+from netweave.runtime.exchange import Exchange  # noqa: E402
+from netweave.runtime.models import DistGNN, local_tensors  # noqa: E402
+
+
+def whole_graph(g):
+    comm = comm_relation(g, Partition(np.zeros(g.num_nodes, dtype=np.int32), 1, "one"))
+    local = comm.local_graph(g, 0)
+    return local_tensors(local, g.degrees), Exchange("none", local.global_ids, local.num_local, g.num_nodes)
+
+
+def dense_adjacency(g):
+    a = np.zeros((g.num_nodes, g.num_nodes))
+    a[g.edge_sources(), g.indices] = 1.0
+    return a
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gcn_is_symmetric_normalised_propagation(seed):
+    g = random_graph(80, 300, seed)
+    tensors, exchange = whole_graph(g)
+    torch.manual_seed(seed)
+    model = DistGNN("gcn", [6, 5, 3], dropout=0.0, seed=0).double().eval()
+    x = torch.randn(g.num_nodes, 6, dtype=torch.float64)
+    a_hat = dense_adjacency(g) + np.eye(g.num_nodes)
+    d = a_hat.sum(axis=1)
+    norm = torch.from_numpy(a_hat / np.sqrt(np.outer(d, d)))
+    h = x
+    for i, conv in enumerate(model.convs):
+        h = norm @ (h @ conv.lin.weight.T) + conv.bias
+        h = torch.relu(h) if i == 0 else h
+    with torch.no_grad():
+        # GCN weights are stored as float32, hence the tolerance.
+        np.testing.assert_allclose(model(x, tensors, exchange).numpy(), h.detach().numpy(), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["sage", "gin"])
+def test_sage_mean_and_gin_sum(name):
+    g = random_graph(70, 250, 5)
+    tensors, exchange = whole_graph(g)
+    torch.manual_seed(0)
+    model = DistGNN(name, [4, 3], dropout=0.0, seed=0).double().eval()
+    x = torch.randn(g.num_nodes, 4, dtype=torch.float64)
+    a = torch.from_numpy(dense_adjacency(g))
+    conv = model.convs[0]
+    if name == "sage":
+        mean = (a @ x) / a.sum(dim=1, keepdim=True).clamp(min=1)
+        expected = conv.lin_l(mean) + conv.lin_r(x)
+    else:
+        expected = conv.nn(x + a @ x)
+    with torch.no_grad():
+        np.testing.assert_allclose(model(x, tensors, exchange).numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_local_graph_targets_are_own_rows():
+    g = random_graph(90, 400, 2)
+    parts = Partition(np.arange(g.num_nodes, dtype=np.int32) % 3, 3, "mod")
+    local = comm_relation(g, parts).local_graph(g, 1)
+    t = local_tensors(local, g.degrees)
+    assert int(t.edge_index[1].max()) < t.num_local
+    assert t.gcn_index.shape[1] == t.edge_index.shape[1] + t.num_local
+    src, dst = local.global_ids[t.edge_index[0].numpy()], local.global_ids[t.edge_index[1].numpy()]
+    d = g.degrees + 1.0
+    np.testing.assert_allclose(t.gcn_weight[: src.size].numpy(), 1 / np.sqrt(d[src] * d[dst]), rtol=1e-6)

@@ -200,10 +200,7 @@ def plan(
     graph = load_dataset(dataset)
     t0 = time.perf_counter()
     if parts_file is not None:
-        p = load_partition(parts_file)
-        p.check_matches(graph.num_nodes, str(parts_file))
-        if p.num_parts != links.num_workers:
-            raise NetweaveError(f"{parts_file} has {p.num_parts} parts but {topology} has {links.num_workers} workers")
+        p = load_partition(parts_file, graph.num_nodes, links.num_workers)
     else:
         p = make_partition(graph, method, parts, topo, seed)
     comm = comm_relation(graph, p)

@@ -46,7 +46,7 @@ def test_partition_and_plan_must_match(tmp_path):
     g = load_dataset("cora")
     three = metis_partition(g, 3, seed=0)
     three.save(tmp_path / "three.npz")
-    with pytest.raises(NetweaveError, match="has 3 parts but --workers is 4"):
+    with pytest.raises(NetweaveError, match="has 3 parts but there are 4 workers"):
         prepare_job(TrainConfig(workers=4, parts_file=str(tmp_path / "three.npz")))
     four, other = metis_partition(g, 4, seed=0), random_partition(g, 4, seed=1)
     four.save(tmp_path / "four.npz")

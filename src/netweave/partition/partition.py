@@ -52,19 +52,26 @@ class Partition:
         np.savez_compressed(path, parts=self.parts, num_parts=self.num_parts, method=self.method)
 
 
-def load_partition(path: str | Path) -> Partition:
-    """Read a partition ``.npz`` (only ``parts`` is required)."""
+def load_partition(path: str | Path, num_nodes: int | None = None, num_parts: int | None = None) -> Partition:
+    """Read a partition ``.npz`` (only ``parts`` is required); when given, check that it covers
+    ``num_nodes`` vertices and has ``num_parts`` parts (one per worker)."""
     try:
         with np.load(path, allow_pickle=False) as z:
             if "parts" not in z:
                 raise NetweaveError(f"{path}: no 'parts' array (keys: {', '.join(z.files)}); write it with `netweave partition --out`")
             parts = z["parts"]
             k = int(z["num_parts"]) if "num_parts" in z else int(parts.max()) + 1
-            return Partition(parts, k, str(z["method"]) if "method" in z else "file")
+            partition = Partition(parts, k, str(z["method"]) if "method" in z else "file")
     except FileNotFoundError:
         raise NetweaveError(f"{path}: no such file") from None
     except (ValueError, OSError) as exc:
         raise NetweaveError(f"{path}: not a readable .npz ({exc})") from None
+    if num_nodes is not None:
+        partition.check_matches(num_nodes, str(path))
+    if num_parts is not None and partition.num_parts != num_parts:
+        raise NetweaveError(f"{path} has {partition.num_parts} parts but there are {num_parts} workers; "
+                            "partition into as many parts as workers")
+    return partition
 
 
 def check_num_parts(num_parts: int, num_nodes: int) -> None:

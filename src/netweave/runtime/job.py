@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import NetweaveError
 from ..graph import Graph, load_dataset
-from ..partition import Partition, comm_relation, load_partition, partition_by_method
+from ..partition import comm_relation, load_partition, partition_by_method
 from ..plan import GraphCommPlan, load_plan, p2p_plan, plan_cost, spst_plan, validate_plan, worker_links
 from ..topology import load_topology_spec
 
@@ -107,10 +107,7 @@ def prepare_job(config: TrainConfig, graph: Graph | None = None) -> tuple[TrainJ
             raise NetweaveError(f"topology {topo.name} has {len(topo.workers)} workers but --workers is "
                                 f"{config.workers}; pass --workers {len(topo.workers)} or another topology")
     if config.parts_file is not None:
-        partition = load_partition(config.parts_file)
-        partition.check_matches(graph.num_nodes, config.parts_file)
-        if partition.num_parts != config.workers:
-            raise NetweaveError(f"{config.parts_file} has {partition.num_parts} parts but --workers is {config.workers}")
+        partition = load_partition(config.parts_file, graph.num_nodes, config.workers)
     else:
         partition = partition_by_method(graph, config.method, config.workers, topo, config.seed)
     job = TrainJob(config, partition.parts, topology_name=None if topo is None else topo.name)

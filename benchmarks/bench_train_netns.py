@@ -8,10 +8,12 @@ destination address), so the directed link ``i -> j`` runs at the topology's ``g
 The four ranks are started as a torchrun-style job (``RANK``/``WORLD_SIZE``/``MASTER_ADDR``
 in the environment, ``netweave train``), once with the P2P plan and once with SPST.
 
-For each graph and plan: the median per-epoch time spent in the embedding exchange (mean over
-ranks) next to the §5.1 cost model's prediction for the same exchanges (layer inputs forward,
-hidden gradients backward). Writes ``benchmarks/results/train_netns.json`` and a
-predicted-vs-measured plot ``train_netns.png``, and prints Markdown rows.
+For each graph and plan: (1) one graph allgather in isolation (``allgather_rank.py``: barrier,
+exchange of width D = 64/256/1024, slowest rank, median of 7) next to the §5.1 prediction — DGCL's
+Fig. 10 — with a linear fit and a plot ``train_netns.png``; (2) GCN training: the median
+per-epoch exchange time (mean over ranks, includes waiting for slower peers) next to the
+prediction for the same exchanges (layer inputs forward, hidden gradients backward).
+Writes ``benchmarks/results/train_netns.json`` and prints Markdown rows.
 Usage: sudo python benchmarks/bench_train_netns.py [--data ../shared/data] [--epochs 5] [--only cora]
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -95,14 +98,14 @@ class Mesh:
         for name in self.names:
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
-    def train(self, args: list[str], timeout_s: float) -> dict:
-        """Run ``netweave train ARGS --json`` as one rank per namespace; rank 0's report."""
+    def run(self, command: list[str], timeout_s: float) -> dict:
+        """Run ``python COMMAND`` as one rank per namespace; the JSON line rank 0 prints."""
         procs = []
         for i in range(self.size):
             env = {**os.environ, "RANK": str(i), "WORLD_SIZE": str(self.size), "LOCAL_RANK": "0",
                    "LOCAL_WORLD_SIZE": "1", "MASTER_ADDR": self.address(0), "MASTER_PORT": str(PORT),
                    "GLOO_SOCKET_IFNAME": "eth0", "NETWEAVE_NO_PROGRESS": "1", "OMP_NUM_THREADS": "1"}
-            cmd = ["ip", "netns", "exec", self.names[i], sys.executable, "-m", "netweave", "train", *args, "--json"]
+            cmd = ["ip", "netns", "exec", self.names[i], sys.executable, *command]
             procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         try:
             outs = [p.communicate(timeout=timeout_s) for p in procs]
@@ -112,7 +115,7 @@ class Mesh:
                     p.kill()
         if any(p.returncode for p in procs):
             raise SystemExit("a rank failed: " + " | ".join(err.strip().splitlines()[-1] for _, err in outs if err.strip()))
-        return json.loads(outs[0][0])
+        return json.loads(outs[0][0].strip().splitlines()[-1])
 
 
 def plot(rows: list[dict], path: Path, fit) -> None:
@@ -123,15 +126,15 @@ def plot(rows: list[dict], path: Path, fit) -> None:
 
     fig, ax = plt.subplots(figsize=(5, 4))
     for comm, marker in (("p2p", "o"), ("spst", "s")):
-        pts = [(r["predicted_comm_s"], r["median_comm_s"]) for r in rows if r["comm"] == comm]
+        pts = [(p["predicted_s"], p["measured_s"]) for p in rows if p["comm"] == comm]
         ax.scatter(*zip(*pts), marker=marker, label=comm)
-        for r in rows:
-            if r["comm"] == comm:
-                ax.annotate(r["graph"], (r["predicted_comm_s"], r["median_comm_s"]), fontsize=7)
-    xs = np.linspace(0, max(r["predicted_comm_s"] for r in rows) * 1.05, 20)
+    for graph in sorted({p["graph"] for p in rows}):
+        last = max((p for p in rows if p["graph"] == graph), key=lambda p: p["predicted_s"])
+        ax.annotate(graph, (last["predicted_s"], last["measured_s"]), fontsize=7)
+    xs = np.linspace(0, max(p["predicted_s"] for p in rows) * 1.05, 20)
     ax.plot(xs, fit[0] * xs + fit[1], "k--", lw=1, label=f"measured = {fit[0]:.2f} x predicted + {fit[1] * 1e3:.0f} ms")
-    ax.set_xlabel("predicted exchange time per epoch (s), DGCL §5.1")
-    ax.set_ylabel("measured exchange time per epoch (s)")
+    ax.set_xlabel("predicted time of one graph allgather (s), DGCL §5.1")
+    ax.set_ylabel("measured time (s), slowest rank")
     ax.set_title("4 workers in namespaces, hetero4 links (tc)")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -149,36 +152,46 @@ def main() -> None:
     graphs = {"cora": "cora", "amazon_cs": f"{args.data}/gnn_benchmark_npz/amazon_cs.npz",
               "coauthor_phy": f"{args.data}/gnn_benchmark_npz/coauthor_phy.npz"}
     workers, rates = mesh_rates(TOPOLOGY)
-    rows = []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so the namespaces are removed on kill too
+    rows, points = [], []
     with Mesh(rates, len(workers)) as mesh:
         for name, spec in graphs.items():
             if args.only and name not in args.only:
                 continue
             for comm in ("p2p", "spst"):
-                r = mesh.train([spec, "--workers", str(len(workers)), "--comm", comm, "--topology", str(TOPOLOGY),
-                                "--epochs", str(args.epochs), "--timeout", "600"], timeout_s=3600)
+                op = mesh.run([str(HERE / "allgather_rank.py"), spec, "--comm", comm, "--topology", str(TOPOLOGY)],
+                              timeout_s=1800)
+                points += [{"graph": name, "comm": comm, "num_stages": op["num_stages"], **pt} for pt in op["points"]]
+                print(json.dumps(points[-1]), flush=True)
+                r = mesh.run(["-m", "netweave", "train", spec, "--workers", str(len(workers)), "--comm", comm,
+                              "--topology", str(TOPOLOGY), "--epochs", str(args.epochs), "--timeout", "600", "--json"],
+                             timeout_s=3600)
                 row = {"graph": name, "comm": comm, "num_stages": r["num_stages"],
                        **{k: r[k] for k in ("predicted_comm_s", "median_comm_s", "median_epoch_s", "exchange_bytes_per_epoch")}}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    pred = np.array([r["predicted_comm_s"] for r in rows])
-    meas = np.array([r["median_comm_s"] for r in rows])
+    pred = np.array([p["predicted_s"] for p in points])
+    meas = np.array([p["measured_s"] for p in points])
     fit = np.polyfit(pred, meas, 1)
     r2 = 1 - ((meas - np.polyval(fit, pred)) ** 2).sum() / max(((meas - meas.mean()) ** 2).sum(), 1e-30)
     (HERE / "results").mkdir(exist_ok=True)
     result = {"meta": {"command": "sudo python benchmarks/bench_train_netns.py", "topology": str(TOPOLOGY.name),
                        "epochs": args.epochs, "cpus": os.cpu_count()},
-              "fit": {"slope": fit[0], "intercept_s": fit[1], "r2": r2}, "rows": rows}
+              "allgather_fit": {"slope": fit[0], "intercept_s": fit[1], "r2": r2},
+              "allgather": points, "training": rows}
     (HERE / "results" / "train_netns.json").write_text(json.dumps(result, indent=1))
-    plot(rows, HERE / "results" / "train_netns.png", fit)
-    print("\n| graph | plan | stages | predicted (ms) | measured (ms) | measured / predicted | epoch (ms) | MB / epoch |")
-    print("|---|---|---|---|---|---|---|---|")
+    plot(points, HERE / "results" / "train_netns.png", fit)
+    print("\n| graph | plan | stages | width | predicted (ms) | measured (ms) | measured / predicted |")
+    print("|---|---|---|---|---|---|---|")
+    for p in points:
+        print(f"| {p['graph']} | {p['comm']} | {p['num_stages']} | {p['width']} | {1e3 * p['predicted_s']:.1f} | "
+              f"{1e3 * p['measured_s']:.1f} | {p['measured_s'] / p['predicted_s']:.2f} |")
+    print(f"\none graph allgather: measured = {fit[0]:.3f} x predicted + {fit[1] * 1e3:.1f} ms, R^2 = {r2:.3f}")
+    print("\n| graph | plan | predicted comm / epoch (ms) | measured comm / epoch (ms) | epoch (ms) | MB / epoch |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['graph']} | {r['comm']} | {r['num_stages']} | {1e3 * r['predicted_comm_s']:.0f} | "
-              f"{1e3 * r['median_comm_s']:.0f} | {r['median_comm_s'] / r['predicted_comm_s']:.2f} | "
+        print(f"| {r['graph']} | {r['comm']} | {1e3 * r['predicted_comm_s']:.0f} | {1e3 * r['median_comm_s']:.0f} | "
               f"{1e3 * r['median_epoch_s']:.0f} | {r['exchange_bytes_per_epoch'] / 1e6:.1f} |")
-    print(f"\nlinear fit: measured = {fit[0]:.3f} x predicted + {fit[1] * 1e3:.1f} ms, R^2 = {r2:.3f}")
-
 
 if __name__ == "__main__":
     main()

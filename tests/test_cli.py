@@ -86,7 +86,8 @@ def test_unwritable_out_is_one_line(capsys, tmp_path):
 
 
 def test_console_script_runs_without_torch():
-    code = ("import sys, netweave.cli, netweave.graph, netweave.partition, netweave.topology;"
+    code = ("import sys, netweave.cli, netweave.graph, netweave.partition, netweave.topology, netweave.plan,"
+            " netweave.runtime;"
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
@@ -119,3 +120,21 @@ def test_plan_validate_rejects_broken_plan(capsys, tmp_path):
     np.savez(tmp_path / "bad.npz", **arrays)
     code, out, err = run(capsys, "plan", "cora", "--validate", str(tmp_path / "bad.npz"))
     assert code == 2 and out == "" and err.startswith("netweave: error: invalid plan:")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("train", "cora", "--workers", "4", "--topology", "dgx1"), "has 8 workers but --workers is 4"),
+    (("train", "cora", "--workers", "2", "--epochs", "0"), "--epochs 0 must be at least 1"),
+    (("train", "cora", "--workers", "2", "--comm", "allreduce", "--plan-file", "x.npz"), "--plan-file needs --comm"),
+])
+def test_train_rejects_bad_input_in_one_line(capsys, argv, message):
+    pytest.importorskip("torch_geometric")
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+
+
+def test_train_one_worker_json(capsys):
+    pytest.importorskip("torch_geometric")
+    r = run_json(capsys, "train", "cora", "--epochs", "3", "--model", "gin", "--hidden", "8")
+    assert r["workers"] == 1 and r["comm"] == "none" and len(r["epochs"]) == 3
+    assert r["exchange_bytes_per_epoch"] == 0 and r["epochs"][-1]["loss"] < r["epochs"][0]["loss"]

@@ -1,0 +1,64 @@
+"""One rank of an isolated graph-allgather timing (run by bench_train_netns.py, one per namespace).
+
+Every rank derives the same partition and plan (METIS and SPST are seeded), then times
+``graph_allgather`` of random ``(num_local, D)`` float32 embeddings for each width ``D``: a barrier,
+the exchange, and the slowest rank's time (all-reduce MAX), repeated; rank 0 prints one JSON
+line with the median per width and the §5.1 prediction for that width.
+Environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as under torchrun).
+Usage: python benchmarks/allgather_rank.py DATASET --comm p2p|spst --topology FILE [--widths 64 256 1024] [--repeats 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+import torch
+import torch.distributed as dist
+
+from netweave.graph import load_dataset
+from netweave.partition import Partition, comm_relation
+from netweave.runtime.graph_allgather import graph_allgather
+from netweave.runtime.job import TrainConfig, prepare_job
+from netweave.runtime.launcher import init_group
+from netweave.runtime.rank_tables import rank_tables, tables_on
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dataset")
+    ap.add_argument("--comm", choices=("p2p", "spst"), required=True)
+    ap.add_argument("--topology", required=True)
+    ap.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024])
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args()
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    torch.set_num_threads(1)
+    graph = load_dataset(args.dataset)
+    job, _ = prepare_job(TrainConfig(args.dataset, world, comm=args.comm, topology=args.topology), graph)
+    comm = comm_relation(graph, Partition(job.parts, world, "job"))
+    tables = tables_on(rank_tables(job.plan, comm, rank), "cpu")
+    init_group(rank, world, "env://", 600.0, "cpu")
+    points = []
+    for width in args.widths:
+        x = torch.randn(tables.num_local, width)
+        times = []
+        for _ in range(args.repeats + 1):  # the first is a warm-up
+            dist.barrier()
+            t0 = time.perf_counter()
+            graph_allgather(x, tables)
+            slowest = torch.tensor([time.perf_counter() - t0], dtype=torch.float64)
+            dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+            times.append(float(slowest))
+        points.append({"width": width, "measured_s": statistics.median(times[1:]),
+                       "predicted_s": job.seconds_per_feature_byte * 4 * width})
+    dist.destroy_process_group()
+    if rank == 0:
+        print(json.dumps({"num_stages": job.plan.num_stages, "num_hops": job.plan.num_hops, "points": points}))
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from conftest import random_graph  # noqa: E402
+from netweave.graph import erdos_renyi  # noqa: E402
 from netweave.partition import Partition, comm_relation  # noqa: E402
 from netweave.runtime.exchange import Exchange  # noqa: E402
 from netweave.runtime.models import DistGNN, local_tensors  # noqa: E402
@@ -26,7 +26,7 @@ def dense_adjacency(g):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_gcn_is_symmetric_normalised_propagation(seed):
-    g = random_graph(80, 300, seed)
+    g = erdos_renyi(80, 300, seed=seed)
     tensors, exchange = whole_graph(g)
     torch.manual_seed(seed)
     model = DistGNN("gcn", [6, 5, 3], dropout=0.0, seed=0).double().eval()
@@ -45,7 +45,7 @@ def test_gcn_is_symmetric_normalised_propagation(seed):
 
 @pytest.mark.parametrize("name", ["sage", "gin"])
 def test_sage_mean_and_gin_sum(name):
-    g = random_graph(70, 250, 5)
+    g = erdos_renyi(70, 250, seed=5)
     tensors, exchange = whole_graph(g)
     torch.manual_seed(0)
     model = DistGNN(name, [4, 3], dropout=0.0, seed=0).double().eval()
@@ -62,7 +62,7 @@ def test_sage_mean_and_gin_sum(name):
 
 
 def test_local_graph_targets_are_own_rows():
-    g = random_graph(90, 400, 2)
+    g = erdos_renyi(90, 400, seed=2)
     parts = Partition(np.arange(g.num_nodes, dtype=np.int32) % 3, 3, "mod")
     local = comm_relation(g, parts).local_graph(g, 1)
     t = local_tensors(local, g.degrees)

@@ -283,9 +283,9 @@ def train(
         return emit_json(report)
     step = max(1, len(report["epochs"]) // 10)
     shown = [e for e in report["epochs"] if e["epoch"] % step == 0 or e["epoch"] == 1]
-    columns = ("epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_s", "comm_s", "exchange_bytes")
-    out.print(table(f"{report['model']} on {dataset}, {report['workers']} worker(s), {report['comm']}",
-                    [tuple(e[c] for c in columns) for e in shown], columns))
+    columns = ("epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_s", "comm_s", "exchange_MB")
+    rows = [tuple(e[c] for c in columns[:-1]) + (e["exchange_bytes"] / 1e6,) for e in shown]
+    out.print(table(f"{report['model']} on {dataset}, {report['workers']} worker(s), {report['comm']}", rows, columns))
     out.print(table("summary", {k: v for k, v in report.items() if k != "epochs"}))
 
 

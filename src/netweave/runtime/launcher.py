@@ -15,8 +15,8 @@ stop the others (torch.multiprocessing); a peer that stops answering makes colle
 from __future__ import annotations
 
 import datetime
-import os
 import logging
+import os
 import socket
 import sys
 import tempfile
@@ -74,7 +74,9 @@ def _device(device: str, local_rank: int):
     if device == "cuda":
         if not torch.cuda.is_available():
             raise NetweaveError("--device cuda but torch sees no CUDA device; use --device cpu")
-        return torch.device("cuda", local_rank % torch.cuda.device_count())
+        device = torch.device("cuda", local_rank % torch.cuda.device_count())
+        torch.cuda.set_device(device)  # NCCL collectives use the current device
+        return device
     return torch.device("cpu")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import logging
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -122,16 +123,18 @@ def _spawned(rank: int, world: int, port: int, job: TrainJob, out_dir: str) -> N
         sys.exit(3)
 
 
-def _failure(exc, out_dir: str, world: int) -> NetweaveError:
-    """The clearest single line for a failed spawn: a rank killed by a signal beats its peers' errors."""
-    import torch.multiprocessing as mp
-
-    rank = getattr(exc, "error_index", 0)
+def _failure(exc, context, out_dir: str, world: int) -> NetweaveError:
+    """The clearest single line for a failed spawn: a rank killed by a signal (not our SIGTERM)
+    beats its peers' errors, which are usually only "lost the connection"."""
     errors = {r: Path(out_dir, f"error-{r}.txt").read_text() for r in range(world)
               if Path(out_dir, f"error-{r}.txt").exists()}
-    if isinstance(exc, mp.ProcessExitedException) and rank not in errors:
-        how = f"signal {exc.signal_name}" if exc.signal_name else f"exit code {exc.exit_code}"
-        return NetweaveError(f"rank {rank} died ({how}); the other ranks were stopped")
+    for r, process in enumerate(context.processes):
+        code = process.exitcode
+        if r not in errors and code is not None and code < 0 and code != -signal.SIGTERM:
+            return NetweaveError(f"rank {r} died (signal {signal.Signals(-code).name}); the other ranks were stopped")
+    rank = getattr(exc, "error_index", 0)
+    if rank not in errors and getattr(exc, "exit_code", None) is not None:
+        return NetweaveError(f"rank {rank} died (exit code {exc.exit_code}); the other ranks were stopped")
     root = next((r for r in sorted(errors) if "probably failed" not in errors[r]), rank)
     return NetweaveError(f"rank {root}: {errors.get(root, str(exc).strip().splitlines()[-1])}")
 
@@ -151,7 +154,7 @@ def spawn(job: TrainJob) -> dict:
             while not context.join():
                 pass
         except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:
-            raise _failure(exc, out_dir, world) from None
+            raise _failure(exc, context, out_dir, world) from None
         return json.loads(Path(out_dir, "report.json").read_text())
 
 

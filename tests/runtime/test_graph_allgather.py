@@ -13,7 +13,7 @@ from netweave.graph import rmat  # noqa: E402
 from netweave.partition import comm_relation, random_partition  # noqa: E402
 from netweave.plan import p2p_plan, spst_plan, worker_links  # noqa: E402
 from netweave.runtime.graph_allgather import CommCounter, graph_allgather  # noqa: E402
-from netweave.runtime.launcher import free_port  # noqa: E402
+from netweave.runtime.launcher import exit_rank, free_port  # noqa: E402
 from netweave.runtime.rank_tables import rank_tables  # noqa: E402
 from netweave.topology import dgx1, star  # noqa: E402
 
@@ -54,6 +54,7 @@ def worker(rank, world, port, planner, seed, out_dir):
                  own=own.numpy(), bytes=counter.bytes_sent)
     finally:
         dist.destroy_process_group()
+    exit_rank()
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import torch.multiprocessing as mp  # noqa: E402
 
 from netweave.graph import load_dataset  # noqa: E402
 from netweave.runtime.job import TrainConfig, prepare_job  # noqa: E402
-from netweave.runtime.launcher import free_port, init_group  # noqa: E402
+from netweave.runtime.launcher import exit_rank, free_port, init_group  # noqa: E402
 from netweave.runtime.report import exchanged_widths  # noqa: E402
 from netweave.runtime.trainer import train_rank  # noqa: E402
 
@@ -47,6 +47,7 @@ def rank_worker(rank, world, port, jobs, out_dir):
             np.savez(f"{out_dir}/job{i}-rank{rank}.npz", logits=r.logits, ids=r.own_ids, per_epoch=r.per_epoch)
     finally:
         dist.destroy_process_group()
+    exit_rank()
 
 
 @pytest.mark.slow

@@ -69,6 +69,15 @@ def init_group(rank: int, world: int, init_method: str, timeout_s: float, device
                             "address and port are reachable") from None
 
 
+def exit_rank() -> None:
+    """End a spawned rank whose work is done and saved, skipping interpreter teardown, where gloo's
+    threads can abort the process ("terminate called without an active exception") and turn a
+    success into SIGABRT."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def _device(device: str, local_rank: int):
     import torch
 
@@ -108,11 +117,12 @@ def _spawned(rank: int, world: int, port: int, job: TrainJob, out_dir: str) -> N
 
     try:
         init_group(rank, world, f"tcp://127.0.0.1:{port}", job.config.timeout_s, job.config.device)
+        import torch.distributed as dist
+
         try:
             report = _run(job, rank, world, world, rank)
+            dist.barrier()  # nobody tears down while a peer still talks
         finally:
-            import torch.distributed as dist
-
             dist.destroy_process_group()
         if report is not None:
             Path(out_dir, "report.json").write_text(json.dumps(report))
@@ -121,6 +131,7 @@ def _spawned(rank: int, world: int, port: int, job: TrainJob, out_dir: str) -> N
         if os.environ.get("NETWEAVE_DEBUG"):
             raise
         sys.exit(3)
+    exit_rank()
 
 
 def _failure(exc, context, out_dir: str, world: int) -> NetweaveError:

@@ -211,7 +211,9 @@ def _torchrun(config: TrainConfig) -> dict | None:
         if isinstance(box[0], str):
             raise NetweaveError(box[0])
         try:
-            return _run(box[0], rank, world, local_world, local_rank)
+            report = _run(box[0], rank, world, local_world, local_rank)
+            dist.barrier()  # nobody tears down while a peer still talks
+            return report
         except Exception as exc:
             raise NetweaveError(f"rank {rank}: {describe(exc)}") from None
     finally:

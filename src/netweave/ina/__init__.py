@@ -1,6 +1,11 @@
-"""SwitchGNN planning: multicast ordering (GAMR) and the time-slot model (switchgnn.txt §3.2)."""
+"""SwitchGNN planning (switchgnn.txt): the boundary relation, multicast ordering (GAMR), the
+time-slot model, and the traffic of the host-based and strawman strategies."""
 
+from .boundary import BoundaryRelation, boundary_relation
 from .gamr import gamr_order
+from .strategies import AGGREGATOR_BYTES, Traffic, host_traffic, interleave, random_orders, straw_traffic
 from .timeslot import TimeslotResult, graph_timeslot, lindley, timeslot_model
 
-__all__ = ["gamr_order", "TimeslotResult", "timeslot_model", "graph_timeslot", "lindley"]
+__all__ = ["BoundaryRelation", "boundary_relation", "gamr_order", "AGGREGATOR_BYTES", "Traffic",
+           "host_traffic", "straw_traffic", "interleave", "random_orders", "TimeslotResult",
+           "timeslot_model", "graph_timeslot", "lindley"]

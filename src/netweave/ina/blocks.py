@@ -1,0 +1,92 @@
+"""SwitchGNN's multi-level partitioning of the boundary into aggregator-sized blocks (switchgnn.txt §3.3).
+
+The cross-partition edges ``u -> v`` form the boundary dependency graph. A block is a set of these
+edges whose destinations fit the switch at once: ``|destinations| * ceil(F / 128) <= aggregators``.
+A set that does not fit is split by METIS (vertex weight = the aggregators a vertex needs as a
+destination) into ``ceil(demand / capacity)`` parts; the edges inside a part become candidate
+blocks and the cut edges form a new graph that is partitioned again, level after level, until
+everything fits (Figure 10). Every cross edge ends in exactly one block. A sender appearing in
+several blocks is sent once per block; a destination in several blocks receives one partial sum
+per block and its host adds them. Blocks run one after another (the next starts when every host
+has received the current block's results).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import NetweaveError
+from ..graph.graph import sorted_unique
+from ..partition.metis import metis_labels
+from .boundary import BoundaryRelation
+from .strategies import AGGREGATOR_BYTES
+
+
+@dataclass(frozen=True, eq=False)
+class Blocks:
+    """``block`` ``(C,)``: the block (0..B-1, in sending order) of every cross edge of the relation
+    (edge ``e`` is ``sender[e] -> rel.dst[e]``); ``levels`` ``(B,)``: the partitioning level each came from."""
+
+    block: np.ndarray
+    levels: np.ndarray
+
+    @property
+    def num_blocks(self) -> int:
+        return int(self.levels.size)
+
+
+def _demand(dst: np.ndarray, chunks: int) -> int:
+    return sorted_unique(dst).size * chunks
+
+
+def _split(src: np.ndarray, dst: np.ndarray, parts_needed: int, chunks: int, seed: int) -> np.ndarray:
+    """METIS labels of the edges' endpoints (compact ids), weighting destinations by their aggregators."""
+    ids = sorted_unique(np.concatenate([src, dst]))
+    a, b = np.searchsorted(ids, src), np.searchsorted(ids, dst)
+    key = sorted_unique(np.concatenate([a * ids.size + b, b * ids.size + a]))
+    rows, cols = np.divmod(key, ids.size)
+    indptr = np.zeros(ids.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=ids.size), out=indptr[1:])
+    weight = np.zeros(ids.size, dtype=np.int64)
+    weight[b] = chunks
+    labels = metis_labels(indptr, cols, parts_needed, seed, vertex_weights=np.maximum(weight, 1))
+    return labels[a], labels[b]
+
+
+def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: int, seed: int = 0) -> Blocks:
+    """Split the cross edges of ``rel`` into blocks that fit ``memory_bytes`` of aggregators."""
+    chunks = -(-feature_bytes // AGGREGATOR_BYTES)
+    capacity = int(memory_bytes) // AGGREGATOR_BYTES
+    if chunks > capacity:
+        raise NetweaveError(f"one {feature_bytes}-byte feature needs {chunks} aggregators but the switch has "
+                            f"{capacity} ({memory_bytes} B); give the switch more memory or use --strategy host")
+    sender = np.repeat(np.arange(rel.parts.size, dtype=np.int64), np.diff(rel.send_ptr))
+    block = np.full(rel.dst.size, -1, dtype=np.int64)
+    levels: list[int] = []
+    work = [(np.arange(rel.dst.size), 0)]
+    while work:
+        edges, level = work.pop(0)
+        demand = _demand(rel.dst[edges], chunks)
+        if demand <= capacity:
+            block[edges] = len(levels)
+            levels.append(level)
+            continue
+        k = -(-demand // capacity)
+        side_u, side_v = _split(sender[edges], rel.dst[edges], k, chunks, seed + level)
+        inside = side_u == side_v
+        stuck = not inside.any() or (inside.all() and np.unique(side_v).size == 1)
+        if stuck:  # METIS made no progress: group the edges by destination instead
+            side_v = _by_destination(rel.dst[edges], capacity // chunks)
+            inside = np.ones(edges.size, dtype=bool)
+        for part in np.unique(side_v[inside]):
+            work.append((edges[inside & (side_v == part)], level))
+        if (~inside).any():
+            work.append((edges[~inside], level + 1))
+    return Blocks(block, np.asarray(levels, dtype=np.int64))
+
+
+def _by_destination(dst: np.ndarray, per_block: int) -> np.ndarray:
+    """Labels grouping edges by destination, ``per_block`` destinations a group."""
+    return np.searchsorted(sorted_unique(dst), dst) // per_block

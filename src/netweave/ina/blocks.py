@@ -62,7 +62,7 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
     if chunks > capacity:
         raise NetweaveError(f"one {feature_bytes}-byte feature needs {chunks} aggregators but the switch has "
                             f"{capacity} ({memory_bytes} B); give the switch more memory or use --strategy host")
-    sender = np.repeat(np.arange(rel.parts.size, dtype=np.int64), np.diff(rel.send_ptr))
+    sender = rel.senders()
     block = np.full(rel.dst.size, -1, dtype=np.int64)
     levels: list[int] = []
     work = [(np.arange(rel.dst.size), 0)]

@@ -48,10 +48,13 @@ class BoundaryRelation:
         """Vertices that need a remote sum."""
         return np.flatnonzero(self.need > 0)
 
+    def senders(self) -> np.ndarray:
+        """``(C,)`` the sender of every cross edge (edge ``e`` is ``senders()[e] -> dst[e]``)."""
+        return np.repeat(np.arange(self.parts.size, dtype=np.int64), np.diff(self.send_ptr))
+
     def sender_worker_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct ``(u, w)``: sender ``u`` has a neighbour on worker ``w`` (one host-based copy each)."""
-        src = np.repeat(np.arange(self.parts.size, dtype=np.int64), np.diff(self.send_ptr))
-        key = np.unique(src * self.num_workers + self.parts[self.dst])
+        key = np.unique(self.senders() * self.num_workers + self.parts[self.dst])
         return key // self.num_workers, key % self.num_workers
 
 

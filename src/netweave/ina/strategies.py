@@ -58,9 +58,8 @@ def host_traffic(rel: BoundaryRelation, feature_bytes: int, values: np.ndarray |
     m = rel.num_workers
     sums = None
     if values is not None:  # host w adds the copy of u into every v of w with u in N(v)
-        src = np.repeat(np.arange(rel.parts.size), np.diff(rel.send_ptr))
         sums = np.zeros_like(values, dtype=np.float64)
-        np.add.at(sums, rel.dst, values[src])
+        np.add.at(sums, rel.dst, values[rel.senders()])
     return Traffic(np.bincount(rel.parts[u], minlength=m), np.bincount(w, minlength=m), int(u.size), 0,
                    feature_bytes, sums)
 

@@ -81,6 +81,11 @@ class TrainJob:
     info: dict = field(default_factory=dict)
 
 
+def layer_widths(config: TrainConfig, graph: Graph) -> list[int]:
+    """``[in, hidden, ..., classes]``: the ``layers + 1`` embedding widths of the model."""
+    return [graph.feature_dim] + [config.hidden] * (config.layers - 1) + [graph.num_classes]
+
+
 def check_trainable(graph: Graph, spec: str) -> None:
     """Training needs features, labels and a train mask with at least one vertex."""
     if graph.labels is None or graph.num_classes < 2:

@@ -10,16 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph
-from .job import TrainJob
+from .job import TrainJob, layer_widths
 from .trainer import PER_EPOCH, RankResult
 
 
 def exchanged_widths(job: TrainJob, graph: Graph) -> tuple[list[int], list[int]]:
     """Embedding widths exchanged per epoch: every layer's input forward, and backward the
     gradients of every layer input except the features (they need none)."""
-    cfg = job.config
-    dims = [graph.feature_dim] + [cfg.hidden] * (cfg.layers - 1)
-    return dims, dims[1:]
+    inputs = layer_widths(job.config, graph)[:-1]
+    return inputs, inputs[1:]
 
 
 def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: float) -> dict:

@@ -27,7 +27,7 @@ from ..progress import epoch_bar
 from .exchange import Exchange, allreduce_gradients
 from .faults import injected_fault, trigger
 from .graph_allgather import CommCounter
-from .job import TrainJob
+from .job import TrainJob, layer_widths
 from .models import DistGNN, local_tensors
 from .rank_tables import rank_tables
 
@@ -73,8 +73,7 @@ def train_rank(job: TrainJob, graph: Graph, rank: int, world: int, device="cpu",
     g, x, y, masks, exchange = _rank_data(job, graph, rank, world, device)
     num_train = int(graph.train_mask.sum())
     torch.manual_seed(cfg.seed)  # identical initial parameters on every rank
-    dims = [graph.feature_dim] + [cfg.hidden] * (cfg.layers - 1) + [graph.num_classes]
-    model = DistGNN(cfg.model, dims, cfg.dropout, cfg.seed).to(device)
+    model = DistGNN(cfg.model, layer_widths(cfg, graph), cfg.dropout, cfg.seed).to(device)
     params = list(model.parameters())
     optimiser = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sync = CommCounter()
@@ -107,12 +106,11 @@ def train_rank(job: TrainJob, graph: Graph, rank: int, world: int, device="cpu",
 
 
 def _evaluate(model, x, g, exchange, y, masks, loss: float, world: int) -> np.ndarray:
-    """Global loss and (correct, total) per mask, summed over ranks; not counted as epoch time."""
-    saved = (exchange.counter.bytes_sent, exchange.counter.seconds)
+    """Global loss and (correct, total) per mask, summed over ranks; runs after the epoch's figures
+    are recorded (the exchange counter is reset at the next epoch), so it is not counted."""
     model.eval()
     with torch.no_grad():
         pred = model(x, g, exchange).argmax(dim=1)
-    exchange.counter.bytes_sent, exchange.counter.seconds = saved
     values = [loss]
     for m in masks:
         values += [float((pred[m] == y[m]).sum()), float(m.sum())]

@@ -26,7 +26,8 @@ class BoundaryRelation:
         parts: ``(n,)`` owner of every vertex.
         num_workers: ``M``.
         send_ptr: ``(n + 1,)`` CSR over senders: ``u`` feeds destinations ``dst[send_ptr[u]:send_ptr[u+1]]``.
-        dst: ``(C,)`` destination vertices (on another worker than their sender), ascending per sender.
+        dst: ``(C,)`` destination vertices (on another worker than their sender), per sender by
+            (owner, id): the order in which a switch walks a multicast's destinations.
         need: ``(n,)`` number of remote neighbours of every vertex (0 for non-destinations).
     """
 
@@ -65,7 +66,10 @@ def boundary_relation(graph: Graph, partition: Partition) -> BoundaryRelation:
     src = graph.edge_sources().astype(np.int64)
     dst = graph.indices.astype(np.int64)
     cross = parts[src] != parts[dst]
+    src, dst = src[cross], dst[cross]
+    by = np.lexsort((dst, parts[dst], src))
+    src, dst = src[by], dst[by]
     send_ptr = np.zeros(graph.num_nodes + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src[cross], minlength=graph.num_nodes), out=send_ptr[1:])
-    need = np.bincount(dst[cross], minlength=graph.num_nodes)
-    return BoundaryRelation(parts, partition.num_parts, send_ptr, dst[cross], need)
+    np.cumsum(np.bincount(src, minlength=graph.num_nodes), out=send_ptr[1:])
+    need = np.bincount(dst, minlength=graph.num_nodes)
+    return BoundaryRelation(parts, partition.num_parts, send_ptr, dst, need)

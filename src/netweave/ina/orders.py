@@ -1,0 +1,67 @@
+"""Sending orders of the boundary vertices, per worker and per block (switchgnn.txt §3.2, §3.3).
+
+``random`` is the strawman's best-effort upload; ``gamr`` runs the GAMR priority BFS
+(:func:`~netweave.ina.gamr.gamr_order`) on the boundary dependency graph of the block — the
+cross edges of the block, undirected — and each worker sends its senders in that order. "After
+multi-level partitioning is completed, vertices within each partitioned block can also be
+reordered" (§3.3): with one block this is GAMR on the whole boundary graph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NetweaveError
+from ..graph.graph import sorted_unique
+from .boundary import BoundaryRelation
+from .gamr import gamr_order
+
+ORDERS = ("random", "gamr")
+
+
+def dependency_order(src: np.ndarray, dst: np.ndarray, order: str, seed: int,
+                     start: int | None = None) -> np.ndarray:
+    """The senders of the edges ``src -> dst`` (vertex ids) in ``order``: GAMR over the undirected
+    dependency graph of the edges (ties and restarts as in :func:`gamr_order`; ``start`` is a vertex
+    id and must be one of the senders), or a random permutation drawn with ``seed``."""
+    senders = sorted_unique(src)
+    if order == "random":
+        return np.random.default_rng(seed).permutation(senders)
+    if order != "gamr":
+        raise NetweaveError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
+    ids = sorted_unique(np.concatenate([src, dst]))
+    a, b = np.searchsorted(ids, src), np.searchsorted(ids, dst)
+    key = sorted_unique(np.concatenate([a * ids.size + b, b * ids.size + a]))
+    rows, cols = np.divmod(key, ids.size)
+    indptr = np.zeros(ids.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=ids.size), out=indptr[1:])
+    root = None
+    if start is not None:
+        root = int(np.searchsorted(ids, start))
+        if root >= ids.size or ids[root] != start or not np.isin(start, senders):
+            raise NetweaveError(f"start vertex {start} is not a boundary vertex of this graph and partition")
+    visit = ids[gamr_order(indptr, cols, start=root)]
+    return visit[np.isin(visit, senders, assume_unique=True)]
+
+
+def block_orders(rel: BoundaryRelation, block: np.ndarray, order: str, seed: int = 0,
+                 start: int | None = None) -> np.ndarray:
+    """``(C,)`` position of every cross edge's sender in its block's sending order.
+
+    ``block`` ``(C,)`` gives each cross edge's block (all zeros: one block). A sender's edges of one
+    block share a position; workers send their own senders by ascending position. GAMR starts at
+    ``start`` in the blocks where it is a sender, elsewhere at the highest-degree vertex.
+    """
+    sender = rel.senders()
+    position = np.empty(rel.dst.size, dtype=np.int64)
+    by_block = np.argsort(block, kind="stable")
+    bounds = np.flatnonzero(np.diff(block[by_block])) + 1
+    for b, edges in enumerate(np.split(by_block, bounds)):
+        if edges.size == 0:
+            continue
+        here = start if start is not None and np.isin(start, sender[edges]) else None
+        seq = dependency_order(sender[edges], rel.dst[edges], order, seed + b, here)
+        rank = np.empty(seq.size, dtype=np.int64)
+        rank[np.argsort(seq)] = np.arange(seq.size)
+        position[edges] = rank[np.searchsorted(np.sort(seq), sender[edges])]
+    return position

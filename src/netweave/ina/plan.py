@@ -1,0 +1,135 @@
+"""``InaPlan``: what every host sends, block by block, for one layer's propagation.
+
+The plan is the input of the switch simulator (:mod:`netweave.sim`). Three strategies:
+
+* ``host`` (BNS-GCN, p = 1): a host sends one copy of ``u`` per remote worker owning a neighbour
+  of ``u`` (a *unicast unit* ``(u, w)``); switches only forward; the destination host sums.
+* ``straw`` (§2.3.2): each boundary vertex goes up once (a *multicast unit*); the switch adds it
+  into its destinations' aggregators, best effort. One block; ``memory_bytes=None`` is ``UL``.
+* ``switchgnn`` (§3): the cross edges are split into multi-level blocks that fit the switch
+  (:func:`~netweave.ina.blocks.multilevel_blocks`); in each block every sender goes up once in
+  GAMR order (or random); blocks are synchronised (§3.3 last paragraph).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import NetweaveError
+from .blocks import multilevel_blocks
+from .boundary import BoundaryRelation
+from .orders import block_orders
+
+STRATEGIES = ("host", "straw", "switchgnn")
+
+
+@dataclass(frozen=True, eq=False)
+class InaPlan:
+    """Edges, units and destinations of one layer's propagation.
+
+    Attributes:
+        strategy: one of :data:`STRATEGIES`.
+        num_workers, num_blocks: ``M`` and ``B`` (1 unless ``switchgnn``).
+        feature_bytes: bytes of one feature (``D × 4``).
+        memory_bytes: aggregator memory per switch (``None``: unlimited).
+        synchronised: blocks wait for each other (``switchgnn``).
+        src, dst, block: ``(C,)`` cross edges ``src -> dst`` sorted by (block, src, owner of dst, dst).
+        unit_lo, unit_hi: ``(U,)`` edge range of every unit (one message of ``feature_bytes``).
+        unit_to: ``(U,)`` destination worker of a unicast unit, ``-1`` for a multicast unit.
+        unit_ptr: ``(M*B + 1,)`` units of worker ``h`` in block ``b`` are ``unit_ptr[h*B+b]:unit_ptr[h*B+b+1]``,
+            in sending order.
+        in_edges: ``(C,)`` edge ids sorted by (block, dst, owner of src).
+        dest_v, dest_lo, dest_hi: ``(K,)`` per (block, destination vertex): the vertex and its range
+            in ``in_edges`` (its ``need`` is ``hi - lo`` cross edges).
+        dest_ptr: ``(M*B + 1,)`` destinations of worker ``h`` in block ``b``.
+        levels: ``(B,)`` multi-level partitioning level of every block (zeros otherwise).
+    """
+
+    strategy: str
+    num_workers: int
+    num_blocks: int
+    feature_bytes: int
+    memory_bytes: int | None
+    synchronised: bool
+    parts: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    block: np.ndarray
+    unit_lo: np.ndarray
+    unit_hi: np.ndarray
+    unit_to: np.ndarray
+    unit_ptr: np.ndarray
+    in_edges: np.ndarray
+    dest_v: np.ndarray
+    dest_lo: np.ndarray
+    dest_hi: np.ndarray
+    dest_ptr: np.ndarray
+    levels: np.ndarray
+
+    @property
+    def num_units(self) -> int:
+        return int(self.unit_lo.size)
+
+
+def _csr_by(keys: np.ndarray, size: int) -> np.ndarray:
+    ptr = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys, minlength=size), out=ptr[1:])
+    return ptr
+
+
+def _runs(*keys: np.ndarray) -> np.ndarray:
+    """Start index of every run of equal key tuples in sorted arrays (plus the end)."""
+    change = np.zeros(keys[0].size, dtype=bool)
+    change[:1] = True
+    for k in keys:
+        change[1:] |= k[1:] != k[:-1]
+    return np.append(np.flatnonzero(change), keys[0].size)
+
+
+def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int, memory_bytes: int | None = None,
+             order: str = "random", seed: int = 0, start: int | None = None) -> InaPlan:
+    """Build the :class:`InaPlan` of ``strategy`` on the boundary relation ``rel``.
+
+    ``order`` (``random`` | ``gamr``) is each worker's sending order (per block for ``switchgnn``);
+    ``memory_bytes`` is the switch's aggregator memory (``switchgnn`` needs a finite one).
+    """
+    if strategy not in STRATEGIES:
+        raise NetweaveError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    if feature_bytes < 1:
+        raise NetweaveError(f"feature size {feature_bytes} B must be positive")
+    if memory_bytes is not None and memory_bytes < 0:
+        raise NetweaveError(f"switch memory {memory_bytes} B must not be negative")
+    m, parts = rel.num_workers, rel.parts
+    sender, dst = rel.senders(), rel.dst
+    block, levels = np.zeros(dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    if strategy == "switchgnn":
+        if memory_bytes is None:
+            raise NetweaveError("switchgnn needs a finite --switch-memory (its blocks are sized to it)")
+        blocks = multilevel_blocks(rel, feature_bytes, memory_bytes, seed)
+        block, levels = blocks.block, blocks.levels
+    nb = int(levels.size)
+    position = block_orders(rel, block, order, seed, start)
+    owner = parts[dst]
+    by = np.lexsort((dst, owner, sender, block))
+    src_s, dst_s, block_s, pos_s, owner_s = sender[by], dst[by], block[by], position[by], owner[by]
+    if strategy == "host":  # one unicast unit per (sender, destination worker)
+        starts = _runs(block_s, src_s, owner_s)
+        to = owner_s[starts[:-1]]
+    else:  # one multicast unit per (block, sender)
+        starts = _runs(block_s, src_s)
+        to = np.full(starts.size - 1, -1, dtype=np.int64)
+    lo, hi = starts[:-1], starts[1:]
+    host = parts[src_s[lo]]
+    unit_key = host * nb + block_s[lo]
+    send = np.lexsort((to, pos_s[lo], unit_key))
+    in_edges = np.lexsort((parts[src_s], dst_s, block_s))
+    dstarts = _runs(block_s[in_edges], dst_s[in_edges])
+    dlo, dhi = dstarts[:-1], dstarts[1:]
+    dest_v = dst_s[in_edges[dlo]]
+    dest_key = parts[dest_v] * nb + block_s[in_edges[dlo]]
+    dorder = np.argsort(dest_key, kind="stable")
+    return InaPlan(strategy, m, nb, int(feature_bytes), memory_bytes, strategy == "switchgnn", parts,
+                   src_s, dst_s, block_s, lo[send], hi[send], to[send], _csr_by(unit_key, m * nb),
+                   in_edges, dest_v[dorder], dlo[dorder], dhi[dorder], _csr_by(dest_key, m * nb), levels)

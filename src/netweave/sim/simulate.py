@@ -1,0 +1,192 @@
+"""Event-driven simulation of one layer's propagation through INA switches (switchgnn.txt §2.4, §3.3, §3.4, §6).
+
+The model (every assumption in one place):
+
+* **Hosts** (one worker each) send the units of an :class:`~netweave.ina.plan.InaPlan` in order, one
+  message of ``feature_bytes`` (payload only, no headers) every ``feature_bytes / rate`` seconds,
+  never more than one message ahead of their NIC queue. With congestion control the rate halves on
+  an ECN notification (at most once per ``decrease_every_us``) and grows by ``ai_gbps`` every
+  ``ai_every_us`` without one (§3.4, DCQCN-like; the paper gives no constants, these are ours).
+* **Links** are full duplex; each direction is a FIFO output queue with the link's bandwidth and
+  propagation delay. Switch ports drop at the tail above ``buffer_bytes`` (default: unlimited, the
+  paper's "very large" buffer) and mark ECN above ``ecn_bytes``; the mark reaches the message's
+  origin host ``cnp_delay`` later (two host-link delays).
+* **Switches** (level 1 = the sender's switch — the star's only switch or the sender's leaf) add an
+  arriving feature into one aggregator per destination vertex (``ceil(F/128)`` 128-byte aggregators
+  each, ``memory // 128`` in all), opening it on first use; with none free the copy is bypassed and
+  sent to the destination host unaggregated, one copy per (sender, destination worker). A per-vertex
+  counter of bypassed copies completes the aggregator, whose sum then goes down (or, for a vertex
+  under another leaf, up to the spine ``v mod S`` as a partial sum, where level 2 adds the leaves'
+  partial sums the same way). Hosts add everything they receive.
+* **Blocks** (``switchgnn``) are synchronised: a host that holds all sums of the block and has sent
+  its units reports DONE to the coordinating switch (the star's switch, spine 0 of a leaf-spine),
+  which multicasts NEXT when all have (§3.3).
+* **Loss** (random, per link traversal, or tail drop) is repaired as in §3.4: a host that receives
+  nothing for ``timeout_us`` pulls every feature it still misses from their owners; the resent copies
+  release the destination's aggregators on their way and bypass them from then on; the host
+  discards the destination's aggregated partials and counts each feature once (reception bitmap).
+  A lost DONE/NEXT is repeated on the same timer. The delivered sums stay exact.
+* **Background** flows (§6.5) follow :mod:`~netweave.sim.background`.
+
+Given a seed a run is deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import NetweaveError
+from ..ina.plan import InaPlan
+from ..ina.strategies import AGGREGATOR_BYTES
+from . import engine
+from .background import HADOOP_CDF, HADOOP_SIZES, mean_gap_s
+from .network import SimNetwork
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Options of :func:`simulate` (units in the names)."""
+
+    buffer_bytes: float | None = None
+    congestion_control: bool = False
+    ecn_bytes: float = 100e3
+    ai_gbps: float = 1.0
+    ai_every_us: float = 10.0
+    decrease_every_us: float = 50.0
+    min_gbps: float = 1.0
+    loss: float = 0.0
+    timeout_us: float = 500.0
+    background_load: float = 0.0
+    seed: int = 0
+    bin_us: float = 10.0
+    horizon_s: float = 10.0
+    control_bytes: int = 64
+    mtu_bytes: int = 1500
+
+    def check(self) -> None:
+        if self.buffer_bytes is not None and self.buffer_bytes <= 0:
+            raise NetweaveError(f"buffer {self.buffer_bytes} B must be positive")
+        if not 0.0 <= self.loss < 1.0:
+            raise NetweaveError(f"loss rate {self.loss} must be in [0, 1)")
+        for name in ("timeout_us", "bin_us", "horizon_s", "ai_every_us", "decrease_every_us", "min_gbps", "ecn_bytes"):
+            if getattr(self, name) <= 0:
+                raise NetweaveError(f"{name.replace('_', '-')} must be positive (got {getattr(self, name)})")
+
+
+@dataclass(frozen=True, eq=False)
+class SimResult:
+    """What one simulated layer did.
+
+    Attributes:
+        completion_time_s: when the last host held all its sums.
+        finish_s: ``(M,)`` per host.
+        up_bytes, down_bytes: ``(M,)`` feature bytes on every host link (control excluded).
+        core_bytes: feature bytes on leaf–spine links (0 for a star).
+        max_queue_bytes: ``(links,)`` largest backlog every output queue saw (see :mod:`network`).
+        peak_aggregator_bytes: ``(switches,)`` most aggregator memory in use.
+        counters: drops, losses, ECN marks, pulled destinations, fetches, resends, unaggregated
+            messages, aggregation results, control bytes, background bytes, events.
+        timeline: ``(T, 5)``: bin start (s), delivered Gb/s, aggregated-result Gb/s, aggregator
+            bytes in use (max), largest switch queue (bytes, max) per ``bin_us`` bin.
+        sums: ``(n, D)`` the remote-neighbour sums delivered, when values were carried.
+    """
+
+    completion_time_s: float
+    finish_s: np.ndarray
+    up_bytes: np.ndarray
+    down_bytes: np.ndarray
+    core_bytes: int
+    max_queue_bytes: np.ndarray
+    peak_aggregator_bytes: np.ndarray
+    counters: dict = field(default_factory=dict)
+    timeline: np.ndarray | None = None
+    sums: np.ndarray | None = None
+
+    @property
+    def traffic_bytes(self) -> int:
+        return int(self.up_bytes.sum() + self.down_bytes.sum())
+
+    def summary(self) -> dict:
+        return {"completion_time_s": self.completion_time_s, "traffic_bytes": self.traffic_bytes,
+                "core_bytes": self.core_bytes, "max_queue_bytes": int(self.max_queue_bytes.max(initial=0)),
+                "peak_aggregator_bytes": int(self.peak_aggregator_bytes.max(initial=0)), **self.counters}
+
+
+COUNTERS = ("dropped_messages", "lost_messages", "ecn_marks", "pulled_destinations", "fetches", "resends",
+            "unaggregated_messages", "aggregation_results", "control_bytes", "background_bytes", "events")
+
+
+def _group_count(key: np.ndarray) -> np.ndarray:
+    """For every element, how many elements share its key."""
+    if key.size == 0:
+        return key.copy()
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    starts = np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]]))
+    counts = np.diff(np.append(starts, k.size))
+    out = np.empty_like(key)
+    out[order] = np.repeat(counts, counts)
+    return out
+
+
+def _capacity(plan: InaPlan, net: SimNetwork, chunks: int, destinations: int) -> np.ndarray:
+    switches = net.num_leaves + net.num_spines
+    if plan.strategy == "host":
+        return np.zeros(switches, dtype=np.int64)
+    if plan.memory_bytes is None:
+        return np.full(switches, destinations, dtype=np.int64)
+    return np.full(switches, min(plan.memory_bytes // (AGGREGATOR_BYTES * chunks), destinations), dtype=np.int64)
+
+
+def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
+             values: np.ndarray | None = None) -> SimResult:
+    """Simulate ``plan`` on ``net``; ``values`` ``(n, D)`` are carried and summed when given."""
+    config.check()
+    if plan.num_workers != net.num_hosts:
+        raise NetweaveError(f"the plan has {plan.num_workers} workers but the network has {net.num_hosts} hosts")
+    n = plan.parts.size
+    if values is not None and (values.ndim != 2 or values.shape[0] != n):
+        raise NetweaveError(f"values must be an (n={n}, D) array, got shape {np.shape(values)}")
+    m, nl, ns = net.num_hosts, net.num_leaves, net.num_spines
+    chunks = -(-plan.feature_bytes // AGGREGATOR_BYTES)
+    dvert = np.flatnonzero(np.bincount(plan.dst, minlength=n) > 0)
+    dest_index = np.full(n, -1, dtype=np.int64)
+    dest_index[dvert] = np.arange(dvert.size)
+    src_leaf = net.leaf_of[plan.parts[plan.src]]
+    dst_leaf = net.leaf_of[plan.parts[plan.dst]]
+    need1 = _group_count((plan.block * nl + src_leaf) * n + plan.dst)
+    cross = src_leaf != dst_leaf
+    need2 = np.zeros_like(need1)
+    need2[cross] = _group_count(plan.block[cross] * n + plan.dst[cross])
+    carried = np.zeros((n, 0)) if values is None else np.ascontiguousarray(values, dtype=np.float64)
+    nbins = int(min(np.ceil(config.horizon_s / (config.bin_us * 1e-6)), 2_000_000)) + 1
+    recover = config.loss > 0 or config.buffer_bytes is not None
+    iopt = np.array([m, nl, ns, plan.feature_bytes, config.control_bytes, config.mtu_bytes, int(plan.synchronised),
+                     plan.num_blocks, int(recover), int(config.congestion_control), config.seed, carried.shape[1]],
+                    dtype=np.int64)
+    host_delay = float(net.delay[:m].max())
+    fopt = np.array([np.inf if config.buffer_bytes is None else config.buffer_bytes, config.ecn_bytes, config.loss,
+                     config.timeout_us * 1e-6, config.ai_gbps * 1e9 / 8, config.ai_every_us * 1e-6,
+                     config.decrease_every_us * 1e-6, config.min_gbps * 1e9 / 8,
+                     mean_gap_s(config.background_load, net.host_rate()), config.bin_us * 1e-6, config.horizon_s,
+                     2 * host_delay])
+    capacity = _capacity(plan, net, chunks, dvert.size)
+    t_end, finish, lbytes, maxq, bins, stats, peak, sums = engine.simulate_kernel(
+        iopt, fopt, net.leaf_of, net.rate, net.delay, plan.parts.astype(np.int64), dest_index, plan.src, plan.dst,
+        plan.block, need1, need2, plan.unit_lo, plan.unit_hi, plan.unit_to, plan.unit_ptr, plan.in_edges,
+        plan.dest_v, plan.dest_lo, plan.dest_hi, plan.dest_ptr, capacity, chunks, carried,
+        HADOOP_SIZES, HADOOP_CDF, nbins, dvert)
+    if stats[11] == 2:
+        raise NetweaveError(f"the simulation did not finish within {config.horizon_s} simulated seconds; "
+                            "raise --horizon or lower the loss rate")
+    if stats[11] == 1:
+        raise NetweaveError("the simulation stalled (messages were lost with no recovery); this is a bug, please report it")
+    last = min(int(t_end / (config.bin_us * 1e-6)) + 1, nbins)
+    dt = config.bin_us * 1e-6
+    timeline = np.column_stack([np.arange(last) * dt, bins[:last, 0] * 8 / dt / 1e9, bins[:last, 1] * 8 / dt / 1e9,
+                                bins[:last, 2], bins[:last, 3]])
+    counters = {name: int(stats[i]) for i, name in enumerate(COUNTERS)}
+    return SimResult(float(t_end), finish, lbytes[:m].copy(), lbytes[m:2 * m].copy(), int(lbytes[2 * m:].sum()),
+                     maxq, peak * AGGREGATOR_BYTES, counters, timeline, None if values is None else sums)

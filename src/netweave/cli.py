@@ -293,6 +293,72 @@ def _str(path: Optional[Path]) -> Optional[str]:
     return None if path is None else str(path)
 
 
+# -- ina -----------------------------------------------------------------------------------------
+class Strategy(str, Enum):
+    host = "host"
+    straw = "straw"
+    switchgnn = "switchgnn"
+
+
+class Order(str, Enum):
+    random = "random"
+    gamr = "gamr"
+
+
+def _memory(raw: str) -> Optional[int]:
+    from .topology.yaml_io import parse_bytes
+
+    return None if raw.strip().lower() in ("unlimited", "ul", "inf") else parse_bytes(raw, "--switch-memory")
+
+
+@app.command()
+def ina(
+    dataset: str = typer.Argument("cora", help=DATASET_HELP),
+    workers: int = typer.Option(8, "--workers", "-n", help="Workers (one partition and one host each)."),
+    topology: Optional[str] = typer.Option(None, "--topology", help="A star or leaf-spine with WORKERS hosts (default star:n=WORKERS,gbps=GBPS,latency_us=2). " + TOPOLOGY_HELP),
+    switch_memory: str = typer.Option("100MB", "--switch-memory", help="Aggregator memory per switch (128 B aggregators), or 'unlimited'."),
+    strategy: Strategy = typer.Option(Strategy.switchgnn, "--strategy", help="host (BNS-GCN), straw (§2.3.2 strawman) or switchgnn (GAMR + multi-level blocks)."),
+    order: Order = typer.Option(Order.gamr, "--order", help="Sending order: gamr (priority BFS, §3.2) or random."),
+    feature_dim: Optional[int] = typer.Option(None, "--feature-dim", help="D float32 values per feature (default: the dataset's, else 128)."),
+    gbps: float = typer.Option(100.0, "--gbps", help="Link speed of the default star."),
+    seed: int = typer.Option(0, "--seed", help="Seed of METIS, the orders, loss and background traffic."),
+    start: Optional[int] = typer.Option(None, "--start", help="GAMR start vertex (default: highest degree)."),
+    method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
+    parts_file: Optional[Path] = typer.Option(None, "--parts-file", help="A partition .npz with WORKERS parts."),
+    loss: float = typer.Option(0.0, "--loss", help="Probability that a message is lost on a link (recovered by timeout + pull, §3.4)."),
+    buffer: Optional[str] = typer.Option(None, "--buffer", help="Switch buffer per output port, e.g. 1MB (default unlimited); overflow drops."),
+    cc: bool = typer.Option(False, "--cc/--no-cc", help="ECN marking and halve / additive-increase senders (§3.4)."),
+    ecn: str = typer.Option("100KB", "--ecn", help="ECN marking threshold of a switch queue."),
+    background: float = typer.Option(0.0, "--background", help="Hadoop-like Poisson background load, fraction of line rate (§6.5)."),
+    timeout_us: float = typer.Option(500.0, "--timeout-us", help="Silence after which a host pulls what it misses."),
+    verify: bool = typer.Option(False, "--verify", help="Carry random features and check the delivered sums against A_cross @ X."),
+    timeline: Optional[Path] = typer.Option(None, "--timeline", help="Write the time series (CSV: throughput, aggregators, queue)."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the time series as a PNG (like the paper's Figure 2)."),
+    as_json: bool = JsonOpt,
+):
+    """Simulate one GNN layer's propagation through in-network multicast and aggregation (SwitchGNN)."""
+    from .sim import SimConfig
+    from .sim.layer import LayerConfig, simulate_layer
+    from .sim.timeline import plot_timelines, save_timeline_csv
+    from .topology.yaml_io import parse_bytes
+
+    sim = SimConfig(buffer_bytes=None if buffer is None else parse_bytes(buffer, "--buffer"), congestion_control=cc,
+                    ecn_bytes=parse_bytes(ecn, "--ecn"), loss=loss, timeout_us=timeout_us,
+                    background_load=background, seed=seed)
+    config = LayerConfig(dataset, workers, topology, _memory(switch_memory), strategy.value, order.value, feature_dim,
+                         gbps, seed, start, method.value, _str(parts_file), verify, sim)
+    report, result = simulate_layer(config)
+    if timeline is not None:
+        save_timeline_csv(result.timeline, timeline)
+        report["timeline"] = str(timeline)
+    if plot is not None:
+        plot_timelines({strategy.value: result.timeline}, plot)
+        report["plot"] = str(plot)
+    if as_json:
+        return emit_json(report)
+    out.print(table(f"{strategy.value} on {dataset}, {workers} workers, {report['topology']}", report))
+
+
 # -- topology ------------------------------------------------------------------------------------
 @topology_app.command("show")
 def topology_show(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),

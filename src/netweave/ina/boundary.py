@@ -66,10 +66,11 @@ def boundary_relation(graph: Graph, partition: Partition) -> BoundaryRelation:
     src = graph.edge_sources().astype(np.int64)
     dst = graph.indices.astype(np.int64)
     cross = parts[src] != parts[dst]
-    src, dst = src[cross], dst[cross]
-    by = np.lexsort((dst, parts[dst], src))
-    src, dst = src[by], dst[by]
-    send_ptr = np.zeros(graph.num_nodes + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=graph.num_nodes), out=send_ptr[1:])
-    need = np.bincount(dst, minlength=graph.num_nodes)
-    return BoundaryRelation(parts, partition.num_parts, send_ptr, dst, need)
+    n, m = graph.num_nodes, partition.num_parts
+    # one sort of a combined key orders the cross edges by (sender, owner of dst, dst)
+    key = np.sort((src[cross] * m + parts[dst[cross]]) * n + dst[cross])
+    src, dst = key // (m * n), key % n
+    send_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=send_ptr[1:])
+    need = np.bincount(dst, minlength=n)
+    return BoundaryRelation(parts, m, send_ptr, dst, need)

@@ -53,15 +53,24 @@ def block_orders(rel: BoundaryRelation, block: np.ndarray, order: str, seed: int
     ``start`` in the blocks where it is a sender, elsewhere at the highest-degree vertex.
     """
     sender = rel.senders()
+    if block.size and block.max() == 0 and start is None:  # one block: the relation is the dependency graph
+        if order == "gamr":  # cross edges of an undirected graph are symmetric already
+            visit = gamr_order(rel.send_ptr, rel.dst)
+            seq = visit[np.diff(rel.send_ptr)[visit] > 0]
+        else:
+            seq = dependency_order(sender, rel.dst, order, seed)
+        rank = np.empty(rel.parts.size, dtype=np.int64)
+        rank[seq] = np.arange(seq.size)
+        return rank[sender]
     position = np.empty(rel.dst.size, dtype=np.int64)
-    by_block = np.argsort(block, kind="stable")
+    by_block = np.argsort(block.astype(np.int32), kind="stable")
     bounds = np.flatnonzero(np.diff(block[by_block])) + 1
     for b, edges in enumerate(np.split(by_block, bounds)):
         if edges.size == 0:
             continue
         here = start if start is not None and np.isin(start, sender[edges]) else None
         seq = dependency_order(sender[edges], rel.dst[edges], order, seed + b, here)
-        rank = np.empty(seq.size, dtype=np.int64)
-        rank[np.argsort(seq)] = np.arange(seq.size)
-        position[edges] = rank[np.searchsorted(np.sort(seq), sender[edges])]
+        rank = np.empty(rel.parts.size, dtype=np.int64)
+        rank[seq] = np.arange(seq.size)
+        position[edges] = rank[sender[edges]]
     return position

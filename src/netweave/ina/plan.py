@@ -112,7 +112,8 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int, memory_by
     nb = int(levels.size)
     position = block_orders(rel, block, order, seed, start)
     owner = parts[dst]
-    by = np.lexsort((dst, owner, sender, block))
+    # the relation is sorted by (sender, owner, dst) already: a stable sort by block keeps that
+    by = np.argsort(block.astype(np.int32), kind="stable") if nb > 1 else np.arange(dst.size)
     src_s, dst_s, block_s, pos_s, owner_s = sender[by], dst[by], block[by], position[by], owner[by]
     if strategy == "host":  # one unicast unit per (sender, destination worker)
         starts = _runs(block_s, src_s, owner_s)
@@ -124,7 +125,7 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int, memory_by
     host = parts[src_s[lo]]
     unit_key = host * nb + block_s[lo]
     send = np.lexsort((to, pos_s[lo], unit_key))
-    in_edges = np.lexsort((parts[src_s], dst_s, block_s))
+    in_edges = np.argsort((block_s * rel.parts.size + dst_s) * m + parts[src_s])
     dstarts = _runs(block_s[in_edges], dst_s[in_edges])
     dlo, dhi = dstarts[:-1], dstarts[1:]
     dest_v = dst_s[in_edges[dlo]]

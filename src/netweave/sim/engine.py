@@ -85,7 +85,7 @@ def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, ds
                     unit_lo, unit_hi, unit_to, unit_ptr, in_edges, dest_v, dest_lo, dest_hi, dest_ptr,
                     capacity, chunks, values, bg_size, bg_cdf, nbins, dvert):
     m, nl, ns, fbytes, ctrl = iopt[O_M], iopt[O_L], iopt[O_S], iopt[O_F], iopt[O_CTRL]
-    nb, d = iopt[O_NB], iopt[O_D]
+    d = iopt[O_D]
     nsw = nl + ns
     np.random.seed(iopt[O_SEED])
     coord = m if ns == 0 else m + nl

@@ -156,10 +156,15 @@ def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
     dest_index[dvert] = np.arange(dvert.size)
     src_leaf = net.leaf_of[plan.parts[plan.src]]
     dst_leaf = net.leaf_of[plan.parts[plan.dst]]
-    need1 = _group_count((plan.block * nl + src_leaf) * n + plan.dst)
-    cross = src_leaf != dst_leaf
-    need2 = np.zeros_like(need1)
-    need2[cross] = _group_count(plan.block[cross] * n + plan.dst[cross])
+    need2 = np.zeros(plan.dst.size, dtype=np.int64)
+    if nl == 1:  # level 1 needs every cross edge of (block, dst): the plan's destination ranges
+        sizes = (plan.dest_hi - plan.dest_lo)[np.argsort(plan.dest_lo)]
+        need1 = np.empty_like(need2)
+        need1[plan.in_edges] = np.repeat(sizes, sizes)
+    else:
+        need1 = _group_count((plan.block * nl + src_leaf) * n + plan.dst)
+        cross = src_leaf != dst_leaf
+        need2[cross] = _group_count(plan.block[cross] * n + plan.dst[cross])
     carried = np.zeros((n, 0)) if values is None else np.ascontiguousarray(values, dtype=np.float64)
     nbins = int(min(np.ceil(config.horizon_s / (config.bin_us * 1e-6)), 2_000_000)) + 1
     recover = config.loss > 0 or config.buffer_bytes is not None

@@ -347,19 +347,20 @@ def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, ds
                 for f in range(e, g):
                     dv = dest_index[dst[f]]
                     slot = _slot(sw, dv, blk, need1[f], slot_of, opened, bmode, s_cnt, s_cov, s_need, s_blk, s_val,
-                                 fstack, ftop, sbase, peak, used, bins, t, fopt, nbins, chunks, d)
+                                 fstack, ftop, sbase, peak, used, bins, t, fopt, nbins, chunks, d, cblk)
                     if byp_blk[sw, dv] != blk:
                         byp_blk[sw, dv] = blk
                         byp[sw, dv] = 0
                     if slot >= 0:
-                        estate[f] = AGGREGATED
+                        if estate[f] == PENDING:  # a pulled or delivered edge stays the host's business
+                            estate[f] = AGGREGATED
                         s_cnt[slot] += 1
                         s_cov[slot] += 1
                         u = src[f]
                         for j in range(d):
                             s_val[slot, j] += values[u, j]
                     else:
-                        if estate[f] != PULLED:
+                        if estate[f] == PENDING:
                             estate[f] = BYPASSED
                         nbyp += 1
                         byp[sw, dv] += 1
@@ -383,7 +384,7 @@ def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, ds
             dv = dest_index[dst[a]]
             bmode[sw, dv] = blk
             slot = slot_of[sw, dv]
-            if slot >= 0:
+            if slot >= 0 and s_blk[slot] == blk:
                 _release(sw, dv, slot, slot_of, fstack, ftop, sbase, used)
         if kind == PARTIAL and x >= m + nl:  # level 2 at the spine
             dv = a
@@ -395,7 +396,7 @@ def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, ds
                 slot = _current(sw, dv, blk, slot_of, s_blk, fstack, ftop, sbase, used)
                 if slot < 0 and cnt > 0:
                     slot = _slot(sw, dv, blk, b, slot_of, opened, bmode, s_cnt, s_cov, s_need, s_blk, s_val,
-                                 fstack, ftop, sbase, peak, used, bins, t, fopt, nbins, chunks, d)
+                                 fstack, ftop, sbase, peak, used, bins, t, fopt, nbins, chunks, d, cblk)
             if slot >= 0:
                 s_cnt[slot] += cnt
                 s_cov[slot] += cov
@@ -447,15 +448,15 @@ def _release(sw, dv, slot, slot_of, fstack, ftop, sbase, used):
 def _current(sw, dv, blk, slot_of, s_blk, fstack, ftop, sbase, used):
     """The open aggregator of ``dv`` at ``sw`` for block ``blk`` (a stale one of an older block is freed), or -1."""
     slot = slot_of[sw, dv]
-    if slot >= 0 and s_blk[slot] != blk:
+    if slot >= 0 and s_blk[slot] < blk:
         _release(sw, dv, slot, slot_of, fstack, ftop, sbase, used)
         return -1
-    return slot
+    return slot if slot >= 0 and s_blk[slot] == blk else -1
 
 
 @numba.njit(cache=True)
 def _slot(sw, dv, blk, need, slot_of, opened, bmode, s_cnt, s_cov, s_need, s_blk, s_val, fstack, ftop, sbase,
-          peak, used, bins, t, fopt, nbins, chunks, d):
+          peak, used, bins, t, fopt, nbins, chunks, d, cblk):
     """The aggregator of ``dv`` at switch ``sw`` in block ``blk``, opened on first use if memory allows
     (an aggregator opens at most once per block and never for a bypassed destination); -1 if none."""
     if bmode[sw, dv] == blk:
@@ -463,7 +464,7 @@ def _slot(sw, dv, blk, need, slot_of, opened, bmode, s_cnt, s_cov, s_need, s_blk
     slot = _current(sw, dv, blk, slot_of, s_blk, fstack, ftop, sbase, used)
     if slot >= 0:
         return slot
-    if opened[sw, dv] == blk or ftop[sw] == 0:
+    if opened[sw, dv] == blk or ftop[sw] == 0 or blk < cblk[0]:  # cblk: the block the switches are in
         return -1
     ftop[sw] -= 1
     slot = fstack[sbase[sw] + ftop[sw]]

@@ -37,14 +37,19 @@ class Blocks:
         return int(self.levels.size)
 
 
-def _demand(dst: np.ndarray, chunks: int) -> int:
-    return sorted_unique(dst).size * chunks
+def _demand(dst: np.ndarray, chunks: int, n: int) -> int:
+    return int(np.count_nonzero(np.bincount(dst, minlength=n))) * chunks
 
 
-def _split(src: np.ndarray, dst: np.ndarray, parts_needed: int, chunks: int, seed: int) -> np.ndarray:
+def _split(src: np.ndarray, dst: np.ndarray, parts_needed: int, chunks: int, seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """METIS labels of the edges' endpoints (compact ids), weighting destinations by their aggregators."""
-    ids = sorted_unique(np.concatenate([src, dst]))
-    a, b = np.searchsorted(ids, src), np.searchsorted(ids, dst)
+    present = np.zeros(n, dtype=bool)
+    present[src] = True
+    present[dst] = True
+    ids = np.flatnonzero(present)
+    compact = np.zeros(n, dtype=np.int64)
+    compact[ids] = np.arange(ids.size)
+    a, b = compact[src], compact[dst]
     key = sorted_unique(np.concatenate([a * ids.size + b, b * ids.size + a]))
     rows, cols = np.divmod(key, ids.size)
     indptr = np.zeros(ids.size + 1, dtype=np.int64)
@@ -62,19 +67,19 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
     if chunks > capacity:
         raise NetweaveError(f"one {feature_bytes}-byte feature needs {chunks} aggregators but the switch has "
                             f"{capacity} ({memory_bytes} B); give the switch more memory or use --strategy host")
-    sender = rel.senders()
+    sender, n = rel.senders(), rel.parts.size
     block = np.full(rel.dst.size, -1, dtype=np.int64)
     levels: list[int] = []
     work = [(np.arange(rel.dst.size), 0)]
     while work:
         edges, level = work.pop(0)
-        demand = _demand(rel.dst[edges], chunks)
+        demand = _demand(rel.dst[edges], chunks, n)
         if demand <= capacity:
             block[edges] = len(levels)
             levels.append(level)
             continue
         k = -(-demand // capacity)
-        side_u, side_v = _split(sender[edges], rel.dst[edges], k, chunks, seed + level)
+        side_u, side_v = _split(sender[edges], rel.dst[edges], k, chunks, seed + level, n)
         inside = side_u == side_v
         stuck = not inside.any() or (inside.all() and np.unique(side_v).size == 1)
         if stuck:  # METIS made no progress: group the edges by destination instead

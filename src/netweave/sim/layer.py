@@ -12,7 +12,7 @@ from ..errors import NetweaveError
 from ..graph import load_dataset
 from ..ina import boundary_relation, host_traffic
 from ..ina.orders import ORDERS
-from ..ina.plan import STRATEGIES, ina_plan
+from ..ina.plan import STRATEGIES, InaPlan, ina_plan
 from ..partition import partition_by_method
 from ..partition import load_partition
 from ..progress import stage
@@ -81,25 +81,33 @@ def simulate_layer(config: LayerConfig) -> tuple[dict, SimResult]:
         rel = boundary_relation(g, parts)
         if config.start is not None and not (0 <= config.start < g.num_nodes and rel.send_ptr[config.start + 1] > rel.send_ptr[config.start]):
             raise NetweaveError(f"--start {config.start} is not a boundary vertex (one with a neighbour on another worker)")
-        memory = config.switch_memory
-        plan = ina_plan(rel, config.strategy, feature_bytes, memory, config.order, config.seed, config.start)
+        plan = ina_plan(rel, config.strategy, feature_bytes, config.switch_memory, config.order, config.seed,
+                        config.start)
     t2 = time.perf_counter()
     values = np.random.default_rng(config.seed).standard_normal((g.num_nodes, dim)) if config.verify else None
     with stage(f"simulating {plan.num_units:,} messages"):
-        result = simulate(plan, net, config.sim, values)
-    t3 = time.perf_counter()
-    host_bytes = host_traffic(rel, feature_bytes).traffic_bytes
+        report, result = plan_report(rel, plan, net, config.sim, values)
     report = {"dataset": config.dataset, "num_nodes": g.num_nodes, "num_edges": g.num_edges,
-              "workers": config.workers, "topology": topo.name, "strategy": config.strategy, "order": config.order,
-              "switch_memory_bytes": memory, "feature_bytes": feature_bytes, "cross_edges": rel.num_cross_edges,
-              "boundary_vertices": int(rel.boundary().size), "num_blocks": plan.num_blocks,
-              "partition_levels": int(plan.levels.max()) + 1,
-              "traffic_bytes": result.traffic_bytes, "host_traffic_bytes": host_bytes,
-              "traffic_reduction": 1.0 - result.traffic_bytes / host_bytes if host_bytes else 0.0}
-    report |= result.summary()
-    report |= {"load_partition_time_s": t1 - t0, "plan_time_s": t2 - t1, "sim_time_s": t3 - t2}
+              "workers": config.workers, "topology": topo.name, "order": config.order} | report
+    report |= {"load_partition_time_s": t1 - t0, "plan_time_s": t2 - t1}
     if values is not None:
         report["verify_max_rel_error"] = _check(g, parts.parts, values, result.sums)
+    return report, result
+
+
+def plan_report(rel, plan: InaPlan, net, sim: SimConfig, values: np.ndarray | None = None) -> tuple[dict, SimResult]:
+    """Simulate ``plan`` and report it next to the host-based traffic of the same relation."""
+    t0 = time.perf_counter()
+    result = simulate(plan, net, sim, values)
+    host_bytes = host_traffic(rel, plan.feature_bytes).traffic_bytes
+    report = {"strategy": plan.strategy, "switch_memory_bytes": plan.memory_bytes, "feature_bytes": plan.feature_bytes,
+              "cross_edges": rel.num_cross_edges, "boundary_vertices": int(rel.boundary().size),
+              "num_blocks": plan.num_blocks, "partition_levels": int(plan.levels.max()) + 1,
+              "traffic_bytes": result.traffic_bytes, "host_traffic_bytes": host_bytes,
+              "traffic_reduction": 1.0 - result.traffic_bytes / host_bytes if host_bytes else 0.0}
+    delivered = result.timeline[:, 1].sum()
+    report |= result.summary() | {"aggregated_share": float(result.timeline[:, 2].sum() / delivered) if delivered else 0.0,
+                                  "sim_time_s": time.perf_counter() - t0}
     return report, result
 
 

@@ -1,0 +1,170 @@
+"""Benchmark: one GNN layer through in-network multicast and aggregation, 128 workers (issue 5).
+
+For every graph, partitioned once by METIS into 128 parts, in one run on a 128-host star at
+100 Gb/s with 2 µs links (switchgnn.txt §6): ``host`` (BNS-GCN, the baseline), ``straw`` with
+unlimited memory (UL), 100 MB and 10 MB, and ``switchgnn`` at 100 MB and 10 MB (GAMR), plus
+``switchgnn`` at 100 MB in random order. Reported: traffic, its reduction against ``host``,
+completion time, largest switch queue, peak aggregator memory, the share of bytes delivered as
+aggregation results, and planning / simulation wall time (simulation: median of ``--repeats``).
+
+On ``reddit-like`` also: traffic against switch memory (Figure 18), GAMR against random order on
+the largest queue and completion time (Figure 17), the time series of Figure 2, and the 8×8
+leaf-spine of §6.2 (16 hosts per leaf, two-level aggregation).
+
+Writes ``benchmarks/results/ina.json`` and ``ina_*.png``; prints Markdown rows for BENCHMARKS.md.
+Usage: python benchmarks/bench_ina.py [--scale 0.1] [--data ../shared/data] [--only reddit-like]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+from netweave.graph import load_dataset
+from netweave.ina import boundary_relation
+from netweave.ina.plan import ina_plan
+from netweave.partition import metis_partition
+from netweave.sim import SimConfig, sim_network
+from netweave.sim.layer import plan_report
+from netweave.sim.timeline import plot_timelines
+from netweave.topology import load_topology_spec
+
+HERE = Path(__file__).resolve().parent
+WORKERS, MB = 128, 1_000_000
+STAR = f"star:n={WORKERS},gbps=100,latency_us=2"
+LEAFSPINE = "leafspine:leaves=8,spines=8,hosts=16,gbps=100,latency_us=2"
+CASES = [("host", None, "random"), ("straw", None, "random"), ("straw", 100 * MB, "random"),
+         ("straw", 10 * MB, "random"), ("switchgnn", 100 * MB, "gamr"), ("switchgnn", 10 * MB, "gamr"),
+         ("switchgnn", 100 * MB, "random")]
+SWEEP = [1 * MB, 2 * MB, 5 * MB, 10 * MB, 20 * MB, 50 * MB, 100 * MB]
+
+
+def graphs(data: Path, scale: float) -> dict[str, str]:
+    return {"reddit-like": f"reddit-like:scale={scale}",
+            "amazon_cs": f"{data}/gnn_benchmark_npz/amazon_cs.npz",
+            "coauthor_phy": f"{data}/gnn_benchmark_npz/coauthor_phy.npz",
+            "flickr": f"{data}/gnn_benchmark_npz/flickr.npz",
+            "slashdot": f"snap:{data}/snap/soc-Slashdot0902.txt.gz"}
+
+
+def run(rel, net, strategy, memory, order, feature_bytes, repeats=1, seed=0):
+    t0 = time.perf_counter()
+    plan = ina_plan(rel, strategy, feature_bytes, memory, order, seed)
+    plan_s = time.perf_counter() - t0
+    times, report, result = [], None, None
+    for _ in range(repeats):
+        report, result = plan_report(rel, plan, net, SimConfig(seed=seed))
+        times.append(report["sim_time_s"])
+    report |= {"order": order, "plan_time_s": plan_s, "sim_time_s": statistics.median(times)}
+    return report, result
+
+
+def row(graph, report):
+    keys = ("strategy", "switch_memory_bytes", "order", "traffic_bytes", "host_traffic_bytes", "traffic_reduction",
+            "completion_time_s", "max_queue_bytes", "peak_aggregator_bytes", "aggregated_share", "num_blocks",
+            "unaggregated_messages", "core_bytes", "plan_time_s", "sim_time_s")
+    return {"graph": graph, **{k: report[k] for k in keys}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
+    ap.add_argument("--scale", type=float, default=0.1, help="reddit-like scale (1.0 = Reddit's 233k vertices)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", nargs="*", help="graph names to run")
+    args = ap.parse_args()
+    os.environ.setdefault("NETWEAVE_NO_PROGRESS", "1")
+    star = sim_network(load_topology_spec(STAR))
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    rows, sweep, leafspine, graph_info = [], [], [], {}
+    for name, spec in graphs(args.data, args.scale).items():
+        if args.only and name not in args.only:
+            continue
+        if not name.startswith("reddit") and not args.data.exists():
+            continue
+        t0 = time.perf_counter()
+        g = load_dataset(spec)
+        rel = boundary_relation(g, metis_partition(g, WORKERS, seed=0))
+        feature_bytes = 4 * (g.feature_dim or 128)
+        graph_info[name] = {"spec": spec, "num_nodes": g.num_nodes, "num_edges": g.num_edges,
+                            "cross_edges": rel.num_cross_edges, "feature_bytes": feature_bytes,
+                            "load_partition_s": time.perf_counter() - t0}
+        print(json.dumps(graph_info[name]), flush=True)
+        timelines = {}
+        for strategy, memory, order in CASES:
+            report, result = run(rel, star, strategy, memory, order, feature_bytes, args.repeats)
+            rows.append(row(name, report))
+            print(json.dumps(rows[-1]), flush=True)
+            if name == "reddit-like" and order != "random" or strategy == "straw" and memory is None:
+                label = strategy + ("" if memory is None else f" {memory // MB}MB") + ("" if strategy == "host" else f" {order}")
+                timelines[label] = result.timeline
+        if name != "reddit-like":
+            continue
+        plot_timelines({k: v for k, v in timelines.items() if not k.startswith("host")}, out / "ina_timeline.png")
+        for memory in SWEEP:  # Figures 17 and 18
+            for strategy, order in (("straw", "random"), ("switchgnn", "gamr"), ("switchgnn", "random")):
+                report, _ = run(rel, star, strategy, memory, order, feature_bytes)
+                sweep.append(row(name, report))
+                print(json.dumps(sweep[-1]), flush=True)
+        ls = sim_network(load_topology_spec(LEAFSPINE))
+        for strategy, memory, order in (("host", None, "random"), ("straw", None, "random"), ("switchgnn", 100 * MB, "gamr"),
+                                        ("switchgnn", 10 * MB, "gamr")):
+            report, _ = run(rel, ls, strategy, memory, order, feature_bytes)
+            leafspine.append(row(name, report))
+            print(json.dumps(leafspine[-1]), flush=True)
+    meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "workers": WORKERS, "star": STAR,
+            "leafspine": LEAFSPINE, "command": f"python benchmarks/bench_ina.py --scale {args.scale}"}
+    (out / "ina.json").write_text(json.dumps({"meta": meta, "graphs": graph_info, "rows": rows, "sweep": sweep,
+                                              "leafspine": leafspine}, indent=1))
+    if sweep:
+        plot_sweep(sweep, rows, out / "ina_memory.png")
+    markdown(rows, sweep, leafspine)
+
+
+def plot_sweep(sweep, rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    host = next(r["traffic_bytes"] for r in rows if r["graph"] == "reddit-like" and r["strategy"] == "host")
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
+    for strategy, order, style in (("straw", "random", "o-"), ("switchgnn", "gamr", "s-"), ("switchgnn", "random", "x--")):
+        pts = [r for r in sweep if r["strategy"] == strategy and r["order"] == order]
+        mem = [r["switch_memory_bytes"] / MB for r in pts]
+        label = f"{strategy} ({order})"
+        axes[0].plot(mem, [r["traffic_bytes"] / 1e9 for r in pts], style, label=label)
+        axes[1].plot(mem, [r["max_queue_bytes"] / 1e6 for r in pts], style, label=label)
+        axes[2].plot(mem, [r["completion_time_s"] * 1e3 for r in pts], style, label=label)
+    axes[0].axhline(host / 1e9, color="gray", ls=":", label="host (BNS-GCN)")
+    for ax, ylabel in zip(axes, ("traffic (GB)", "largest queue (MB)", "completion (ms)")):
+        ax.set_xscale("log")
+        ax.set_xlabel("switch memory (MB)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def markdown(rows, sweep, leafspine):
+    def line(r):
+        mem = "UL" if r["switch_memory_bytes"] is None else f"{r['switch_memory_bytes'] // MB} MB"
+        mem = "–" if r["strategy"] == "host" else mem
+        return (f"| {r['graph']} | {r['strategy']} | {mem} | {r['order'] if r['strategy'] != 'host' else '–'} | "
+                f"{r['traffic_bytes'] / 1e9:.3f} | {100 * r['traffic_reduction']:.1f}% | {r['completion_time_s'] * 1e3:.3f} | "
+                f"{r['max_queue_bytes'] / 1e6:.2f} | {r['peak_aggregator_bytes'] / 1e6:.1f} | {100 * r['aggregated_share']:.0f}% | "
+                f"{r['num_blocks']} | {r['plan_time_s']:.1f} | {r['sim_time_s']:.1f} |")
+    for r in rows + sweep + leafspine:
+        print(line(r))
+
+
+if __name__ == "__main__":
+    main()

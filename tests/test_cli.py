@@ -138,3 +138,50 @@ def test_train_one_worker_json(capsys):
     r = run_json(capsys, "train", "cora", "--epochs", "3", "--model", "gin", "--hidden", "8")
     assert r["workers"] == 1 and r["comm"] == "none" and len(r["epochs"]) == 3
     assert r["exchange_bytes_per_epoch"] == 0 and r["epochs"][-1]["loss"] < r["epochs"][0]["loss"]
+
+
+# -- ina -----------------------------------------------------------------------------------------
+INA_KEYS = ("traffic_bytes", "host_traffic_bytes", "traffic_reduction", "completion_time_s", "max_queue_bytes",
+            "peak_aggregator_bytes", "num_blocks", "unaggregated_messages")
+
+
+@pytest.mark.parametrize("strategy,memory", [("host", "100MB"), ("straw", "unlimited"), ("switchgnn", "20KB")])
+def test_ina_reports_and_verifies(capsys, tmp_path, strategy, memory):
+    s = run_json(capsys, "ina", "cora", "--workers", "4", "--strategy", strategy, "--switch-memory", memory,
+                 "--feature-dim", "16", "--loss", "0.02", "--verify", "--timeline", str(tmp_path / "t.csv"))
+    assert all(k in s for k in INA_KEYS) and s["verify_max_rel_error"] < 1e-9
+    assert (s["traffic_reduction"] > 0) == (strategy != "host")  # host: resends only add
+    assert (s["num_blocks"] > 1) == (strategy == "switchgnn") and s["resends"] > 0
+    rows = np.loadtxt(tmp_path / "t.csv", delimiter=",", skiprows=1, ndmin=2)
+    assert rows.shape[1] == 5 and rows[-1, 0] <= s["completion_time_s"]
+
+
+def test_ina_leaf_spine_table_and_plot(capsys, tmp_path):
+    code, out, err = run(capsys, "ina", "cora", "--workers", "8", "--topology", "leafspine:leaves=2,spines=2,hosts=4",
+                         "--strategy", "straw", "--plot", str(tmp_path / "t.png"))
+    assert code == 0 and "traffic_reduction" in out and "core_bytes" in out
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--workers", "4", "--topology", "star:n=8"], "make them agree"),
+    (["--workers", "4", "--strategy", "switchgnn", "--switch-memory", "unlimited"], "finite"),
+    (["--workers", "4", "--switch-memory", "lots"], "--switch-memory"),
+    (["--workers", "8", "--topology", "dgx1"], "GPUs"),
+    (["--workers", "4", "--loss", "2"], "loss rate"),
+    (["--workers", "4", "--start", "0"], "boundary vertex"),
+])
+def test_ina_bad_input_is_one_line(capsys, argv, message):
+    code, out, err = run(capsys, "ina", "cora", *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("graph,order,z", [("star:n=40", "gamr", 40), ("ring:n=12", "gamr", 14)])
+def test_timeslot_reproduces_the_section_3_2_2_analysis(capsys, graph, order, z):
+    s = run_json(capsys, "timeslot", graph, "--order", order)
+    assert s["z"] == z and s["arrival_slots"] == int(graph.split("=")[1])
+
+
+def test_timeslot_random_star_waits_for_the_hub(capsys):
+    zs = [run_json(capsys, "timeslot", "star:n=40", "--order", "random", "--seed", str(s))["z"] for s in range(30)]
+    assert min(zs) >= 40 and max(zs) <= 2 * 40 - 1 and np.mean(zs) > 45

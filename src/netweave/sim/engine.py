@@ -22,7 +22,7 @@ RAW, COPY, RESULT, PARTIAL, RESEND, FETCH, DONE, NEXT, BGPKT = 0, 1, 2, 3, 4, 5,
 PENDING, AGGREGATED, BYPASSED, CREDITED, PULLED = 0, 1, 2, 3, 4
 
 # indices of the integer options array
-O_M, O_L, O_S, O_F, O_CTRL, O_MTU, O_SYNC, O_NB, O_RECOVER, O_CC, O_SEED, O_D = range(12)
+O_M, O_L, O_S, O_F, O_CTRL, O_MTU, O_NB, O_RECOVER, O_CC, O_SEED, O_D = range(11)
 # indices of the float options array
 P_BUFFER, P_ECN, P_LOSS, P_TIMEOUT, P_AI_STEP, P_AI_EVERY, P_DEC_EVERY, P_MIN_RATE, P_BG_GAP, P_DT, P_HORIZON, P_CNP_DELAY = range(12)
 

@@ -18,7 +18,7 @@ The model (every assumption in one place):
   counter of bypassed copies completes the aggregator, whose sum then goes down (or, for a vertex
   under another leaf, up to the spine ``v mod S`` as a partial sum, where level 2 adds the leaves'
   partial sums the same way). Hosts add everything they receive.
-* **Blocks** (``switchgnn``) are synchronised: a host that holds all sums of the block and has sent
+* **Blocks** (more than one: ``switchgnn``) are synchronised: a host that holds all sums of the block and has sent
   its units reports DONE to the coordinating switch (the star's switch, spine 0 of a leaf-spine),
   which multicasts NEXT when all have (§3.3).
 * **Loss** (random, per link traversal, or tail drop) is repaired as in §3.4: a host that receives
@@ -168,9 +168,8 @@ def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
     carried = np.zeros((n, 0)) if values is None else np.ascontiguousarray(values, dtype=np.float64)
     nbins = int(min(np.ceil(config.horizon_s / (config.bin_us * 1e-6)), 2_000_000)) + 1
     recover = config.loss > 0 or config.buffer_bytes is not None
-    iopt = np.array([m, nl, ns, plan.feature_bytes, config.control_bytes, config.mtu_bytes, int(plan.synchronised),
-                     plan.num_blocks, int(recover), int(config.congestion_control), config.seed, carried.shape[1]],
-                    dtype=np.int64)
+    iopt = np.array([m, nl, ns, plan.feature_bytes, config.control_bytes, config.mtu_bytes, plan.num_blocks,
+                     int(recover), int(config.congestion_control), config.seed, carried.shape[1]], dtype=np.int64)
     host_delay = float(net.delay[:m].max())
     fopt = np.array([np.inf if config.buffer_bytes is None else config.buffer_bytes, config.ecn_bytes, config.loss,
                      config.timeout_us * 1e-6, config.ai_gbps * 1e9 / 8, config.ai_every_us * 1e-6,

@@ -81,9 +81,14 @@ def _route(x, dst, spn, iopt, leaf_of):
 
 
 @numba.njit(cache=True)
-def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, dst, eblock, need1, need2,
+def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, dst, need1, need2,
                     unit_lo, unit_hi, unit_to, unit_ptr, in_edges, dest_v, dest_lo, dest_hi, dest_ptr,
                     capacity, chunks, values, bg_size, bg_cdf, nbins, dvert):
+    """Run one layer (arguments: see :func:`netweave.sim.simulate.simulate`, which builds them).
+
+    Returns ``(t_end, finish_t (M,), link bytes (links,), max backlog (links,), bins (nbins, 4),
+    counters (12,), peak aggregators per switch, delivered sums (n, D))``.
+    """
     m, nl, ns, fbytes, ctrl = iopt[O_M], iopt[O_L], iopt[O_S], iopt[O_F], iopt[O_CTRL]
     d = iopt[O_D]
     nsw = nl + ns
@@ -173,7 +178,8 @@ def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, ds
     while heap and nfin < m:
         ev = heapq.heappop(heap)
         t, kind_ev, x = ev[0], ev[2], ev[3]
-        kind, mdst, a, b, blk, size, org, spn, cnt, cov, vrow = ev[4], ev[5], ev[6], ev[7], ev[8], ev[9], ev[10], ev[11], ev[12], ev[13], ev[14]
+        kind, mdst, a, b, blk, size, org = ev[4], ev[5], ev[6], ev[7], ev[8], ev[9], ev[10]
+        spn, cnt, cov, vrow = ev[11], ev[12], ev[13], ev[14]
         stats[10] += 1
         if t > fopt[P_HORIZON]:
             stats[11] = 2

@@ -179,7 +179,7 @@ def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
     capacity = _capacity(plan, net, chunks, dvert.size)
     t_end, finish, lbytes, maxq, bins, stats, peak, sums = engine.simulate_kernel(
         iopt, fopt, net.leaf_of, net.rate, net.delay, plan.parts.astype(np.int64), dest_index, plan.src, plan.dst,
-        plan.block, need1, need2, plan.unit_lo, plan.unit_hi, plan.unit_to, plan.unit_ptr, plan.in_edges,
+        need1, need2, plan.unit_lo, plan.unit_hi, plan.unit_to, plan.unit_ptr, plan.in_edges,
         plan.dest_v, plan.dest_lo, plan.dest_hi, plan.dest_ptr, capacity, chunks, carried,
         HADOOP_SIZES, HADOOP_CDF, nbins, dvert)
     if stats[11] == 2:

@@ -19,6 +19,7 @@ demo: $(STAMP)
 	$(BIN)/netweave topology show dgx1
 	$(BIN)/netweave plan cora --topology dgx1 --planner spst
 	$(BIN)/netweave train cora --workers 4 --comm spst --epochs 200
+	$(BIN)/netweave ina cora --workers 8 --strategy switchgnn --switch-memory 200KB --verify
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -41,6 +41,7 @@ LEAFSPINE = "leafspine:leaves=8,spines=8,hosts=16,gbps=100,latency_us=2"
 CASES = [("host", None, "random"), ("straw", None, "random"), ("straw", 100 * MB, "random"),
          ("straw", 10 * MB, "random"), ("switchgnn", 100 * MB, "gamr"), ("switchgnn", 10 * MB, "gamr"),
          ("switchgnn", 100 * MB, "random")]
+FIGURE_2 = [("straw", None), ("straw", 10 * MB), ("switchgnn", 10 * MB)]  # UL, overflow, SwitchGNN
 SWEEP = [1 * MB, 2 * MB, 5 * MB, 10 * MB, 20 * MB, 50 * MB, 100 * MB]
 
 
@@ -64,11 +65,11 @@ def run(rel, net, strategy, memory, order, feature_bytes, repeats=1, seed=0):
     return report, result
 
 
-def row(graph, report):
+def row(graph, report, topology="star"):
     keys = ("strategy", "switch_memory_bytes", "order", "traffic_bytes", "host_traffic_bytes", "traffic_reduction",
             "completion_time_s", "max_queue_bytes", "peak_aggregator_bytes", "aggregated_share", "num_blocks",
             "unaggregated_messages", "core_bytes", "plan_time_s", "sim_time_s")
-    return {"graph": graph, **{k: report[k] for k in keys}}
+    return {"graph": graph, "topology": topology, **{k: report[k] for k in keys}}
 
 
 def main() -> None:
@@ -101,12 +102,11 @@ def main() -> None:
             report, result = run(rel, star, strategy, memory, order, feature_bytes, args.repeats)
             rows.append(row(name, report))
             print(json.dumps(rows[-1]), flush=True)
-            if name == "reddit-like" and order != "random" or strategy == "straw" and memory is None:
-                label = strategy + ("" if memory is None else f" {memory // MB}MB") + ("" if strategy == "host" else f" {order}")
-                timelines[label] = result.timeline
+            if (strategy, memory) in FIGURE_2:
+                timelines[f"{strategy} {'UL' if memory is None else f'{memory // MB}MB'}"] = result.timeline
         if name != "reddit-like":
             continue
-        plot_timelines({k: v for k, v in timelines.items() if not k.startswith("host")}, out / "ina_timeline.png")
+        plot_timelines(timelines, out / "ina_timeline.png")
         for memory in SWEEP:  # Figures 17 and 18
             for strategy, order in (("straw", "random"), ("switchgnn", "gamr"), ("switchgnn", "random")):
                 report, _ = run(rel, star, strategy, memory, order, feature_bytes)
@@ -116,7 +116,7 @@ def main() -> None:
         for strategy, memory, order in (("host", None, "random"), ("straw", None, "random"), ("switchgnn", 100 * MB, "gamr"),
                                         ("switchgnn", 10 * MB, "gamr")):
             report, _ = run(rel, ls, strategy, memory, order, feature_bytes)
-            leafspine.append(row(name, report))
+            leafspine.append(row(name, report, "leafspine"))
             print(json.dumps(leafspine[-1]), flush=True)
     meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "workers": WORKERS, "star": STAR,
             "leafspine": LEAFSPINE, "command": f"python benchmarks/bench_ina.py --scale {args.scale}"}
@@ -158,7 +158,7 @@ def markdown(rows, sweep, leafspine):
     def line(r):
         mem = "UL" if r["switch_memory_bytes"] is None else f"{r['switch_memory_bytes'] // MB} MB"
         mem = "–" if r["strategy"] == "host" else mem
-        return (f"| {r['graph']} | {r['strategy']} | {mem} | {r['order'] if r['strategy'] != 'host' else '–'} | "
+        return (f"| {r['graph']} | {r['topology']} | {r['strategy']} | {mem} | {r['order'] if r['strategy'] != 'host' else '–'} | "
                 f"{r['traffic_bytes'] / 1e9:.3f} | {100 * r['traffic_reduction']:.1f}% | {r['completion_time_s'] * 1e3:.3f} | "
                 f"{r['max_queue_bytes'] / 1e6:.2f} | {r['peak_aggregator_bytes'] / 1e6:.1f} | {100 * r['aggregated_share']:.0f}% | "
                 f"{r['num_blocks']} | {r['plan_time_s']:.1f} | {r['sim_time_s']:.1f} |")

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 # events
-ARRIVE, SEND, TIMER, CNP, BG = 0, 1, 2, 3, 4
+ARRIVE, SEND, TIMER, CNP, BG, SAMPLE = 0, 1, 2, 3, 4, 5
 # message kinds
 RAW, COPY, RESULT, PARTIAL, RESEND, FETCH, DONE, NEXT, BGPKT = 0, 1, 2, 3, 4, 5, 6, 7, 8
 # edge states: pending, in a switch aggregator, bypassed in a copy, delivered, pulled by the host
@@ -170,6 +170,7 @@ def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, ds
     if fopt[P_BG_GAP] > 0:
         for h in range(m):
             _push(heap, ctr, np.random.exponential(fopt[P_BG_GAP]), BG, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    _push(heap, ctr, 0.0, SAMPLE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     for h in range(m):
         if remaining[h] == 0 and sent_all[h]:
             nfin += _block_done(heap, ctr, 0.0, h, iopt, fopt, cur, waiting, finished, finish_t, done_t, free_at,
@@ -209,6 +210,14 @@ def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, ds
                 last_inc[h] = t
             nxt = max(t + fbytes / hrate[h], free_at[h] - fbytes / line[h])
             _push(heap, ctr, nxt, SEND, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            continue
+        if kind_ev == SAMPLE:  # the state at every bin start: aggregators in use, largest switch backlog
+            k = min(int(t / fopt[P_DT] + 0.5), nbins - 1)
+            bins[k, 2] = max(bins[k, 2], used[0] * chunks * 128.0)
+            for lk in range(m, nlinks):
+                bins[k, 3] = max(bins[k, 3], (free_at[lk] - t) * rate[lk])
+            if heap:  # nothing else pending would be a stall: let the loop end and say so
+                _push(heap, ctr, (k + 1) * fopt[P_DT], SAMPLE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             continue
         if kind_ev == CNP:
             h = x

@@ -395,6 +395,56 @@ def timeslot(
     out.print(table(f"time-slot model of {dataset}, {order.value} order, k={k}", report))
 
 
+# -- route ---------------------------------------------------------------------------------------
+class Algorithm(str, Enum):
+    aro = "aro"
+    ecmp = "ecmp"
+    grid = "grid"
+    aggtree = "aggtree"
+    ps = "ps"
+
+
+@app.command()
+def route(
+    topology: str = typer.Option(..., "--topology", help="A leaf-spine or fat-tree with INA switches. " + TOPOLOGY_HELP),
+    jobs_file: Optional[Path] = typer.Option(None, "--jobs", help="Jobs YAML (jobs: [{name, weight, tasks: [{ps, workers}]}])."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="One task of W random workers (instead of --jobs)."),
+    ps: Optional[str] = typer.Option(None, "--ps", help="Its PS (default: the first host under an INA switch)."),
+    algorithm: Algorithm = typer.Option(Algorithm.aro, "--algorithm", help="aro (exact MILP), ecmp (ATP), grid, aggtree or ps (no INA)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the workers' placement and of the randomised baselines."),
+    time_limit: float = typer.Option(60.0, "--time-limit", help="Seconds the ARO solver may take."),
+    evaluate: Optional[Path] = typer.Option(None, "--evaluate", help="Evaluate a routes JSON instead of planning."),
+    out_file: Optional[Path] = typer.Option(None, "--out", help="Write the routes JSON."),
+    as_json: bool = JsonOpt,
+):
+    """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates."""
+    from .route import evaluate_routes, load_jobs, random_job
+    from .route.plan import load_routes, route_jobs, save_routes
+    from .topology import load_topology_spec
+
+    topo = load_topology_spec(topology)
+    if evaluate is not None:
+        routes, jobs = load_routes(evaluate)
+        if jobs_file is not None:
+            jobs = load_jobs(jobs_file)
+        ev = evaluate_routes(topo, jobs, routes)
+        report = {"routes": str(evaluate), "evaluated_rates_gbps": ev.rates_gbps,
+                  "min_rate_gbps": min(ev.rates_gbps.values()),
+                  "bottleneck": {k: (None if v is None else list(v)) for k, v in ev.bottleneck.items()}}
+        return emit_json(report) if as_json else out.print(table(f"routes {evaluate} on {topo.name}", report))
+    if (jobs_file is None) == (workers is None):
+        raise NetweaveError("give exactly one of --jobs FILE and --workers W")
+    jobs = load_jobs(jobs_file) if jobs_file is not None else random_job(topo, workers, ps, seed)
+    report = route_jobs(topo, jobs, algorithm.value, seed, time_limit)
+    if out_file is not None:
+        save_routes(report, out_file)
+        report["out"] = str(out_file)
+    if as_json:
+        return emit_json(report)
+    shown = {k: v for k, v in report.items() if k != "tasks"}
+    out.print(table(f"{algorithm.value} routing on {topo.name}", shown))
+
+
 # -- topology ------------------------------------------------------------------------------------
 @topology_app.command("show")
 def topology_show(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),

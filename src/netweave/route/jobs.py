@@ -1,0 +1,90 @@
+"""Aggregation tasks and training jobs (aro.txt §III-B; the Jobs YAML of DESIGN.md).
+
+A *task* is a set of workers sending aggregatable gradients to one PS; a *job* is one or more tasks
+(a model sharded over several PSs) with a weight ``β`` (its model size, for MJMT fairness).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from ..errors import NetweaveError
+from ..topology import Topology
+
+
+@dataclass(frozen=True)
+class Task:
+    """``workers`` (host names) send to ``ps`` (a host name)."""
+
+    name: str
+    ps: str
+    workers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    tasks: tuple[Task, ...]
+    weight: float = 1.0
+
+
+def check_jobs(jobs: list[Job], topo: Topology) -> None:
+    """Every worker and PS is a host of ``topo``; a task has workers and does not include its PS."""
+    if not jobs or not any(j.tasks for j in jobs):
+        raise NetweaveError("no aggregation task: give --workers W or a jobs file with tasks")
+    for job in jobs:
+        if job.weight <= 0:
+            raise NetweaveError(f"job {job.name}: weight {job.weight} must be positive")
+        for task in job.tasks:
+            for name in (task.ps, *task.workers):
+                node = topo.node(name)  # unknown names raise with a suggestion
+                if node.kind != "host":
+                    raise NetweaveError(f"task {task.name}: {name} is a {node.kind}, not a host")
+            if not task.workers:
+                raise NetweaveError(f"task {task.name} has no workers")
+            if task.ps in task.workers:
+                raise NetweaveError(f"task {task.name}: the PS {task.ps} is also listed as a worker")
+            if len(set(task.workers)) != len(task.workers):
+                raise NetweaveError(f"task {task.name} lists a worker twice")
+
+
+def load_jobs(path: str | Path) -> list[Job]:
+    """Read a Jobs YAML file (``jobs: [{name, weight, tasks: [{ps, workers}]}]``)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise NetweaveError(f"{path}: no such file") from None
+    except yaml.YAMLError as exc:
+        raise NetweaveError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        raise NetweaveError(f"{path}: expected a mapping with a 'jobs' list")
+    jobs = []
+    for j, entry in enumerate(data["jobs"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("tasks"), list):
+            raise NetweaveError(f"{path}: job {j} needs a 'tasks' list")
+        name = str(entry.get("name", f"J{j}"))
+        tasks = []
+        for t, task in enumerate(entry["tasks"]):
+            if not isinstance(task, dict) or "ps" not in task or not isinstance(task.get("workers"), list):
+                raise NetweaveError(f"{path}: job {name} task {t} needs 'ps' and a 'workers' list")
+            tasks.append(Task(f"{name}.T{t}", str(task["ps"]), tuple(str(w) for w in task["workers"])))
+        jobs.append(Job(name, tuple(tasks), float(entry.get("weight", 1.0))))
+    return jobs
+
+
+def random_job(topo: Topology, workers: int, ps: str | None = None, seed: int = 0) -> list[Job]:
+    """One job with one task: ``workers`` hosts drawn at random (seeded) and a PS — ``ps``, or the
+    first host under an INA switch (the paper puts the PS under an INA leaf), or the first host."""
+    hosts = [n.name for n in topo.nodes if n.kind == "host"]
+    if ps is None:
+        ps = next((h for h in hosts if any(topo.nodes[nb].ina for nb, _ in topo.adjacency[topo.index[h]])), hosts[0])
+    topo.node(ps)
+    others = [h for h in hosts if h != ps]
+    if not 1 <= workers <= len(others):
+        raise NetweaveError(f"--workers {workers}: the topology has {len(others)} hosts besides the PS")
+    chosen = np.random.default_rng(seed).choice(len(others), size=workers, replace=False)
+    return [Job("J0", (Task("J0.T0", ps, tuple(others[i] for i in sorted(chosen))),))]

@@ -1,0 +1,64 @@
+"""Run a routing algorithm on jobs, evaluate it, and read/write the routes JSON of DESIGN.md."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from ..errors import NetweaveError
+from ..topology import Topology
+from .aro import aro, rate_lp, upper_bound
+from .baselines import aggtree_routes, ecmp_routes, grid_routes, ps_routes
+from .evaluate import Routes, evaluate_routes
+from .jobs import Job, Task, check_jobs
+
+ALGORITHMS = {"aro": None, "ecmp": ecmp_routes, "grid": grid_routes, "aggtree": aggtree_routes, "ps": ps_routes}
+
+
+def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, time_limit: float = 60.0) -> dict:
+    """Routes of ``algorithm`` for ``jobs`` with their evaluated rates: the routes JSON as a dict."""
+    if algorithm not in ALGORITHMS:
+        raise NetweaveError(f"unknown algorithm {algorithm!r}; use one of {', '.join(ALGORITHMS)}")
+    check_jobs(jobs, topo)
+    t0 = time.perf_counter()
+    optimal = None
+    if algorithm == "aro":
+        sol = aro(topo, jobs, time_limit=time_limit)
+        routes, planned, optimal = sol.routes, sol.rates_gbps, sol.optimal
+    else:
+        routes, planned = ALGORITHMS[algorithm](topo, jobs, seed), None
+    solve = time.perf_counter() - t0
+    ev = evaluate_routes(topo, jobs, routes, ina=algorithm != "ps")
+    rates = planned if planned is not None else ev.rates_gbps
+    _, objective = rate_lp(topo, jobs, ev.flows) if planned is None else (None, sol.objective)
+    report = {"algorithm": algorithm, "topology": topo.name, "seed": seed,
+              "tasks": {t.name: {"ps": t.ps, "rate_gbps": rates[t.name], "paths": routes[t.name]}
+                        for j in jobs for t in j.tasks},
+              "objective": objective, "solve_time_s": solve, "optimal": optimal,
+              "upper_bound_gbps": upper_bound(topo, jobs),
+              "evaluated_rates_gbps": ev.rates_gbps}
+    report["min_rate_gbps"] = min(ev.rates_gbps.values())
+    report["total_rate_gbps"] = sum(ev.rates_gbps.values())
+    return report
+
+
+def save_routes(report: dict, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(report, indent=1))
+
+
+def load_routes(path: str | Path) -> tuple[Routes, list[Job]]:
+    """The paths of a routes JSON and the jobs they imply (one job holding every task)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise NetweaveError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise NetweaveError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    tasks = data.get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict) or not all(isinstance(t, dict) and "ps" in t and isinstance(t.get("paths"), dict)
+                                              for t in tasks.values()):
+        raise NetweaveError(f"{path}: expected {{'tasks': {{NAME: {{'ps': …, 'paths': {{worker: [nodes]}}}}}}}}")
+    routes = {name: {w: list(p) for w, p in t["paths"].items()} for name, t in tasks.items()}
+    job = Job("J0", tuple(Task(name, t["ps"], tuple(t["paths"])) for name, t in tasks.items()))
+    return routes, [job]

@@ -185,3 +185,39 @@ def test_timeslot_reproduces_the_section_3_2_2_analysis(capsys, graph, order, z)
 def test_timeslot_random_star_waits_for_the_hub(capsys):
     zs = [run_json(capsys, "timeslot", "star:n=40", "--order", "random", "--seed", str(s))["z"] for s in range(30)]
     assert min(zs) >= 40 and max(zs) <= 2 * 40 - 1 and np.mean(zs) > 45
+
+
+# -- route ---------------------------------------------------------------------------------------
+LEAFSPINE = "leafspine:leaves=4,spines=2,hosts=4,ina=0.5,pipelines=2,seed=1"
+
+
+def test_route_plans_writes_and_evaluates(capsys, tmp_path):
+    s = run_json(capsys, "route", "--topology", LEAFSPINE, "--workers", "10", "--out", str(tmp_path / "r.json"))
+    assert s["optimal"] and s["objective"] == pytest.approx(s["tasks"]["J0.T0"]["rate_gbps"])
+    assert s["upper_bound_gbps"] >= s["objective"] and s["solve_time_s"] >= 0
+    paths = s["tasks"]["J0.T0"]["paths"]
+    assert len(paths) == 10 and all(p[-1] == s["tasks"]["J0.T0"]["ps"] for p in paths.values())
+    e = run_json(capsys, "route", "--topology", LEAFSPINE, "--evaluate", str(tmp_path / "r.json"))
+    assert e["evaluated_rates_gbps"]["J0.T0"] == pytest.approx(s["objective"])
+    for algorithm in ("ecmp", "grid", "aggtree", "ps"):
+        b = run_json(capsys, "route", "--topology", LEAFSPINE, "--workers", "10", "--algorithm", algorithm)
+        assert 0 < b["min_rate_gbps"] <= s["objective"] + 1e-9
+
+
+def test_route_jobs_file(capsys, tmp_path):
+    (tmp_path / "jobs.yaml").write_text("jobs:\n  - name: A\n    tasks:\n      - {ps: H0, workers: [H5, H6, H9, H13]}\n"
+                                        "      - {ps: H1, workers: [H5, H6, H9, H13]}\n")
+    s = run_json(capsys, "route", "--topology", LEAFSPINE, "--jobs", str(tmp_path / "jobs.yaml"))
+    assert set(s["tasks"]) == {"A.T0", "A.T1"} and s["total_rate_gbps"] <= s["upper_bound_gbps"] + 1e-9
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--topology", LEAFSPINE], "exactly one of --jobs"),
+    (["--topology", LEAFSPINE, "--workers", "5", "--ps", "H99"], "unknown node 'H99'"),
+    (["--topology", "leafspine:leaves=2,spines=2,hosts=2", "--workers", "3"], "needs INA switches"),
+    (["--topology", LEAFSPINE, "--workers", "500"], "hosts besides the PS"),
+    (["--topology", LEAFSPINE, "--evaluate", "missing.json"], "no such file"),
+])
+def test_route_bad_input_is_one_line(capsys, argv, message):
+    code, out, err = run(capsys, "route", *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1

@@ -46,12 +46,13 @@ def task_flows(topo: Topology, task: Task, paths: dict[str, list[str]], ina: boo
             raise NetweaveError(f"task {task.name}: the path of {w} must run from {w} to the PS {task.ps}, got {path[0]}…{path[-1]}")
         for name in path:
             topo.node(name)
+        for u, v in zip(path, path[1:]):
+            if topo.link_between(u, v) is None:
+                raise NetweaveError(f"task {task.name}: link {u}–{v} on the path of {w} does not exist")
         if not _is_updown([tiers[v] for v in path]):
             raise NetweaveError(f"task {task.name}: the path of {w} ({' '.join(path)}) is not up-down")
         for i, (u, v) in enumerate(zip(path, path[1:])):
             e = topo.link_between(u, v)
-            if e is None:
-                raise NetweaveError(f"task {task.name}: link {u}–{v} on the path of {w} does not exist")
             flows[(u, v)] = flows.get((u, v), 0) + 1
             node = topo.node(v)
             if ina and node.kind == "switch" and node.ina:

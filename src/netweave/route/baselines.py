@@ -70,11 +70,11 @@ def _require_ina(dags: list[Unfolded], algorithm: str) -> None:
 
 def aggtree_routes(topo: Topology, jobs: list[Job], seed: int = 0) -> Routes:
     rng = np.random.default_rng(seed)
-    used: dict[tuple[str, str], int] = {}  # workers per directed link, over all tasks
     routes: Routes = {}
     dags = [unfold_clos(topo, t) for j in jobs for t in j.tasks]
     _require_ina(dags, "aggtree")
-    for dag in dags:
+    for dag in dags:  # each task on its own, then overlaid (§IV-B)
+        used: dict[tuple[str, str], int] = {}  # workers per directed link
         tree: dict[str, list[str]] = {}  # INA switch -> the task's path from it (pipeline-oblivious)
         routes[dag.task.name] = {}
         for w in dag.task.workers:
@@ -109,9 +109,9 @@ def _follow_tree(path: list[str], tree: dict[str, list[str]]) -> list[str]:
 def grid_routes(topo: Topology, jobs: list[Job], seed: int = 0) -> Routes:
     rng = np.random.default_rng(seed)
     routes: Routes = {}
-    load: dict[tuple[str, str], int] = {}
     for job in jobs:
-        for task in job.tasks:
+        for task in job.tasks:  # each task on its own, then overlaid (§IV-B)
+            load: dict[tuple[str, str], int] = {}
             dag = unfold_clos(topo, task)
             _require_ina([dag], "grid")
             choice = _grid_aggregators(dag, rng)

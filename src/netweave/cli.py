@@ -413,6 +413,7 @@ def route(
     algorithm: Algorithm = typer.Option(Algorithm.aro, "--algorithm", help="aro (exact MILP), ecmp (ATP), grid, aggtree or ps (no INA)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the workers' placement and of the randomised baselines."),
     time_limit: float = typer.Option(60.0, "--time-limit", help="Seconds the ARO solver may take."),
+    accelerate: str = typer.Option("", "--accelerate", help="ARO's §III-C heuristics, comma-separated: app (pre-pruning, α=0.6), sro (staged), qsr (100 rate levels). Default: none (exact)."),
     evaluate: Optional[Path] = typer.Option(None, "--evaluate", help="Evaluate a routes JSON instead of planning."),
     out_file: Optional[Path] = typer.Option(None, "--out", help="Write the routes JSON."),
     as_json: bool = JsonOpt,
@@ -435,7 +436,8 @@ def route(
     if (jobs_file is None) == (workers is None):
         raise NetweaveError("give exactly one of --jobs FILE and --workers W")
     jobs = load_jobs(jobs_file) if jobs_file is not None else random_job(topo, workers, ps, seed)
-    report = route_jobs(topo, jobs, algorithm.value, seed, time_limit)
+    accelerations = tuple(a.strip() for a in accelerate.split(",") if a.strip())
+    report = route_jobs(topo, jobs, algorithm.value, seed, time_limit, accelerations)
     if out_file is not None:
         save_routes(report, out_file)
         report["out"] = str(out_file)

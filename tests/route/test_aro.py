@@ -158,3 +158,15 @@ def test_bad_jobs_are_one_line():
         route_jobs(figure1(), JOBS, "aro")
     with pytest.raises(NetweaveError, match="is a switch"):
         route_jobs(topo, [Job("J0", (Task("T0", "S0", ("W0",)),))], "ecmp")
+
+
+@pytest.mark.parametrize("accelerations", [("app",), ("sro",), ("qsr",), ("app", "sro", "qsr")])
+def test_accelerations_never_beat_the_exact_model(accelerations):
+    topo = load_topology_spec("leafspine:leaves=6,spines=6,hosts=6,ina=0.4,pipelines=2,seed=2")
+    jobs = random_job(topo, 25, seed=4)
+    exact = aro(topo, jobs).rates_gbps["J0.T0"]
+    fast = aro(topo, jobs, accelerations=accelerations)
+    assert not fast.optimal and 0 < fast.rates_gbps["J0.T0"] <= exact + 1e-9
+    assert evaluate_routes(topo, jobs, fast.routes).rates_gbps["J0.T0"] >= fast.rates_gbps["J0.T0"] - 1e-9
+    with pytest.raises(NetweaveError, match="unknown acceleration"):
+        aro(topo, jobs, accelerations=("fast",))

@@ -49,8 +49,11 @@ def _highs() -> highspy.Highs:
     return h
 
 
-def _min_max_flows(topo: Topology, dags: list[Unfolded], ratio: np.ndarray, time_limit: float) -> tuple[list[dict], bool]:
-    """The MILP: minimise t subject to (5)–(9) and Σ_i ρ_i y[i]_e <= b_e t. Returns y per task."""
+def _min_max_flows(topo: Topology, dags: list[Unfolded], ratio: np.ndarray, time_limit: float,
+                   fixed_t: float | None = None) -> tuple[list[dict], bool]:
+    """The MILP: minimise t subject to (5)–(9) and Σ_i ρ_i y[i]_e <= b_e t. Returns y per task.
+    With ``fixed_t`` it only looks for flows under that t (QSR's feasibility test); ``None`` flows
+    when there are none."""
     h = _highs()
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", 0.0)
@@ -68,7 +71,7 @@ def _min_max_flows(topo: Topology, dags: list[Unfolded], ratio: np.ndarray, time
         col += 1
         return col - 1
 
-    t = new(0.0, inf, 1.0, is_int=False)
+    t = new(0.0, inf, 1.0, is_int=False) if fixed_t is None else new(fixed_t, fixed_t, 0.0, is_int=False)
     rows: list[tuple[float, float, list[int], list[float]]] = []
     bmax = max(topo.links[e].gbps for d in dags for e in d.link.values())
     for d in dags:
@@ -110,6 +113,8 @@ def _min_max_flows(topo: Topology, dags: list[Unfolded], ratio: np.ndarray, time
                             np.array([highspy.HighsVarType.kInteger] * len(integer)))
     h.run()
     status = h.getModelStatus()
+    if fixed_t is not None and status == highspy.HighsModelStatus.kInfeasible:
+        return None, True
     if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
         raise NetweaveError(f"the ARO model could not be solved ({h.modelStatusToString(status)})")
     values = np.asarray(h.getSolution().col_value)
@@ -203,13 +208,33 @@ def upper_bound(topo: Topology, jobs: list[Job]) -> float:
     return rate_lp(topo, jobs, {}, caps=rows)[1]
 
 
-def aro(topo: Topology, jobs: list[Job], time_limit: float = 60.0, iterations: int = 3) -> Solution:
-    """Routes and rates of every task by ARO (exact for one task)."""
+ACCELERATIONS = ("app", "sro", "qsr")
+
+
+def aro(topo: Topology, jobs: list[Job], time_limit: float = 60.0, iterations: int = 3,
+        accelerations: tuple[str, ...] = (), alpha: float = 0.6, levels: int = 100) -> Solution:
+    """Routes and rates of every task by ARO (exact for one task).
+
+    ``accelerations`` (§III-C, off by default: the exact model is fast here) — ``app``: keep only
+    ``floor(alpha n)`` of the n INA spines per task, those whose INPs' possible loads vary least,
+    handed out round robin over the tasks; ``sro``: first solve without INA-agnostic spines and
+    drop the INA spines that solution leaves unused; ``qsr``: rates on a grid of ``levels`` steps of
+    the fastest link (one task: the largest feasible step, by bisection).
+    """
+    unknown = set(accelerations) - set(ACCELERATIONS)
+    if unknown:
+        raise NetweaveError(f"unknown acceleration {', '.join(sorted(unknown))}; use {', '.join(ACCELERATIONS)}")
     tasks: list[Task] = [t for j in jobs for t in j.tasks]
     dags = [unfold_clos(topo, t) for t in tasks]
     if not any(d.ina for d in dags):
         raise NetweaveError("no INA switch lies on any worker-to-PS path; ARO needs INA switches (use --algorithm ps)")
     t0 = time.perf_counter()
+    if "app" in accelerations:
+        dags = pre_prune(topo, dags, alpha)
+    if "sro" in accelerations:
+        dags = staged_prune(topo, dags, time_limit)
+    if "qsr" in accelerations and len(tasks) == 1:
+        return _quantized(topo, jobs, dags[0], levels, time_limit, t0)
     ratio = np.ones(len(tasks))
     best, optimal = None, True
     for it in range(iterations if len(tasks) > 1 else 1):
@@ -224,6 +249,102 @@ def aro(topo: Topology, jobs: list[Job], time_limit: float = 60.0, iterations: i
             break
         ratio = np.maximum(r / r.max(), 1e-3)
     flows, rates, objective = best
+    if "qsr" in accelerations:  # several tasks: rates rounded down to the grid
+        step = max(topo.links[e].gbps for d in dags for e in d.link.values()) / levels
+        rates = {k: np.floor(v / step + 1e-9) * step for k, v in rates.items()}
     routes = {t.name: generate_routes(d, f) for t, d, f in zip(tasks, dags, flows)}
-    return Solution(routes, rates, objective, upper_bound(topo, jobs), optimal and len(tasks) == 1,
-                    time.perf_counter() - t0, it + 1)
+    return Solution(routes, rates, objective, upper_bound(topo, jobs),
+                    optimal and len(tasks) == 1 and not accelerations, time.perf_counter() - t0, it + 1)
+
+
+def _spines(topo: Topology, dag: Unfolded) -> list[str]:
+    """The alternative aggregators of a task: INA switches above the leaves (tier ≥ 2)."""
+    return sorted(v for v in dag.ina if (topo.node(v).tier or 0) >= 2)
+
+
+def _without(dag: Unfolded, drop: set[str]) -> Unfolded:
+    """``dag`` without the candidate paths through ``drop`` (every worker keeps at least one path)."""
+    if not drop:
+        return dag
+    out = Unfolded(dag.task)
+    for w, paths in dag.paths.items():
+        kept = [p for p in paths if not drop & set(p)] or paths
+        out.paths[w] = kept
+        for p in kept:
+            for u, v in zip(p, p[1:]):
+                if (u, v) not in out.link:
+                    out.link[(u, v)] = dag.link[(u, v)]
+                    out.edges.append((u, v))
+                    out.succ.setdefault(u, []).append(v)
+                    if (u, v) in dag.pipeline:
+                        out.pipeline[(u, v)] = dag.pipeline[(u, v)]
+    out.ina = {v for (_, v) in out.pipeline}
+    return out
+
+
+def pre_prune(topo: Topology, dags: list[Unfolded], alpha: float) -> list[Unfolded]:
+    """APP: per task keep floor(alpha n) INA spines with the least variance of their INPs' scores
+    (the most flows each INP could receive), popped round robin from a shared list (Figure 6)."""
+    if not 0 < alpha <= 1:
+        raise NetweaveError(f"APP alpha {alpha} must be in (0, 1]")
+    scored = []
+    for d in dags:
+        into: dict[str, int] = {}
+        for (u, v) in d.edges:
+            into[v] = into.get(v, 0) + 1
+        def emits(u):  # flows a node can send on: one per used INP of an INA switch, else what enters
+            if u in d.ina:
+                return len({d.pipeline[e] for e in d.edges if e[1] == u})
+            return into.get(u, 1)
+        variance = {}
+        for s_ in _spines(topo, d):
+            score: dict[int, int] = {}
+            for (u, v), p in d.pipeline.items():
+                if v == s_:
+                    score[p] = score.get(p, 0) + emits(u)
+            variance[s_] = float(np.var(list(score.values()))) * len(score)
+        scored.append(variance)
+    pool: list[str] = []
+    out = []
+    for d, variance in zip(dags, scored):
+        keep_n = max(1, int(alpha * len(variance))) if variance else 0
+        kept: list[str] = []
+        while len(kept) < keep_n:
+            if not [a for a in pool if a in variance and a not in kept]:
+                pool = sorted({a for v in scored for a in v}, key=lambda a: min(v.get(a, np.inf) for v in scored))
+            nxt = min((a for a in pool if a in variance and a not in kept), key=lambda a: variance[a])
+            pool.remove(nxt)
+            kept.append(nxt)
+        out.append(_without(d, set(variance) - set(kept)))
+    return out
+
+
+def staged_prune(topo: Topology, dags: list[Unfolded], time_limit: float) -> list[Unfolded]:
+    """SRO: solve without the INA-agnostic spines; INA spines left without flow are dropped."""
+    cs_spines = [{v for (u, v) in d.edges if v not in d.ina and (topo.node(v).tier or 0) >= 2} for d in dags]
+    first = [_without(d, c) for d, c in zip(dags, cs_spines)]
+    flows, _ = _min_max_flows(topo, first, np.ones(len(dags)), time_limit)
+    out = []
+    for d, f in zip(dags, flows):
+        used = {v for (u, v), y in f.items() if y > 0}
+        out.append(_without(d, set(_spines(topo, d)) - used))
+    return out
+
+
+def _quantized(topo: Topology, jobs: list[Job], dag: Unfolded, levels: int, time_limit: float, t0: float) -> Solution:
+    """QSR for one task: the largest rate ``q · b̄ / levels`` with a feasible routing, by bisection."""
+    bmax = max(topo.links[e].gbps for e in dag.link.values())
+    lo, hi, best = 0, levels, None
+    while lo < hi:
+        q = (lo + hi + 1) // 2
+        flows, _ = _min_max_flows(topo, [dag], np.ones(1), time_limit, fixed_t=levels / q)
+        if flows is None:
+            hi = q - 1
+        else:
+            lo, best = q, flows[0]
+    if best is None:
+        raise NetweaveError(f"QSR found no rate on a grid of {levels} steps; raise the number of levels")
+    rate = lo * bmax / levels
+    task = dag.task
+    return Solution({task.name: generate_routes(dag, best)}, {task.name: rate}, rate, upper_bound(topo, jobs),
+                    False, time.perf_counter() - t0, 1)

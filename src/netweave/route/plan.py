@@ -16,7 +16,8 @@ from .jobs import Job, Task, check_jobs
 ALGORITHMS = {"aro": None, "ecmp": ecmp_routes, "grid": grid_routes, "aggtree": aggtree_routes, "ps": ps_routes}
 
 
-def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, time_limit: float = 60.0) -> dict:
+def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, time_limit: float = 60.0,
+               accelerations: tuple[str, ...] = ()) -> dict:
     """Routes of ``algorithm`` for ``jobs`` with their evaluated rates: the routes JSON as a dict."""
     if algorithm not in ALGORITHMS:
         raise NetweaveError(f"unknown algorithm {algorithm!r}; use one of {', '.join(ALGORITHMS)}")
@@ -24,7 +25,7 @@ def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, t
     t0 = time.perf_counter()
     optimal = None
     if algorithm == "aro":
-        sol = aro(topo, jobs, time_limit=time_limit)
+        sol = aro(topo, jobs, time_limit=time_limit, accelerations=accelerations)
         routes, planned, optimal = sol.routes, sol.rates_gbps, sol.optimal
     else:
         routes, planned = ALGORITHMS[algorithm](topo, jobs, seed), None

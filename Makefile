@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_plan.py
 	$(BIN)/python benchmarks/bench_train.py
 	$(BIN)/python benchmarks/bench_ina.py
+	$(BIN)/python benchmarks/bench_route.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

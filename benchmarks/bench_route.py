@@ -7,8 +7,12 @@ gives each routing's rate. Sweeps (Figures 7b, 7c, 8): INA fraction 10–70 %, 1
 1–8 pipelines. Several tasks (Figures 9, 10): one job of 1–4 tasks sharing 100 workers (SJMT)
 and 1–4 jobs of 2 tasks with 100 workers each (MJMT), PSs under INA leaves 0, 1, ….
 
-Writes ``benchmarks/results/route.json`` and ``route_sweeps.png``; prints Markdown for BENCHMARKS.md.
-Usage: python benchmarks/bench_route.py [--seeds 10] [--sweep-seeds 5]
+ARO's §III-C accelerations (APP, SRO, QSR, all three) are measured against the exact model on the
+main setting.
+
+Writes ``benchmarks/results/route.json`` and ``route_sweeps.png`` (a run of some ``--sections``
+updates only those entries of an existing JSON).
+Usage: python benchmarks/bench_route.py [--seeds 10] [--sweep-seeds 5] [--sections main,sweeps,multi,accel]
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from netweave.route import Job, Task
+from netweave.route import Job, Task, aro, evaluate_routes
 from netweave.route.plan import route_jobs
 from netweave.topology import Topology, load_topology_spec
 
@@ -78,35 +82,75 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--sweep-seeds", type=int, default=5)
+    ap.add_argument("--sections", default="main,sweeps,multi,accel")
     args = ap.parse_args()
+    sections = set(args.sections.split(","))
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    main_rows = [row for s in range(args.seeds) for row in run_case(s, **BASE)]
+    path = out / "route.json"
+    results = json.loads(path.read_text()) if path.exists() and sections != {"main", "sweeps", "multi", "accel"} else {}
+    if "accel" in sections:
+        results["accelerations"] = accelerations(args.seeds)
+    if "main" in sections:
+        results["main"] = main_section(args.seeds)
+    sweeps = {"ina": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], "workers": [100, 200, 300, 400], "pipelines": [1, 2, 4, 8]}
+    if "sweeps" in sections:
+        results["sweeps"] = sweep_section(sweeps, args.sweep_seeds)
+        plot(sweeps, results["sweeps"], out / "route_sweeps.png")
+    if "multi" in sections:
+        results["multi"] = multi_section(args.sweep_seeds)
+    results["meta"] = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "setting": BASE,
+                       "command": f"python benchmarks/bench_route.py --seeds {args.seeds} --sweep-seeds {args.sweep_seeds}"}
+    path.write_text(json.dumps(results, indent=1))
+
+
+def accelerations(seeds):
+    rows = []
+    for seed in range(seeds):
+        topo = topology(seed, BASE["ina"], BASE["pipelines"])
+        mix = jobs_for(topo, seed, 1, 1, BASE["workers"], True)
+        for acc in ((), ("app",), ("sro",), ("qsr",), ("app", "sro", "qsr")):
+            sol = aro(topo, mix, accelerations=acc)
+            rows.append({"seed": seed, "accelerations": "+".join(acc) or "exact", "rate_gbps": sol.rates_gbps["J0.T0"],
+                         "evaluated_gbps": evaluate_routes(topo, mix, sol.routes).rates_gbps["J0.T0"],
+                         "solve_time_s": sol.solve_time_s})
+    for name in dict.fromkeys(r["accelerations"] for r in rows):
+        sub = [r for r in rows if r["accelerations"] == name]
+        print(json.dumps({"accelerations": name, "mean_rate_gbps": statistics.fmean(r["rate_gbps"] for r in sub),
+                          "median_solve_s": statistics.median(r["solve_time_s"] for r in sub)}), flush=True)
+    return rows
+
+
+def main_section(seeds):
+    main_rows = [row for s in range(seeds) for row in run_case(s, **BASE)]
     for a in ALGORITHMS:
         print(json.dumps({"algorithm": a, "mean_rate_gbps": mean(main_rows, "min_rate_gbps", algorithm=a),
                           "median_solve_s": statistics.median(r["solve_time_s"] for r in main_rows if r["algorithm"] == a)}),
               flush=True)
-    sweeps = {"ina": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], "workers": [100, 200, 300, 400], "pipelines": [1, 2, 4, 8]}
+    return main_rows
+
+
+def sweep_section(sweeps, seeds):
     sweep_rows = []
     for key, values in sweeps.items():
         for v in values:
-            for s in range(args.sweep_seeds):
+            for s in range(seeds):
                 sweep_rows += [dict(r, sweep=key) for r in run_case(s, **(BASE | {key: v}))]
             print(json.dumps({"sweep": key, "value": v, **{a: round(mean(sweep_rows, "min_rate_gbps", sweep=key, algorithm=a,
                                                                          **{key: v}), 2) for a in ALGORITHMS}}), flush=True)
+    return sweep_rows
+
+
+def multi_section(seeds):
     multi_rows = []
     for label, jobs, tasks, shared in [(f"{j}J{t}T", j, t, j == 1) for j, t in ((1, 1), (1, 2), (1, 3), (1, 4))] + \
-                                      [(f"{j}J2T", j, 2, False) for j in (1, 2, 3, 4)]:
-        for s in range(args.sweep_seeds):
+                                      [(f"{j}J2T", j, 2, False) for j in (2, 3, 4)]:
+        for s in range(seeds):
             multi_rows += [dict(r, case=label) for r in run_case(s, BASE["ina"], 100, BASE["pipelines"], jobs, tasks, shared)]
         print(json.dumps({"case": label, **{a: (round(mean(multi_rows, "min_rate_gbps", case=label, algorithm=a), 2),
                                                 round(mean(multi_rows, "total_rate_gbps", case=label, algorithm=a), 2))
                                             for a in ALGORITHMS}}), flush=True)
-    meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "setting": BASE,
-            "command": f"python benchmarks/bench_route.py --seeds {args.seeds} --sweep-seeds {args.sweep_seeds}"}
-    (out / "route.json").write_text(json.dumps({"meta": meta, "main": main_rows, "sweeps": sweep_rows,
-                                                "multi": multi_rows}, indent=1))
-    plot(sweeps, sweep_rows, out / "route_sweeps.png")
+    return multi_rows
 
 
 def plot(sweeps, rows, path):

@@ -170,3 +170,18 @@ def test_accelerations_never_beat_the_exact_model(accelerations):
     assert evaluate_routes(topo, jobs, fast.routes).rates_gbps["J0.T0"] >= fast.rates_gbps["J0.T0"] - 1e-9
     with pytest.raises(NetweaveError, match="unknown acceleration"):
         aro(topo, jobs, accelerations=("fast",))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_aro_equals_brute_force_on_a_fat_tree(seed):
+    topo = load_topology_spec(f"fattree:k=4,ina=0.4,pipelines=2,seed={seed}")
+    jobs = random_job(topo, 5, seed=seed)
+    if not any(unfold_clos(topo, t).ina for t in jobs[0].tasks):
+        pytest.skip("no INA switch on the paths")
+    assert aro(topo, jobs).rates_gbps["J0.T0"] == pytest.approx(_brute_force(topo, jobs))
+
+
+def test_a_ps_without_up_down_paths_is_one_line():
+    topo = load_topology_spec("random:switches=6,degree=3,hosts=8")
+    with pytest.raises(NetweaveError, match="unreachable from .* by an up-down path"):
+        route_jobs(topo, random_job(topo, 4), "ecmp")

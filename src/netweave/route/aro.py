@@ -28,6 +28,7 @@ from ..topology import Topology
 from .evaluate import Routes
 from .jobs import Job, Task
 from .unfold import Unfolded, unfold_clos
+from .walk import walk_routes
 
 MU = 1e-3  # μ of eq. 3: a small weight on the total that makes MJMT work-conserving
 
@@ -124,31 +125,18 @@ def _min_max_flows(topo: Topology, dags: list[Unfolded], ratio: np.ndarray, time
     return flows, status == highspy.HighsModelStatus.kOptimal
 
 
-def generate_routes(dag: Unfolded, flows: dict[tuple[str, str], int], pipeline_aware: bool = True) -> dict[str, list[str]]:
-    """Algorithm 1: a path per worker along edges with flow left; a flow reaching an INP that already
-    has a path to the PS takes that path (merged flows share the rest of the route)."""
+def generate_routes(dag: Unfolded, flows: dict[tuple[str, str], int]) -> dict[str, list[str]]:
+    """Algorithm 1: a path per worker along edges with flow left (see :mod:`netweave.route.walk`)."""
     left = dict(flows)
-    known: dict[tuple[str, int], list[str]] = {}  # R of Algorithm 1: an INP's path to the PS
-    routes = {}
-    for w in dag.task.workers:
-        path, u, first = [w], w, []
-        while u != dag.task.ps:
-            v = next((v for v in dag.succ.get(u, []) if left.get((u, v), 0) > 0), None)
-            if v is None:
-                raise NetweaveError(f"task {dag.task.name}: the flows leave {u} nowhere (inconsistent solution)")
-            left[(u, v)] -= 1
-            key = (v, dag.pipeline[(u, v)] if pipeline_aware else 0) if (u, v) in dag.pipeline else None
-            if key is not None and key in known:
-                path += known[key]
-                break
-            path.append(v)
-            if key is not None:
-                first.append((key, len(path) - 1))
-            u = v
-        for key, j in first:
-            known[key] = path[j:]
-        routes[w] = path
-    return routes
+
+    def next_hop(u: str) -> str:
+        v = next((v for v in dag.succ.get(u, []) if left.get((u, v), 0) > 0), None)
+        if v is None:
+            raise NetweaveError(f"task {dag.task.name}: the flows leave {u} nowhere (inconsistent solution)")
+        left[(u, v)] -= 1
+        return v
+
+    return walk_routes(dag, next_hop)
 
 
 def rate_lp(topo: Topology, jobs: list[Job], flows: dict[str, dict[tuple[str, str], int]],

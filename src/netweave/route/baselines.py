@@ -25,31 +25,14 @@ from ..topology import Topology
 from .evaluate import Routes
 from .jobs import Job
 from .unfold import Unfolded, unfold_clos
+from .walk import walk_routes
 
 GRID_CAPACITY = 3200  # aggregator processing capacity used for GRID in §IV-A
 
 
 def _walk(dag: Unfolded, rng: np.random.Generator, merge: bool) -> dict[str, list[str]]:
     """Random next hops; with ``merge``, a flow entering an INP that has a path follows it."""
-    known: dict[tuple[str, int], list[str]] = {}
-    routes = {}
-    for w in dag.task.workers:
-        path, u, first = [w], w, []
-        while u != dag.task.ps:
-            options = dag.succ[u]
-            v = options[int(rng.integers(len(options)))]
-            key = (v, dag.pipeline[(u, v)]) if merge and (u, v) in dag.pipeline else None
-            if key is not None and key in known:
-                path += known[key]
-                break
-            path.append(v)
-            if key is not None:
-                first.append((key, len(path) - 1))
-            u = v
-        for key, j in first:
-            known[key] = path[j:]
-        routes[w] = path
-    return routes
+    return walk_routes(dag, lambda u: dag.succ[u][int(rng.integers(len(dag.succ[u])))], merge)
 
 
 def ecmp_routes(topo: Topology, jobs: list[Job], seed: int = 0) -> Routes:

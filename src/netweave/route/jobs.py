@@ -16,13 +16,21 @@ from ..errors import NetweaveError
 from ..topology import Topology
 
 
+PRECISIONS = ("fp8", "fp16", "fp32")
+
+
 @dataclass(frozen=True)
 class Task:
-    """``workers`` (host names) send to ``ps`` (a host name)."""
+    """``workers`` (host names) send to ``ps`` (a host name); ``precisions`` gives each worker's
+    gradient precision (aligned with ``workers``; empty: all fp32)."""
 
     name: str
     ps: str
     workers: tuple[str, ...]
+    precisions: tuple[str, ...] = ()
+
+    def precision_of(self) -> dict[str, str]:
+        return dict(zip(self.workers, self.precisions or ("fp32",) * len(self.workers)))
 
 
 @dataclass(frozen=True)
@@ -71,14 +79,24 @@ def load_jobs(path: str | Path) -> list[Job]:
         for t, task in enumerate(entry["tasks"]):
             if not isinstance(task, dict) or "ps" not in task or not isinstance(task.get("workers"), list):
                 raise NetweaveError(f"{path}: job {name} task {t} needs 'ps' and a 'workers' list")
-            tasks.append(Task(f"{name}.T{t}", str(task["ps"]), tuple(str(w) for w in task["workers"])))
+            workers = tuple(str(w) for w in task["workers"])
+            default = str(task.get("precision", "fp32"))
+            per = {str(k): str(v) for k, v in (task.get("worker_precision") or {}).items()}
+            precisions = tuple(per.get(w, default) for w in workers)
+            bad = sorted(set(precisions) - set(PRECISIONS))
+            if bad:
+                raise NetweaveError(f"{path}: job {name} task {t}: unknown precision {bad[0]!r}; use {', '.join(PRECISIONS)}")
+            has = "precision" in task or bool(per)
+            tasks.append(Task(f"{name}.T{t}", str(task["ps"]), workers, precisions if has else ()))
         jobs.append(Job(name, tuple(tasks), float(entry.get("weight", 1.0))))
     return jobs
 
 
-def random_job(topo: Topology, workers: int, ps: str | None = None, seed: int = 0) -> list[Job]:
+def random_job(topo: Topology, workers: int, ps: str | None = None, seed: int = 0,
+               mix: dict[str, float] | None = None) -> list[Job]:
     """One job with one task: ``workers`` hosts drawn at random (seeded) and a PS — ``ps``, or the
-    first host under an INA switch (the paper puts the PS under an INA leaf), or the first host."""
+    first host under an INA switch (the paper puts the PS under an INA leaf), or the first host.
+    ``mix`` (e.g. ``{"fp8": 5, "fp16": 3, "fp32": 2}``) gives the workers precisions in that ratio."""
     hosts = [n.name for n in topo.nodes if n.kind == "host"]
     if ps is None:
         ps = next((h for h in hosts if any(topo.nodes[nb].ina for nb, _ in topo.adjacency[topo.index[h]])), hosts[0])
@@ -86,5 +104,19 @@ def random_job(topo: Topology, workers: int, ps: str | None = None, seed: int = 
     others = [h for h in hosts if h != ps]
     if not 1 <= workers <= len(others):
         raise NetweaveError(f"--workers {workers}: the topology has {len(others)} hosts besides the PS")
-    chosen = np.random.default_rng(seed).choice(len(others), size=workers, replace=False)
-    return [Job("J0", (Task("J0.T0", ps, tuple(others[i] for i in sorted(chosen))),))]
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(others), size=workers, replace=False)
+    names = tuple(others[i] for i in sorted(chosen))
+    return [Job("J0", (Task("J0.T0", ps, names, precision_mix(mix, workers, rng) if mix else ()),))]
+
+
+def precision_mix(mix: dict[str, float], n: int, rng: np.random.Generator) -> tuple[str, ...]:
+    """``n`` precisions in the ratio ``mix`` (largest remainders), shuffled."""
+    bad = sorted(set(mix) - set(PRECISIONS))
+    if bad or any(v < 0 for v in mix.values()) or sum(mix.values()) <= 0:
+        raise NetweaveError(f"--precisions needs non-negative weights of {', '.join(PRECISIONS)}, e.g. fp8:5,fp16:3,fp32:2")
+    keys = list(mix)
+    share = np.array([mix[k] for k in keys], dtype=float) / sum(mix.values()) * n
+    count = np.floor(share).astype(int)
+    count[np.argsort(-(share - count), kind="stable")[: n - count.sum()]] += 1
+    return tuple(rng.permutation(np.repeat(keys, count)).tolist())

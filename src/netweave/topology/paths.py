@@ -114,6 +114,33 @@ def widest_path(topo: Topology, src: str, dst: str, via_workers: bool = False) -
     return [topo.nodes[i].name for i in reversed(path)]
 
 
+def widest_tree(topo: Topology, src: str) -> dict[str, list[str]]:
+    """Widest paths from ``src`` to every node (same keys and ties as :func:`widest_path`); workers
+    other than ``src`` end paths but are never transited. Returns node name -> path."""
+    s = topo.index[topo.node(src).name]
+    best = {s: (-float("inf"), 0)}
+    parent = {s: -1}
+    heap = [(-float("inf"), 0, s)]
+    while heap:
+        neg_width, hops, u = heapq.heappop(heap)
+        if (neg_width, hops) != best[u]:
+            continue
+        if u != s and topo.nodes[u].is_worker:
+            continue
+        for v, e in topo.adjacency[u]:
+            key = (max(neg_width, -topo.links[e].gbps), hops + 1)
+            if v not in best or key < best[v]:
+                best[v], parent[v] = key, u
+                heapq.heappush(heap, (*key, v))
+    paths = {}
+    for t in parent:
+        path = [t]
+        while parent[path[-1]] != -1:
+            path.append(parent[path[-1]])
+        paths[topo.nodes[t].name] = [topo.nodes[i].name for i in reversed(path)]
+    return paths
+
+
 def widest_shortest_path(topo: Topology, src: str, dst: str, via_workers: bool = False) -> list[str]:
     """Among the fewest-hop paths, the one with the largest bottleneck (first on ties)."""
     paths = all_shortest_paths(topo, src, dst, via_workers)

@@ -221,3 +221,19 @@ def test_route_jobs_file(capsys, tmp_path):
 def test_route_bad_input_is_one_line(capsys, argv, message):
     code, out, err = run(capsys, "route", *argv)
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_route_precision_aware_schemes(capsys, tmp_path):
+    topo = "fattree:k=4,ina=0.4,seed=1,gbps=10"
+    times = {}
+    for algorithm in ("pahina", "atp", "grid", "ps"):
+        s = run_json(capsys, "route", "--topology", topo, "--workers", "12", "--precisions", "fp8:5,fp16:3,fp32:2",
+                     "--algorithm", algorithm, "--out", str(tmp_path / f"{algorithm}.json"))
+        task = s["tasks"]["J0.T0"]
+        assert set(task["worker_rates_gbps"]) == set(task["paths"]) and len(task["paths"]) == 12
+        assert all(p[-1] == task["ps"] for p in task["paths"].values())
+        times[algorithm] = s["training_time_s"]
+    assert times["pahina"] <= min(times["atp"], times["ps"])
+    code, out, err = run(capsys, "route", "--topology", topo, "--workers", "4", "--precisions", "fp8:1",
+                         "--algorithm", "aggtree")
+    assert code == 2 and "does not model precisions" in err

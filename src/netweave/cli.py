@@ -402,6 +402,15 @@ class Algorithm(str, Enum):
     grid = "grid"
     aggtree = "aggtree"
     ps = "ps"
+    pahina = "pahina"
+    atp = "atp"
+
+
+def _precision_mix(raw: str) -> dict[str, float]:
+    try:
+        return {k.strip(): float(v) for k, v in (part.split(":") for part in raw.split(",") if part.strip())}
+    except ValueError:
+        raise NetweaveError(f"--precisions {raw!r}: write it like fp8:5,fp16:3,fp32:2") from None
 
 
 @app.command()
@@ -410,7 +419,9 @@ def route(
     jobs_file: Optional[Path] = typer.Option(None, "--jobs", help="Jobs YAML (jobs: [{name, weight, tasks: [{ps, workers}]}])."),
     workers: Optional[int] = typer.Option(None, "--workers", help="One task of W random workers (instead of --jobs)."),
     ps: Optional[str] = typer.Option(None, "--ps", help="Its PS (default: the first host under an INA switch)."),
-    algorithm: Algorithm = typer.Option(Algorithm.aro, "--algorithm", help="aro (exact MILP), ecmp (ATP), grid, aggtree or ps (no INA)."),
+    algorithm: Algorithm = typer.Option(Algorithm.aro, "--algorithm", help="aro (exact MILP), ecmp (ATP), grid, aggtree or ps (no INA); with precisions: pahina, atp, grid or ps."),
+    precisions: Optional[str] = typer.Option(None, "--precisions", help="Precision-aware routing (PAHInA model): the workers' precision mix, e.g. fp8:5,fp16:3,fp32:2."),
+    switch_gbps: float = typer.Option(100.0, "--switch-gbps", help="Aggregated-output capacity per precision of INA switches without ina_capacity_gbps."),
     seed: int = typer.Option(0, "--seed", help="Seed of the workers' placement and of the randomised baselines."),
     time_limit: float = typer.Option(60.0, "--time-limit", help="Seconds the ARO solver may take."),
     accelerate: str = typer.Option("", "--accelerate", help="ARO's §III-C heuristics, comma-separated: app (pre-pruning, α=0.6), sro (staged), qsr (100 rate levels). Default: none (exact)."),
@@ -420,7 +431,7 @@ def route(
 ):
     """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates."""
     from .route import evaluate_routes, load_jobs, random_job
-    from .route.plan import load_routes, route_jobs, save_routes
+    from .route.plan import load_routes, route_jobs, route_precision, save_routes
     from .topology import load_topology_spec
 
     topo = load_topology_spec(topology)
@@ -435,7 +446,21 @@ def route(
         return emit_json(report) if as_json else out.print(table(f"routes {evaluate} on {topo.name}", report))
     if (jobs_file is None) == (workers is None):
         raise NetweaveError("give exactly one of --jobs FILE and --workers W")
-    jobs = load_jobs(jobs_file) if jobs_file is not None else random_job(topo, workers, ps, seed)
+    mix = _precision_mix(precisions) if precisions else None
+    jobs = load_jobs(jobs_file) if jobs_file is not None else random_job(topo, workers, ps, seed, mix)
+    precision_mode = mix is not None or algorithm in (Algorithm.pahina, Algorithm.atp) or any(
+        t.precisions for j in jobs for t in j.tasks)
+    if precision_mode:
+        if algorithm not in (Algorithm.pahina, Algorithm.atp, Algorithm.grid, Algorithm.ps):
+            raise NetweaveError(f"--algorithm {algorithm.value} does not model precisions; use pahina, atp, grid or ps")
+        report = route_precision(topo, jobs, algorithm.value, seed, switch_gbps)
+        if out_file is not None:
+            save_routes(report, out_file)
+            report["out"] = str(out_file)
+        if as_json:
+            return emit_json(report)
+        return out.print(table(f"{algorithm.value} (precision-aware) on {topo.name}",
+                               {k: v for k, v in report.items() if k not in ("tasks", "output_streams_gbps")}))
     accelerations = tuple(a.strip() for a in accelerate.split(",") if a.strip())
     report = route_jobs(topo, jobs, algorithm.value, seed, time_limit, accelerations)
     if out_file is not None:

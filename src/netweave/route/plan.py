@@ -63,3 +63,29 @@ def load_routes(path: str | Path) -> tuple[Routes, list[Job]]:
     routes = {name: {w: list(p) for w, p in t["paths"].items()} for name, t in tasks.items()}
     job = Job("J0", tuple(Task(name, t["ps"], tuple(t["paths"])) for name, t in tasks.items()))
     return routes, [job]
+
+
+def route_precision(topo: Topology, jobs: list[Job], scheme: str, seed: int = 0, switch_gbps: float = 100.0,
+                    model=None) -> dict:
+    """The precision-aware control plane (PAHInA or a baseline) on the one task of ``jobs``:
+    the routes JSON with ``worker_rates_gbps``, aggregators and the training-time metrics."""
+    from .pahina import TrainingModel, plan_precision
+
+    check_jobs(jobs, topo)
+    tasks = [t for j in jobs for t in j.tasks]
+    if len(tasks) != 1:
+        raise NetweaveError(f"precision-aware routing plans one task (one PS); the jobs have {len(tasks)}")
+    task = tasks[0]
+    t0 = time.perf_counter()
+    assign, rates, net, metrics = plan_precision(topo, task, scheme, seed, switch_gbps, model or TrainingModel())
+    solve = time.perf_counter() - t0
+    paths = {}
+    for w, v in assign.target.items():
+        head = net.path(w, v)
+        paths[w] = head if v == task.ps else head + net.path(v, task.ps)[1:]
+    return {"algorithm": scheme, "topology": topo.name, "seed": seed,
+            "tasks": {task.name: {"ps": task.ps, "rate_gbps": min(rates.worker_gbps.values()),
+                                  "worker_rates_gbps": rates.worker_gbps, "aggregators": assign.target,
+                                  "precisions": task.precision_of(), "paths": paths}},
+            "output_streams_gbps": {f"{s}:{p}": y for (s, p), y in rates.output_gbps.items()},
+            "base_rate_gbps": rates.m, "solve_time_s": solve, **metrics}

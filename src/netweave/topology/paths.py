@@ -84,12 +84,9 @@ def bottleneck_gbps(topo: Topology, path: list[str]) -> float:
     return min((topo.links[e].gbps for e in path_links(topo, path)), default=float("inf"))
 
 
-def widest_path(topo: Topology, src: str, dst: str, via_workers: bool = False) -> list[str]:
-    """The path with the largest bottleneck bandwidth; ties go to fewer hops, then lower indices.
-
-    Modified Dijkstra on the key ``(-bottleneck, hops)``.
-    """
-    s, t = topo.index[topo.node(src).name], topo.index[topo.node(dst).name]
+def _widest(topo: Topology, s: int, t: int | None, via_workers: bool) -> dict[int, int]:
+    """Modified Dijkstra on the key ``(-bottleneck, hops)`` from node ``s``: parent of every node
+    reached (stops once ``t`` is settled)."""
     best = {s: (-float("inf"), 0)}
     parent = {s: -1}
     heap = [(-float("inf"), 0, s)]
@@ -106,39 +103,30 @@ def widest_path(topo: Topology, src: str, dst: str, via_workers: bool = False) -
             if v not in best or key < best[v]:
                 best[v], parent[v] = key, u
                 heapq.heappush(heap, (*key, v))
-    if t not in parent:
-        raise NetweaveError(f"no path from {src} to {dst}" + ("" if via_workers else " that avoids transiting other workers"))
+    return parent
+
+
+def _trace(topo: Topology, parent: dict[int, int], t: int) -> list[str]:
     path = [t]
     while parent[path[-1]] != -1:
         path.append(parent[path[-1]])
     return [topo.nodes[i].name for i in reversed(path)]
 
 
+def widest_path(topo: Topology, src: str, dst: str, via_workers: bool = False) -> list[str]:
+    """The path with the largest bottleneck bandwidth; ties go to fewer hops, then lower indices."""
+    s, t = topo.index[topo.node(src).name], topo.index[topo.node(dst).name]
+    parent = _widest(topo, s, t, via_workers)
+    if t not in parent:
+        raise NetweaveError(f"no path from {src} to {dst}" + ("" if via_workers else " that avoids transiting other workers"))
+    return _trace(topo, parent, t)
+
+
 def widest_tree(topo: Topology, src: str) -> dict[str, list[str]]:
     """Widest paths from ``src`` to every node (same keys and ties as :func:`widest_path`); workers
     other than ``src`` end paths but are never transited. Returns node name -> path."""
-    s = topo.index[topo.node(src).name]
-    best = {s: (-float("inf"), 0)}
-    parent = {s: -1}
-    heap = [(-float("inf"), 0, s)]
-    while heap:
-        neg_width, hops, u = heapq.heappop(heap)
-        if (neg_width, hops) != best[u]:
-            continue
-        if u != s and topo.nodes[u].is_worker:
-            continue
-        for v, e in topo.adjacency[u]:
-            key = (max(neg_width, -topo.links[e].gbps), hops + 1)
-            if v not in best or key < best[v]:
-                best[v], parent[v] = key, u
-                heapq.heappush(heap, (*key, v))
-    paths = {}
-    for t in parent:
-        path = [t]
-        while parent[path[-1]] != -1:
-            path.append(parent[path[-1]])
-        paths[topo.nodes[t].name] = [topo.nodes[i].name for i in reversed(path)]
-    return paths
+    parent = _widest(topo, topo.index[topo.node(src).name], None, False)
+    return {topo.nodes[t].name: _trace(topo, parent, t) for t in parent}
 
 
 def widest_shortest_path(topo: Topology, src: str, dst: str, via_workers: bool = False) -> list[str]:

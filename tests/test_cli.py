@@ -237,3 +237,11 @@ def test_route_precision_aware_schemes(capsys, tmp_path):
     code, out, err = run(capsys, "route", "--topology", topo, "--workers", "4", "--precisions", "fp8:1",
                          "--algorithm", "aggtree")
     assert code == 2 and "does not model precisions" in err
+
+
+def test_aggsvc_demo(capsys):
+    s = run_json(capsys, "aggsvc", "demo", "--workers", "10", "--loss", "0.1", "--dup", "0.1", "--reorder", "0.2",
+                 "--seed", "1")
+    assert s["exact"] and s["leftover_state"] == 0 and s["resent"] > 0
+    code, out, err = run(capsys, "aggsvc", "demo", "--dup", "2")
+    assert code == 2 and "--dup" in err

@@ -472,6 +472,36 @@ def route(
     out.print(table(f"{algorithm.value} routing on {topo.name}", shown))
 
 
+# -- aggsvc --------------------------------------------------------------------------------------
+aggsvc_app = typer.Typer(no_args_is_help=True, help="PAHInA's aggregation service on loopback.")
+app.add_typer(aggsvc_app, name="aggsvc")
+
+
+@aggsvc_app.command("demo")
+def aggsvc_demo(
+    workers: int = typer.Option(8, "--workers", help="Workers (every fifth sends straight to the PS)."),
+    aggregators: int = typer.Option(2, "--aggregators", help="Aggregation nodes between the workers and the PS."),
+    loss: float = typer.Option(0.0, "--loss", help="Probability a worker's packet is lost."),
+    dup: float = typer.Option(0.0, "--dup", help="Probability a worker's packet is sent twice."),
+    reorder: float = typer.Option(0.0, "--reorder", help="Probability a worker's packet is delayed (reordered)."),
+    values: int = typer.Option(1000, "--values", help="Gradient values per tensor (one datagram)."),
+    precisions: str = typer.Option("fp8:5,fp16:3,fp32:2", "--precisions", help="The workers' precision mix."),
+    seed: int = typer.Option(0, "--seed"),
+    as_json: bool = JsonOpt,
+):
+    """Send tensors of mixed precisions through real UDP aggregators to a PS; check the sums exactly."""
+    from .dataplane.demo import demo
+    from .dataplane.service import Faults
+
+    report = demo(workers, aggregators, values=values, faults=Faults(loss, dup, reorder), seed=seed,
+                  mix=_precision_mix(precisions))
+    if not report["exact"]:
+        raise NetweaveError("the PS's sums differ from the integer sums of what the workers sent")
+    if as_json:
+        return emit_json(report)
+    out.print(table("aggregation service on loopback", report))
+
+
 # -- topology ------------------------------------------------------------------------------------
 @topology_app.command("show")
 def topology_show(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),

@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_train.py
 	$(BIN)/python benchmarks/bench_ina.py
 	$(BIN)/python benchmarks/bench_route.py
+	$(BIN)/python benchmarks/bench_pahina.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

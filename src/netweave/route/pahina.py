@@ -100,14 +100,19 @@ def priority(net: Network, task: Task, w_size: float = 0.5, w_cost: float = 0.5)
     return {w: w_size * size[w] / smax + w_cost * cost[w] / cmax for w in task.workers}
 
 
+def default_r_est(net: Network, task: Task) -> float:
+    """The capacity a worker is expected to take: a fraction (1/4) of the workers' mean access
+    bandwidth (§V-B), in Gb/s."""
+    topo = net.topo
+    return 0.25 * float(np.mean([topo.links[topo.adjacency[topo.index[w]][0][1]].gbps for w in task.workers]))
+
+
 def pahina_assign(net: Network, task: Task, r_est: float | None = None, w_size: float = 0.5,
                   w_cost: float = 0.5) -> Assignment:
     """Algorithm 1: workers by descending priority take the cheapest aggregator that supports
     their precision and still has ``r_est`` of capacity; the PS is always a candidate and the fallback."""
     prec = task.precision_of()
-    if r_est is None:  # a fraction of the workers' mean access bandwidth (§V-B)
-        r_est = 0.25 * float(np.mean([net.topo.links[net.topo.adjacency[net.topo.index[w]][0][1]].gbps
-                                      for w in task.workers]))
+    r_est = default_r_est(net, task) if r_est is None else r_est
     pri = priority(net, task, w_size, w_cost)
     used: dict[tuple[str, str], float] = {}
     target = {}
@@ -133,9 +138,7 @@ def ps_assign(net: Network, task: Task) -> Assignment:
 
 def atp_assign(net: Network, task: Task, r_est: float | None = None) -> Assignment:
     """The first INA switch on the worker's default (widest) path to the PS with capacity left."""
-    if r_est is None:
-        r_est = 0.25 * float(np.mean([net.topo.links[net.topo.adjacency[net.topo.index[w]][0][1]].gbps
-                                      for w in task.workers]))
+    r_est = default_r_est(net, task) if r_est is None else r_est
     used: dict[str, float] = {}
     target = {}
     for w in task.workers:

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import NetweaveError
 from ..topology import Topology
-from ..topology.paths import widest_tree
+from ..topology.paths import widest_tree_widths
 from .jobs import Task
 
 PAYLOAD = {"fp8": 1, "fp16": 2, "fp32": 4}  # bytes per value
@@ -65,14 +65,15 @@ class Network:
     topo: Topology
     capacity: dict[str, dict[str, float]]  # switch -> precision -> Gb/s of aggregated output
     paths: dict[str, dict[str, list[str]]]  # aggregator -> node -> widest path from the aggregator
+    width: dict[str, dict[str, float]]  # aggregator -> node -> that path's bottleneck (Gb/s)
 
     def path(self, a: str, b: str) -> list[str]:
         """Widest path from ``a`` to aggregator ``b`` (paths are symmetric: links are full duplex)."""
         return self.paths[b][a][::-1]
 
     def cost(self, a: str, b: str) -> float:
-        p = self.paths[b][a]
-        return 1.0 / min(self.topo.links[self.topo.link_between(u, v)].gbps for u, v in zip(p, p[1:]))
+        """``d(a, b) = 1 / bottleneck`` of the widest path."""
+        return 1.0 / self.width[b][a]
 
 
 def control_view(topo: Topology, task: Task, switch_gbps: float = 100.0) -> Network:
@@ -83,11 +84,11 @@ def control_view(topo: Topology, task: Task, switch_gbps: float = 100.0) -> Netw
             capacity[node.name] = caps or {p: float(switch_gbps) for p in PAYLOAD}
     if task.ps not in {n.name for n in topo.nodes}:
         topo.node(task.ps)
-    paths = {v: widest_tree(topo, v) for v in [*capacity, task.ps]}
+    trees = {v: widest_tree_widths(topo, v) for v in [*capacity, task.ps]}
     for w in task.workers:
-        if w not in paths[task.ps]:
+        if w not in trees[task.ps][0]:
             raise NetweaveError(f"task {task.name}: the PS {task.ps} is unreachable from {w}")
-    return Network(topo, capacity, paths)
+    return Network(topo, capacity, {v: t[0] for v, t in trees.items()}, {v: t[1] for v, t in trees.items()})
 
 
 def priority(net: Network, task: Task, w_size: float = 0.5, w_cost: float = 0.5) -> dict[str, float]:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
+import numba
+import numpy as np
+
 from ..errors import NetweaveError
 from .topology import Topology
 
@@ -125,8 +128,61 @@ def widest_path(topo: Topology, src: str, dst: str, via_workers: bool = False) -
 def widest_tree(topo: Topology, src: str) -> dict[str, list[str]]:
     """Widest paths from ``src`` to every node (same keys and ties as :func:`widest_path`); workers
     other than ``src`` end paths but are never transited. Returns node name -> path."""
-    parent = _widest(topo, topo.index[topo.node(src).name], None, False)
-    return {topo.nodes[t].name: _trace(topo, parent, t) for t in parent}
+    return widest_tree_widths(topo, src)[0]
+
+
+def widest_tree_widths(topo: Topology, src: str) -> tuple[dict[str, list[str]], dict[str, float]]:
+    """:func:`widest_tree` and the bottleneck (Gb/s) of every path."""
+    indptr, nbr, gbps, worker = _csr(topo)
+    parent, width = _widest_kernel(indptr, nbr, gbps, worker, topo.index[topo.node(src).name])
+    names = [n.name for n in topo.nodes]
+    out = {}
+    for t in np.flatnonzero(parent >= -1):
+        path = [int(t)]
+        while parent[path[-1]] >= 0:
+            path.append(int(parent[path[-1]]))
+        out[names[t]] = [names[i] for i in reversed(path)]
+    return out, {names[t]: float(-width[t]) for t in np.flatnonzero(parent >= -1)}
+
+
+def _csr(topo: Topology):
+    """The adjacency as CSR arrays (cached on the topology): neighbours in adjacency order, link Gb/s."""
+    cached = getattr(topo, "_widest_csr", None)
+    if cached is None:
+        counts = [len(a) for a in topo.adjacency]
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        nbr = np.array([v for a in topo.adjacency for v, _ in a], dtype=np.int64)
+        gbps = np.array([topo.links[e].gbps for a in topo.adjacency for _, e in a], dtype=np.float64)
+        worker = np.array([n.is_worker for n in topo.nodes], dtype=np.bool_)
+        cached = (indptr, nbr, gbps, worker)
+        topo._widest_csr = cached
+    return cached
+
+
+@numba.njit(cache=True)
+def _widest_kernel(indptr, nbr, gbps, worker, s):
+    """:func:`_widest` without a target, in numba: parent of every node (-1 the source, -2 unreached)
+    and minus its path's bottleneck."""
+    n = indptr.size - 1
+    width = np.full(n, np.inf)  # stores -bottleneck, like the Python key
+    hops = np.zeros(n, dtype=np.int64)
+    parent = np.full(n, -2, dtype=np.int64)
+    width[s] = -np.inf
+    parent[s] = -1
+    heap = [(-np.inf, np.int64(0), np.int64(s))]
+    while heap:
+        w, h, u = heapq.heappop(heap)
+        if w != width[u] or h != hops[u]:
+            continue
+        if u != s and worker[u]:
+            continue
+        for k in range(indptr[u], indptr[u + 1]):
+            v = nbr[k]
+            key_w = max(w, -gbps[k])
+            if parent[v] == -2 or key_w < width[v] or (key_w == width[v] and h + 1 < hops[v]):
+                width[v], hops[v], parent[v] = key_w, h + 1, u
+                heapq.heappush(heap, (key_w, h + 1, v))
+    return parent, width
 
 
 def widest_shortest_path(topo: Topology, src: str, dst: str, via_workers: bool = False) -> list[str]:

@@ -245,3 +245,11 @@ def test_aggsvc_demo(capsys):
     assert s["exact"] and s["leftover_state"] == 0 and s["resent"] > 0
     code, out, err = run(capsys, "aggsvc", "demo", "--dup", "2")
     assert code == 2 and "--dup" in err
+
+
+def test_kernels_bench_on_cpu(capsys):
+    pytest.importorskip("triton")
+    s = run_json(capsys, "kernels", "bench", "rmat:n=200,m=600,seed=1", "--gpus", "2", "--dim", "4", "--repeats", "1")
+    assert s["device"] == "cpu" and min(s["reference_s"], s["torch_sparse_s"], s["non_overlapped_s"], s["mgg_s"]) > 0
+    code, out, err = run(capsys, "kernels", "bench", "cora", "--ps", "64")
+    assert code == 2 and "ps in 1..32" in err

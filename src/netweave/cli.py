@@ -502,6 +502,35 @@ def aggsvc_demo(
     out.print(table("aggregation service on loopback", report))
 
 
+# -- kernels -------------------------------------------------------------------------------------
+kernels_app = typer.Typer(no_args_is_help=True, help="MGG's multi-GPU aggregation kernels.")
+app.add_typer(kernels_app, name="kernels")
+
+
+@kernels_app.command("bench")
+def kernels_bench(
+    dataset: str = typer.Argument("cora", help=DATASET_HELP),
+    gpus: int = typer.Option(4, "--gpus", help="GPUs the rows and embeddings are split over (simulated on one device)."),
+    dim: int = typer.Option(16, "--dim", help="Embedding width D."),
+    ps: int = typer.Option(8, "--ps"), dist: int = typer.Option(2, "--dist"), wpb: int = typer.Option(4, "--wpb"),
+    tune_: bool = typer.Option(False, "--tune", help="Run MGG's cross-iteration tuner on measured latencies."),
+    repeats: int = typer.Option(5, "--repeats", help="Timed runs per measurement (median; the first run is discarded)."),
+    as_json: bool = JsonOpt,
+):
+    """Latency of the reference, torch.sparse, non-overlapped and MGG kernels (GPU if present, else
+    Triton's interpreter on the CPU: correct but slow, for small graphs)."""
+    from .graph import load_dataset
+    from .kernels import Config
+    from .kernels.bench import bench_kernels
+
+    config = Config(ps, dist, wpb)
+    config.check()
+    report = bench_kernels(load_dataset(dataset), gpus, dim, config, tune_, repeats)
+    if as_json:
+        return emit_json(report)
+    out.print(table(f"MGG kernels on {dataset} ({report['device']})", {k: v for k, v in report.items() if k != "tuner_path"}))
+
+
 # -- topology ------------------------------------------------------------------------------------
 @topology_app.command("show")
 def topology_show(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),

@@ -1,12 +1,9 @@
-"""The MGG Triton kernel on CPU (``TRITON_INTERPRET=1``) against the reference: random graphs, dims
-and (ps, dist, wpb), empty rows, vertices whose neighbours are all remote, and gradients."""
+"""The MGG Triton kernel on CPU (``TRITON_INTERPRET=1``, set by ``tests/conftest.py`` when there is no
+GPU) against the reference: random graphs, dims and (ps, dist, wpb), empty rows, vertices whose
+neighbours are all remote, and gradients."""
 
-import os
-
-os.environ.setdefault("TRITON_INTERPRET", "1")
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")

@@ -17,6 +17,8 @@ partial sums are added into the partition's output row, which other warps may sh
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..errors import NetweaveError
@@ -24,13 +26,19 @@ from .layout import Layout
 
 
 def _triton():
+    """torch and triton; without a GPU, Triton's interpreter is switched on (the CPU path)."""
     try:
         import torch
+        if not torch.cuda.is_available():
+            os.environ["TRITON_INTERPRET"] = "1"
         import triton
         import triton.language as tl
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise NetweaveError(f"the MGG kernels need torch and triton ({exc.name} is missing): "
                             "pip install -e '.[kernels]'") from None
+    knobs = getattr(triton, "knobs", None)
+    if not torch.cuda.is_available() and knobs is not None:
+        knobs.runtime.interpret = True  # in case triton was imported (and read the environment) earlier
     return torch, triton, tl
 
 

@@ -14,12 +14,7 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-* && touch $@
 
 demo: $(STAMP)
-	$(BIN)/netweave graph stats cora
-	$(BIN)/netweave partition cora --parts 4 --method metis
-	$(BIN)/netweave topology show dgx1
-	$(BIN)/netweave plan cora --topology dgx1 --planner spst
-	$(BIN)/netweave train cora --workers 4 --comm spst --epochs 200
-	$(BIN)/netweave ina cora --workers 8 --strategy switchgnn --switch-memory 200KB --verify
+	$(BIN)/netweave compare --report report
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -531,6 +531,36 @@ def kernels_bench(
     out.print(table(f"MGG kernels on {dataset} ({report['device']})", {k: v for k, v in report.items() if k != "tuner_path"}))
 
 
+# -- compare -------------------------------------------------------------------------------------
+@app.command()
+def compare(
+    dataset: str = typer.Argument("cora", help=DATASET_HELP),
+    topology: str = typer.Option("dgx1", "--topology", help="GPU server for the embedding exchange. " + TOPOLOGY_HELP),
+    epochs: int = typer.Option(30, "--epochs", help="Epochs of the short training run."),
+    sections: str = typer.Option("exchange,ina,routing,precision,training", "--sections",
+                                 help="Which comparisons to run (comma-separated)."),
+    seed: int = typer.Option(0, "--seed"),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write report.md, PNG plots and compare.json to DIR."),
+    as_json: bool = JsonOpt,
+):
+    """The main job: every netweave strategy next to its baseline, for each communication problem."""
+    from .compare import CompareConfig, compare as run_compare, write_report
+
+    config = CompareConfig(dataset, topology, epochs=epochs, seed=seed,
+                           sections=tuple(x.strip() for x in sections.split(",") if x.strip()))
+    results = run_compare(config)
+    path = write_report(results, report, config) if report is not None else None
+    if as_json:
+        return emit_json({"sections": [vars(s) for s in results], "report": None if path is None else str(path)})
+    for s in results:
+        if s.skipped:
+            out.print(f"[bold]{s.title}[/bold]\n  {s.skipped}")
+            continue
+        out.print(table(f"{s.title}  ({s.seconds:.1f} s)", [tuple(r[c] for c in s.columns) for r in s.rows], s.columns))
+    if path is not None:
+        print(f"report written to {path}", file=sys.stderr)
+
+
 # -- topology ------------------------------------------------------------------------------------
 @topology_app.command("show")
 def topology_show(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),

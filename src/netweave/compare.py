@@ -1,0 +1,211 @@
+"""``netweave compare``: every strategy netweave has for each communication problem, next to its
+baseline, measured in one run (issue 9).
+
+Sections (each a list of rows; a section whose optional dependency is missing is skipped with one line):
+1. **exchange** — DGCL: the graph allgather on a GPU server (``dgx1``), P2P vs SPST, predicted time and bytes.
+2. **ina** — SwitchGNN: one layer through an INA switch, host vs strawman vs SwitchGNN.
+3. **routing** — ARO: gradient aggregation in a leaf-spine with INA switches, PS / ECMP / GRID / AggTree / ARO.
+4. **precision** — PAHInA: precision-heterogeneous aggregation, PS / ATP / GRID / PAHInA training time.
+5. **training** — a short real distributed run (4 workers, SPST plan): accuracy and bytes (needs torch).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import NetweaveError
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    dataset: str = "cora"
+    exchange_topology: str = "dgx1"
+    ina_workers: int = 8
+    switch_memory: int = 200_000
+    routing_topology: str = "leafspine:leaves=8,spines=8,hosts=8,ina=0.3,pipelines=4,seed=1"
+    routing_workers: int = 40
+    precision_topology: str = "fattree:k=8,ina=0.05,seed=1,gbps=10"
+    precision_workers: int = 50
+    train_workers: int = 4
+    epochs: int = 30
+    seed: int = 0
+    sections: tuple[str, ...] = ("exchange", "ina", "routing", "precision", "training")
+
+
+@dataclass
+class Section:
+    name: str
+    title: str
+    columns: tuple[str, ...]
+    rows: list[dict] = field(default_factory=list)
+    baseline: str = ""
+    skipped: str | None = None
+    seconds: float = 0.0
+
+
+def exchange(c: CompareConfig, graph) -> Section:
+    from .partition import partition_by_method
+    from .partition import comm_relation
+    from .plan import p2p_plan, plan_cost, spst_plan, worker_links
+    from .topology import load_topology_spec
+
+    topo = load_topology_spec(c.exchange_topology)
+    links = worker_links(topo)
+    comm = comm_relation(graph, partition_by_method(graph, "metis", None, topo, c.seed))
+    fb = 4 * (graph.feature_dim or 128)
+    s = Section("exchange", f"Embedding exchange (DGCL) of {c.dataset} on {topo.name}, {fb} B per embedding",
+                ("planner", "predicted_time_ms", "stages", "total_MB", "speedup"), baseline="p2p")
+    plans = {"p2p": p2p_plan(comm, links, fb) if links.complete else None, "spst": spst_plan(comm, links, fb, c.seed)}
+    costs = {k: plan_cost(p, links) for k, p in plans.items() if p is not None}
+    base = costs.get("p2p")
+    for name, cost in costs.items():
+        s.rows.append({"planner": name, "predicted_time_ms": cost.total_s * 1e3, "stages": plans[name].num_stages,
+                       "total_MB": float(cost.link_bytes.sum()) / 1e6,
+                       "speedup": (base.total_s / cost.total_s) if base is not None and cost.total_s > 0 else None})
+    return s
+
+
+def ina(c: CompareConfig, graph) -> Section:
+    from .ina import boundary_relation
+    from .ina.plan import ina_plan
+    from .partition import metis_partition
+    from .sim import SimConfig, sim_network
+    from .sim.layer import plan_report
+    from .topology import load_topology_spec
+
+    rel = boundary_relation(graph, metis_partition(graph, c.ina_workers, seed=c.seed))
+    net = sim_network(load_topology_spec(f"star:n={c.ina_workers},gbps=100,latency_us=2"))
+    fb = 4 * (graph.feature_dim or 128)
+    s = Section("ina", f"One GCN layer of {c.dataset} through an INA switch ({c.ina_workers} hosts, 100 Gb/s, "
+                       f"{c.switch_memory / 1e3:g} KB of aggregators)",
+                ("strategy", "memory", "traffic_MB", "vs_host", "completion_us", "max_queue_KB", "blocks"),
+                baseline="host")
+    for strategy, memory, order in (("host", None, "random"), ("straw", None, "random"),
+                                    ("straw", c.switch_memory, "random"), ("switchgnn", c.switch_memory, "gamr")):
+        plan = ina_plan(rel, strategy, fb, memory, order, c.seed)
+        r, _ = plan_report(rel, plan, net, SimConfig(seed=c.seed))
+        s.rows.append({"strategy": strategy, "memory": "–" if strategy == "host" else ("UL" if memory is None else f"{memory / 1e3:g} KB"),
+                       "traffic_MB": r["traffic_bytes"] / 1e6, "vs_host": r["traffic_bytes"] / r["host_traffic_bytes"] - 1,
+                       "completion_us": r["completion_time_s"] * 1e6, "max_queue_KB": r["max_queue_bytes"] / 1e3,
+                       "blocks": r["num_blocks"]})
+    return s
+
+
+def routing(c: CompareConfig) -> Section:
+    from .route import random_job
+    from .route.plan import route_jobs
+    from .topology import load_topology_spec
+
+    topo = load_topology_spec(c.routing_topology)
+    jobs = random_job(topo, c.routing_workers, seed=c.seed)
+    s = Section("routing", f"Gradient aggregation of {c.routing_workers} workers in {topo.name} (INA, 4 pipelines)",
+                ("algorithm", "rate_gbps", "vs_ps", "solve_ms", "optimal"), baseline="ps")
+    base = None
+    for algorithm in ("ps", "ecmp", "grid", "aggtree", "aro"):
+        r = route_jobs(topo, jobs, algorithm, seed=c.seed)
+        base = base or r["min_rate_gbps"]
+        s.rows.append({"algorithm": algorithm, "rate_gbps": r["min_rate_gbps"], "vs_ps": r["min_rate_gbps"] / base,
+                       "solve_ms": r["solve_time_s"] * 1e3, "optimal": r["optimal"]})
+    return s
+
+
+def precision(c: CompareConfig) -> Section:
+    from .route import random_job
+    from .route.plan import route_precision
+    from .topology import load_topology_spec
+
+    topo = load_topology_spec(c.precision_topology)
+    jobs = random_job(topo, c.precision_workers, seed=c.seed, mix={"fp8": 5, "fp16": 3, "fp32": 2})
+    s = Section("precision", f"Precision-heterogeneous aggregation (fp8:fp16:fp32 = 5:3:2) of {c.precision_workers} "
+                             f"workers in {topo.name}", ("scheme", "training_time_s", "vs_ps", "ina_efficiency",
+                                                        "min_rate_gbps"), baseline="ps")
+    base = None
+    for scheme in ("ps", "atp", "grid", "pahina"):
+        r = route_precision(topo, jobs, scheme, c.seed)
+        base = base or r["training_time_s"]
+        s.rows.append({"scheme": scheme, "training_time_s": r["training_time_s"],
+                       "vs_ps": r["training_time_s"] / base - 1, "ina_efficiency": r["ina_efficiency"],
+                       "min_rate_gbps": r["min_worker_rate_gbps"]})
+    return s
+
+
+def training(c: CompareConfig) -> Section:
+    s = Section("training", f"Distributed GCN training of {c.dataset}: {c.train_workers} workers, {c.epochs} epochs",
+                ("comm", "test_acc", "exchange_MB_per_epoch", "epoch_ms"), baseline="allreduce")
+    try:
+        import torch  # noqa: F401
+        import torch_geometric  # noqa: F401
+    except ImportError as exc:
+        s.skipped = f"skipped: training needs torch ({exc.name} is missing); enable it with pip install -e '.[train]'"
+        return s
+    from .runtime.job import TrainConfig
+    from .runtime.launcher import train
+
+    for comm in ("allreduce", "spst"):
+        r = train(TrainConfig(c.dataset, c.train_workers, "gcn", comm, None, c.epochs, seed=c.seed, timeout_s=300))
+        s.rows.append({"comm": comm, "test_acc": r["final_test_acc"],
+                       "exchange_MB_per_epoch": r["exchange_bytes_per_epoch"] / 1e6,
+                       "epoch_ms": r["median_epoch_s"] * 1e3})
+    return s
+
+
+def compare(c: CompareConfig) -> list[Section]:
+    """Run every requested section; each is timed."""
+    from .graph import load_dataset
+
+    unknown = set(c.sections) - set(CompareConfig.sections)
+    if unknown:
+        raise NetweaveError(f"unknown section {', '.join(sorted(unknown))}; choose from {', '.join(CompareConfig.sections)}")
+    graph = load_dataset(c.dataset) if {"exchange", "ina"} & set(c.sections) else None
+    runners = {"exchange": lambda: exchange(c, graph), "ina": lambda: ina(c, graph), "routing": lambda: routing(c),
+               "precision": lambda: precision(c), "training": lambda: training(c)}
+    out = []
+    for name in c.sections:
+        t0 = time.perf_counter()
+        section = runners[name]()
+        section.seconds = time.perf_counter() - t0
+        out.append(section)
+    return out
+
+
+def write_report(sections: list[Section], directory: str | Path, config: CompareConfig) -> Path:
+    """``report.md`` with every table and a bar chart per section (PNG), plus ``compare.json``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    lines = ["# netweave compare", "", f"Dataset `{config.dataset}`, seed {config.seed}. Each section shows every "
+             "strategy next to its baseline, measured in this run.", ""]
+    for s in sections:
+        lines += [f"## {s.title}", ""]
+        if s.skipped:
+            lines += [s.skipped, ""]
+            continue
+        lines += ["| " + " | ".join(s.columns) + " |", "|" + "---|" * len(s.columns)]
+        lines += ["| " + " | ".join(_cell(r[col]) for col in s.columns) + " |" for r in s.rows]
+        metric = s.columns[1]
+        fig, ax = plt.subplots(figsize=(6, 3))
+        labels = [f"{r[s.columns[0]]}" + (f" {r['memory']}" if "memory" in r and r["memory"] != "–" else "") for r in s.rows]
+        ax.bar(labels, [r[metric] or 0 for r in s.rows], color=["gray" if r[s.columns[0]] == s.baseline else "C0" for r in s.rows])
+        ax.set_ylabel(metric)
+        ax.set_title(s.name)
+        ax.tick_params(axis="x", rotation=20)
+        fig.tight_layout()
+        fig.savefig(d / f"{s.name}.png", dpi=110)
+        plt.close(fig)
+        lines += ["", f"![{s.name}]({s.name}.png)", "", f"_{s.seconds:.1f} s_", ""]
+    (d / "report.md").write_text("\n".join(lines))
+    (d / "compare.json").write_text(json.dumps([vars(s) for s in sections], indent=1, default=str))
+    return d / "report.md"
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.4g}"
+    return "–" if v is None else str(v)

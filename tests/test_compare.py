@@ -1,0 +1,53 @@
+"""``netweave compare``: every section end to end at a small scale, the report, and the skip line
+when torch is missing."""
+
+import builtins
+import json
+
+import pytest
+
+from netweave.cli import main
+from netweave.compare import CompareConfig, compare, write_report
+from netweave.errors import NetweaveError
+
+SMALL = dict(ina_workers=4, switch_memory=100_000, routing_topology="leafspine:leaves=4,spines=2,hosts=4,ina=0.5,pipelines=2,seed=1",
+             routing_workers=8, precision_topology="fattree:k=4,ina=0.4,seed=1,gbps=10", precision_workers=8,
+             train_workers=2, epochs=2)
+
+
+def test_every_section_has_its_baseline_and_a_report(tmp_path):
+    sections = compare(CompareConfig(**SMALL))
+    assert [s.name for s in sections] == ["exchange", "ina", "routing", "precision", "training"]
+    for s in sections:
+        assert s.skipped or any(r[s.columns[0]] == s.baseline for r in s.rows), s.name
+    ina = {(r["strategy"], r["memory"]): r for r in sections[1].rows}
+    assert ina[("host", "–")]["vs_host"] == 0 and ina[("straw", "UL")]["vs_host"] < 0
+    routing = {r["algorithm"]: r for r in sections[2].rows}
+    assert routing["aro"]["rate_gbps"] >= max(r["rate_gbps"] for r in routing.values()) - 1e-9
+    path = write_report(sections, tmp_path, CompareConfig(**SMALL))
+    text = path.read_text()
+    assert all(f"![{s.name}]({s.name}.png)" in text for s in sections if not s.skipped)
+    assert all((tmp_path / f"{s.name}.png").read_bytes()[:4] == b"\x89PNG" for s in sections if not s.skipped)
+    assert len(json.loads((tmp_path / "compare.json").read_text())) == 5
+
+
+def test_training_is_skipped_with_one_line_without_torch(monkeypatch):
+    real = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name.split(".")[0] in ("torch", "torch_geometric"):
+            raise ImportError(name=name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    (s,) = compare(CompareConfig(**(SMALL | {"sections": ("training",)})))
+    assert s.skipped and "pip install" in s.skipped and not s.rows
+
+
+def test_cli_compare_json_and_bad_section(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["compare", "--sections", "ina,routing", "--json"])
+    out = capsys.readouterr().out
+    assert (e.value.code or 0) == 0 and [s["name"] for s in json.loads(out)["sections"]] == ["ina", "routing"]
+    with pytest.raises(NetweaveError, match="unknown section"):
+        compare(CompareConfig(sections=("magic",)))

@@ -561,6 +561,30 @@ def compare(
         print(f"report written to {path}", file=sys.stderr)
 
 
+# -- sweep ---------------------------------------------------------------------------------------
+@app.command("sweep")
+def sweep_command(
+    config_file: Path = typer.Argument(..., help="Sweep YAML (name, kind: ina|route|precision, grid, fixed)."),
+    out_dir: Path = typer.Option(Path("sweep-out"), "--out", help="Directory of results.jsonl (resumed if present)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Local processes (default: all cores)."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Run on a Ray cluster: auto or an address (needs the ray extra)."),
+    as_json: bool = JsonOpt,
+):
+    """Run a grid of cases in a process pool (or on Ray), resumably, and show one table."""
+    from .sweep import load_config, sweep
+
+    config = load_config(config_file)
+    rows = sweep(config, out_dir, workers, ray)
+    if as_json:
+        return emit_json({"name": config.get("name"), "cases": len(rows), "rows": rows})
+    keys = sorted(config["grid"])
+    metrics = [k for k in ("traffic_bytes", "completion_time_s", "min_rate_gbps", "objective", "training_time_s")
+               if any(k in r["result"] for r in rows)]
+    out.print(table(f"sweep {config.get('name', config_file)} ({len(rows)} cases, {out_dir / 'results.jsonl'})",
+                    [tuple(r["params"][k] for k in keys) + tuple(r["result"].get(m) for m in metrics) for r in rows],
+                    tuple(keys) + tuple(metrics)))
+
+
 # -- topology ------------------------------------------------------------------------------------
 @topology_app.command("show")
 def topology_show(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),

@@ -1,0 +1,152 @@
+"""``netweave sweep CONFIG.yaml``: a grid of cases run in a local process pool or on a Ray cluster,
+collected into one table, resumable.
+
+Config::
+
+    name: ina-memory
+    kind: ina            # ina | route | precision
+    grid:                # every combination of these values is one case
+      dataset: [cora]
+      strategy: [host, straw, switchgnn]
+      switch_memory: [100KB, 1MB]
+      seed: [0, 1]
+    fixed: {workers: 8}  # the same for every case
+
+A case's parameters are the keyword arguments of the kind's runner:
+- ``ina``: :class:`~netweave.sim.layer.LayerConfig`;
+- ``route``: ``topology``, ``workers``, ``algorithm``, ``seed``;
+- ``precision``: the same plus ``precisions``.
+
+Results are appended to ``OUT/results.jsonl`` as each case finishes. An interrupted sweep resumes
+by skipping the cases already there.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import yaml
+
+from .errors import NetweaveError
+
+KINDS = ("ina", "route", "precision")
+
+
+def load_config(path: str | Path) -> dict:
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise NetweaveError(f"{path}: no such file") from None
+    except yaml.YAMLError as exc:
+        raise NetweaveError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
+    if not isinstance(data, dict) or data.get("kind") not in KINDS or not isinstance(data.get("grid"), dict):
+        raise NetweaveError(f"{path}: needs 'kind' ({', '.join(KINDS)}) and a 'grid' mapping of lists")
+    for key, values in data["grid"].items():
+        if not isinstance(values, list) or not values:
+            raise NetweaveError(f"{path}: grid.{key} must be a non-empty list")
+    if not isinstance(data.get("fixed", {}), dict):
+        raise NetweaveError(f"{path}: 'fixed' must be a mapping")
+    return data
+
+
+def cases(config: dict) -> list[dict]:
+    keys = sorted(config["grid"])
+    fixed = config.get("fixed", {})
+    return [dict(fixed, **dict(zip(keys, combo))) for combo in itertools.product(*(config["grid"][k] for k in keys))]
+
+
+def case_id(params: dict) -> str:
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+def run_case(kind: str, params: dict) -> dict:
+    """One case (runs in a worker process or a Ray task)."""
+    os.environ.setdefault("NETWEAVE_NO_PROGRESS", "1")
+    if kind == "ina":
+        from .sim.layer import LayerConfig, simulate_layer
+        from .topology.yaml_io import parse_bytes
+
+        p = dict(params)
+        if isinstance(p.get("switch_memory"), str):
+            p["switch_memory"] = None if p["switch_memory"] == "unlimited" else parse_bytes(p["switch_memory"], "switch_memory")
+        try:
+            report, _ = simulate_layer(LayerConfig(**p))
+        except TypeError as exc:
+            raise NetweaveError(f"bad ina parameter: {exc}") from None
+        return report
+    from .route import random_job
+    from .route.plan import route_jobs, route_precision
+    from .topology import load_topology_spec
+
+    topo = load_topology_spec(params["topology"])
+    seed = int(params.get("seed", 0))
+    if kind == "route":
+        jobs = random_job(topo, int(params["workers"]), params.get("ps"), seed)
+        report = route_jobs(topo, jobs, params.get("algorithm", "aro"), seed)
+    else:
+        mix = {k: float(v) for k, v in (s.split(":") for s in str(params.get("precisions", "fp8:5,fp16:3,fp32:2")).split(","))}
+        jobs = random_job(topo, int(params["workers"]), params.get("ps"), seed, mix)
+        report = route_precision(topo, jobs, params.get("algorithm", "pahina"), seed)
+    return {k: v for k, v in report.items() if k != "tasks"}
+
+
+def done_cases(path: Path) -> dict[str, dict]:
+    if not path.exists():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+            out[row["id"]] = row
+        except (json.JSONDecodeError, KeyError):
+            continue  # a line cut by an interruption: that case runs again
+    return out
+
+
+def sweep(config: dict, out_dir: str | Path, workers: int | None = None, ray: str | None = None,
+          on_result=None) -> list[dict]:
+    """Run the cases not yet in ``OUT/results.jsonl``; returns every row (old and new) in grid order."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "results.jsonl"
+    done = done_cases(path)
+    todo = [c for c in cases(config) if case_id(c) not in done]
+    kind = config["kind"]
+    with path.open("a") as sink:
+        def record(params, result):
+            row = {"id": case_id(params), "params": params, "result": result}
+            sink.write(json.dumps(row, default=str) + "\n")
+            sink.flush()
+            done[row["id"]] = row
+            if on_result:
+                on_result(row)
+
+        if ray is not None:
+            _run_ray(kind, todo, ray, record)
+        elif todo:
+            with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+                futures = {pool.submit(run_case, kind, c): c for c in todo}
+                for f in as_completed(futures):
+                    record(futures[f], f.result())
+    return [done[case_id(c)] for c in cases(config)]
+
+
+def _run_ray(kind: str, todo: list[dict], address: str, record) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise NetweaveError("--ray needs Ray: pip install -e '.[ray]'") from None
+    try:
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    except Exception as exc:  # Ray raises several types for an unreachable cluster
+        raise NetweaveError(f"cannot reach a Ray cluster at {address!r}: {str(exc).splitlines()[0]}") from None
+    remote = ray.remote(run_case)
+    refs = {remote.remote(kind, c): c for c in todo}
+    while refs:
+        ready, _ = ray.wait(list(refs))
+        for ref in ready:
+            record(refs.pop(ref), ray.get(ref))

@@ -1,0 +1,62 @@
+"""``netweave sweep``: the grid, the process pool, resumption after an interruption, and bad input."""
+
+import json
+
+import pytest
+
+from netweave.errors import NetweaveError
+from netweave.sweep import cases, load_config, sweep
+
+CONFIG = {"name": "t", "kind": "route",
+          "grid": {"algorithm": ["ps", "ecmp", "aro"], "seed": [0, 1]},
+          "fixed": {"topology": "leafspine:leaves=4,spines=2,hosts=4,ina=0.5,pipelines=2,seed=1", "workers": 6}}
+
+
+def test_grid_runs_in_a_pool_and_resumes_without_redoing_cases(tmp_path):
+    rows = sweep(CONFIG, tmp_path, workers=2)
+    assert len(rows) == 6 and [r["params"]["algorithm"] for r in rows] == ["ps", "ps", "ecmp", "ecmp", "aro", "aro"]
+    aro = [r for r in rows if r["params"]["algorithm"] == "aro"]
+    assert all(r["result"]["optimal"] for r in aro)
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    (tmp_path / "results.jsonl").write_text("\n".join(lines[:3]) + "\n" + lines[3][:20])  # interrupted mid-line
+    ran = []
+    again = sweep(CONFIG, tmp_path, workers=2, on_result=ran.append)
+    assert len(ran) == 3 and [r["result"]["min_rate_gbps"] for r in again] == [r["result"]["min_rate_gbps"] for r in rows]
+    assert sorted(r["id"] for r in ran) == sorted(r["id"] for r in rows[3:]) or len({r["id"] for r in ran}) == 3
+
+
+def test_ina_cases(tmp_path):
+    config = {"kind": "ina", "grid": {"strategy": ["host", "switchgnn"]},
+              "fixed": {"dataset": "cora", "workers": 4, "switch_memory": "200KB"}}
+    rows = sweep(config, tmp_path, workers=1)
+    assert rows[1]["result"]["num_blocks"] > 1 and rows[0]["result"]["traffic_reduction"] == 0
+
+
+def test_bad_configs_and_ray_are_one_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text("kind: magic\ngrid: {a: [1]}\n")
+    with pytest.raises(NetweaveError, match="needs 'kind'"):
+        load_config(tmp_path / "bad.yaml")
+    (tmp_path / "bad2.yaml").write_text("kind: ina\ngrid: {a: 1}\n")
+    with pytest.raises(NetweaveError, match="non-empty list"):
+        load_config(tmp_path / "bad2.yaml")
+    with pytest.raises(NetweaveError, match="no such file"):
+        load_config(tmp_path / "missing.yaml")
+    assert len(cases({"grid": {"a": [1, 2], "b": [3, 4, 5]}, "fixed": {"c": 0}})) == 6
+    try:
+        import ray  # noqa: F401
+        match = "cannot reach a Ray cluster"
+    except ImportError:
+        match = "needs Ray"
+    with pytest.raises(NetweaveError, match=match):
+        sweep(CONFIG, tmp_path / "r", ray="203.0.113.1:1")
+    with pytest.raises(NetweaveError, match="bad ina parameter"):
+        sweep({"kind": "ina", "grid": {"colour": ["red"]}}, tmp_path / "i", workers=1)
+
+
+def test_cli_sweep(tmp_path, capsys):
+    from netweave.cli import main
+
+    (tmp_path / "s.yaml").write_text(json.dumps(CONFIG))
+    with pytest.raises(SystemExit) as e:
+        main(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--workers", "2", "--json"])
+    assert (e.value.code or 0) == 0 and json.loads(capsys.readouterr().out)["cases"] == 6

@@ -585,6 +585,28 @@ def sweep_command(
                     tuple(keys) + tuple(metrics)))
 
 
+# -- repro ---------------------------------------------------------------------------------------
+@app.command()
+def repro(
+    name: Optional[str] = typer.Argument(None, help="Which result (see --list)."),
+    list_: bool = typer.Option(False, "--list", help="List the reproductions."),
+    full: bool = typer.Option(False, "--full", help="The paper's scale (slow); default: a reduced scale."),
+    out_dir: Path = typer.Option(Path("repro-out"), "--out", help="Directory for NAME.csv, NAME.png, NAME.md."),
+    as_json: bool = JsonOpt,
+):
+    """Reproduce a paper's headline result: CSV, plot and a paper-vs-netweave table."""
+    from .repro import REPROS, reproduce
+
+    if list_ or name is None:
+        rows = [(r.name, r.what, r.paper) for r in REPROS.values()]
+        return emit_json({"repros": [dict(zip(("name", "what", "paper"), r)) for r in rows]}) if as_json else \
+            out.print(table("netweave repro", rows, ("name", "what", "paper")))
+    result = reproduce(name, out_dir, full)
+    if as_json:
+        return emit_json(result)
+    out.print(table(f"{name} ({result['seconds']:.1f} s, {out_dir})", {"paper": result["paper"], "netweave": result["netweave"]}))
+
+
 # -- topology ------------------------------------------------------------------------------------
 @topology_app.command("show")
 def topology_show(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),

@@ -29,20 +29,14 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-import yaml
-
+from ._files import read_yaml
 from .errors import NetweaveError
 
 KINDS = ("ina", "route", "precision")
 
 
 def load_config(path: str | Path) -> dict:
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        raise NetweaveError(f"{path}: no such file") from None
-    except yaml.YAMLError as exc:
-        raise NetweaveError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
+    data = read_yaml(path)
     if not isinstance(data, dict) or data.get("kind") not in KINDS or not isinstance(data.get("grid"), dict):
         raise NetweaveError(f"{path}: needs 'kind' ({', '.join(KINDS)}) and a 'grid' mapping of lists")
     for key, values in data["grid"].items():

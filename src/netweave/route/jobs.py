@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
+from .._files import read_yaml
 from ..errors import NetweaveError
 from ..topology import Topology
 
@@ -62,12 +62,7 @@ def check_jobs(jobs: list[Job], topo: Topology) -> None:
 
 def load_jobs(path: str | Path) -> list[Job]:
     """Read a Jobs YAML file (``jobs: [{name, weight, tasks: [{ps, workers}]}]``)."""
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        raise NetweaveError(f"{path}: no such file") from None
-    except yaml.YAMLError as exc:
-        raise NetweaveError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
+    data = read_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
         raise NetweaveError(f"{path}: expected a mapping with a 'jobs' list")
     jobs = []

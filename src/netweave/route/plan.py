@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+from .._files import read_json
 from ..errors import NetweaveError
 from ..topology import Topology
 from .aro import aro, rate_lp, upper_bound
@@ -50,12 +51,7 @@ def save_routes(report: dict, path: str | Path) -> None:
 
 def load_routes(path: str | Path) -> tuple[Routes, list[Job]]:
     """The paths of a routes JSON and the jobs they imply (one job holding every task)."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise NetweaveError(f"{path}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise NetweaveError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    data = read_json(path)
     tasks = data.get("tasks") if isinstance(data, dict) else None
     if not isinstance(tasks, dict) or not all(isinstance(t, dict) and "ps" in t and isinstance(t.get("paths"), dict)
                                               for t in tasks.values()):

@@ -134,10 +134,12 @@ def _run_ray(kind: str, todo: list[dict], address: str, record) -> None:
         import ray
     except ImportError:
         raise NetweaveError("--ray needs Ray: pip install -e '.[ray]'") from None
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # keep Ray's connection retries off the terminal
     try:
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-    except Exception as exc:  # Ray raises several types for an unreachable cluster
-        raise NetweaveError(f"cannot reach a Ray cluster at {address!r}: {str(exc).splitlines()[0]}") from None
+    except Exception as exc:  # Ray raises several types (often without a message) for an unreachable cluster
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise NetweaveError(f"cannot reach a Ray cluster at {address!r} ({reason}); start one or check the address") from None
     remote = ray.remote(run_case)
     refs = {remote.remote(kind, c): c for c in todo}
     while refs:

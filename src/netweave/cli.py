@@ -306,12 +306,6 @@ class Order(str, Enum):
     gamr = "gamr"
 
 
-def _memory(raw: str) -> Optional[int]:
-    from .topology.yaml_io import parse_bytes
-
-    return None if raw.strip().lower() in ("unlimited", "ul", "inf") else parse_bytes(raw, "--switch-memory")
-
-
 @app.command()
 def ina(
     dataset: str = typer.Argument("cora", help=DATASET_HELP),
@@ -339,14 +333,14 @@ def ina(
 ):
     """Simulate one GNN layer's propagation through in-network multicast and aggregation (SwitchGNN)."""
     from .sim import SimConfig
-    from .sim.layer import LayerConfig, simulate_layer
+    from .sim.layer import LayerConfig, parse_switch_memory, simulate_layer
     from .sim.timeline import plot_timelines, save_timeline_csv
     from .topology.yaml_io import parse_bytes
 
     sim = SimConfig(buffer_bytes=None if buffer is None else parse_bytes(buffer, "--buffer"), congestion_control=cc,
                     ecn_bytes=parse_bytes(ecn, "--ecn"), loss=loss, timeout_us=timeout_us,
                     background_load=background, seed=seed)
-    config = LayerConfig(dataset, workers, topology, _memory(switch_memory), strategy.value, order.value, feature_dim,
+    config = LayerConfig(dataset, workers, topology, parse_switch_memory(switch_memory), strategy.value, order.value, feature_dim,
                          gbps, seed, start, method.value, _str(parts_file), verify, sim)
     report, result = simulate_layer(config)
     if timeline is not None:
@@ -406,13 +400,6 @@ class Algorithm(str, Enum):
     atp = "atp"
 
 
-def _precision_mix(raw: str) -> dict[str, float]:
-    try:
-        return {k.strip(): float(v) for k, v in (part.split(":") for part in raw.split(",") if part.strip())}
-    except ValueError:
-        raise NetweaveError(f"--precisions {raw!r}: write it like fp8:5,fp16:3,fp32:2") from None
-
-
 @app.command()
 def route(
     topology: str = typer.Option(..., "--topology", help="A leaf-spine or fat-tree with INA switches. " + TOPOLOGY_HELP),
@@ -431,6 +418,7 @@ def route(
 ):
     """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates."""
     from .route import evaluate_routes, load_jobs, random_job
+    from .route.jobs import parse_precision_mix
     from .route.plan import load_routes, route_jobs, route_precision, save_routes
     from .topology import load_topology_spec
 
@@ -446,7 +434,7 @@ def route(
         return emit_json(report) if as_json else out.print(table(f"routes {evaluate} on {topo.name}", report))
     if (jobs_file is None) == (workers is None):
         raise NetweaveError("give exactly one of --jobs FILE and --workers W")
-    mix = _precision_mix(precisions) if precisions else None
+    mix = parse_precision_mix(precisions) if precisions else None
     jobs = load_jobs(jobs_file) if jobs_file is not None else random_job(topo, workers, ps, seed, mix)
     precision_mode = mix is not None or algorithm in (Algorithm.pahina, Algorithm.atp) or any(
         t.precisions for j in jobs for t in j.tasks)
@@ -492,9 +480,10 @@ def aggsvc_demo(
     """Send tensors of mixed precisions through real UDP aggregators to a PS; check the sums exactly."""
     from .dataplane.demo import demo
     from .dataplane.service import Faults
+    from .route.jobs import parse_precision_mix
 
     report = demo(workers, aggregators, values=values, faults=Faults(loss, dup, reorder), seed=seed,
-                  mix=_precision_mix(precisions))
+                  mix=parse_precision_mix(precisions))
     if not report["exact"]:
         raise NetweaveError("the PS's sums differ from the integer sums of what the workers sent")
     if as_json:

@@ -61,18 +61,18 @@ def run_case(kind: str, params: dict) -> dict:
     """One case (runs in a worker process or a Ray task)."""
     os.environ.setdefault("NETWEAVE_NO_PROGRESS", "1")
     if kind == "ina":
-        from .sim.layer import LayerConfig, simulate_layer
-        from .topology.yaml_io import parse_bytes
+        from .sim.layer import LayerConfig, parse_switch_memory, simulate_layer
 
         p = dict(params)
         if isinstance(p.get("switch_memory"), str):
-            p["switch_memory"] = None if p["switch_memory"] == "unlimited" else parse_bytes(p["switch_memory"], "switch_memory")
+            p["switch_memory"] = parse_switch_memory(p["switch_memory"], "switch_memory")
         try:
             report, _ = simulate_layer(LayerConfig(**p))
         except TypeError as exc:
             raise NetweaveError(f"bad ina parameter: {exc}") from None
         return report
     from .route import random_job
+    from .route.jobs import parse_precision_mix
     from .route.plan import route_jobs, route_precision
     from .topology import load_topology_spec
 
@@ -82,7 +82,7 @@ def run_case(kind: str, params: dict) -> dict:
         jobs = random_job(topo, int(params["workers"]), params.get("ps"), seed)
         report = route_jobs(topo, jobs, params.get("algorithm", "aro"), seed)
     else:
-        mix = {k: float(v) for k, v in (s.split(":") for s in str(params.get("precisions", "fp8:5,fp16:3,fp32:2")).split(","))}
+        mix = parse_precision_mix(params.get("precisions", "fp8:5,fp16:3,fp32:2"), "precisions")
         jobs = random_job(topo, int(params["workers"]), params.get("ps"), seed, mix)
         report = route_precision(topo, jobs, params.get("algorithm", "pahina"), seed)
     return {k: v for k, v in report.items() if k != "tasks"}

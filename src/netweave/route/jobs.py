@@ -105,6 +105,14 @@ def random_job(topo: Topology, workers: int, ps: str | None = None, seed: int = 
     return [Job("J0", (Task("J0.T0", ps, names, precision_mix(mix, workers, rng) if mix else ()),))]
 
 
+def parse_precision_mix(raw: str, where: str = "--precisions") -> dict[str, float]:
+    """``fp8:5,fp16:3,fp32:2`` -> ``{"fp8": 5.0, "fp16": 3.0, "fp32": 2.0}`` (checked by :func:`precision_mix`)."""
+    try:
+        return {k.strip(): float(v) for k, v in (part.split(":") for part in str(raw).split(",") if part.strip())}
+    except ValueError:
+        raise NetweaveError(f"{where} {raw!r}: write it like fp8:5,fp16:3,fp32:2") from None
+
+
 def precision_mix(mix: dict[str, float], n: int, rng: np.random.Generator) -> tuple[str, ...]:
     """``n`` precisions in the ratio ``mix`` (largest remainders), shuffled."""
     bad = sorted(set(mix) - set(PRECISIONS))

@@ -23,6 +23,15 @@ from .simulate import SimConfig, SimResult, simulate
 DEFAULT_MEMORY = 100_000_000
 
 
+def parse_switch_memory(raw, where: str = "--switch-memory") -> int | None:
+    """``100MB`` -> bytes; ``unlimited`` (or ``ul``, ``inf``) -> None."""
+    from ..topology.yaml_io import parse_bytes
+
+    if isinstance(raw, str) and raw.strip().lower() in ("unlimited", "ul", "inf"):
+        return None
+    return parse_bytes(raw, where)
+
+
 @dataclass(frozen=True)
 class LayerConfig:
     """A layer to simulate. ``topology`` defaults to ``star:n=WORKERS`` at ``gbps`` with 2 µs links

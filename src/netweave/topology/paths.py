@@ -87,40 +87,27 @@ def bottleneck_gbps(topo: Topology, path: list[str]) -> float:
     return min((topo.links[e].gbps for e in path_links(topo, path)), default=float("inf"))
 
 
-def _widest(topo: Topology, s: int, t: int | None, via_workers: bool) -> dict[int, int]:
-    """Modified Dijkstra on the key ``(-bottleneck, hops)`` from node ``s``: parent of every node
-    reached (stops once ``t`` is settled)."""
-    best = {s: (-float("inf"), 0)}
-    parent = {s: -1}
-    heap = [(-float("inf"), 0, s)]
-    while heap:
-        neg_width, hops, u = heapq.heappop(heap)
-        if (neg_width, hops) != best[u]:
-            continue
-        if u == t:
-            break
-        if u != s and not _may_transit(topo, u, t, via_workers):
-            continue
-        for v, e in topo.adjacency[u]:
-            key = (max(neg_width, -topo.links[e].gbps), hops + 1)
-            if v not in best or key < best[v]:
-                best[v], parent[v] = key, u
-                heapq.heappush(heap, (*key, v))
-    return parent
+def _widest(topo: Topology, src: str, via_workers: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Modified Dijkstra on the key ``(-bottleneck, hops)`` from ``src`` (numba): the parent of every
+    node (-1 the source, -2 unreached) and minus its path's bottleneck. Workers other than ``src``
+    end paths but are not transited unless ``via_workers``."""
+    indptr, nbr, gbps, worker = _csr(topo)
+    mask = np.zeros_like(worker) if via_workers else worker
+    return _widest_kernel(indptr, nbr, gbps, mask, topo.index[topo.node(src).name])
 
 
-def _trace(topo: Topology, parent: dict[int, int], t: int) -> list[str]:
-    path = [t]
-    while parent[path[-1]] != -1:
-        path.append(parent[path[-1]])
+def _trace(topo: Topology, parent: np.ndarray, t: int) -> list[str]:
+    path = [int(t)]
+    while parent[path[-1]] >= 0:
+        path.append(int(parent[path[-1]]))
     return [topo.nodes[i].name for i in reversed(path)]
 
 
 def widest_path(topo: Topology, src: str, dst: str, via_workers: bool = False) -> list[str]:
     """The path with the largest bottleneck bandwidth; ties go to fewer hops, then lower indices."""
-    s, t = topo.index[topo.node(src).name], topo.index[topo.node(dst).name]
-    parent = _widest(topo, s, t, via_workers)
-    if t not in parent:
+    t = topo.index[topo.node(dst).name]
+    parent, _ = _widest(topo, src, via_workers)
+    if parent[t] == -2:
         raise NetweaveError(f"no path from {src} to {dst}" + ("" if via_workers else " that avoids transiting other workers"))
     return _trace(topo, parent, t)
 
@@ -133,16 +120,10 @@ def widest_tree(topo: Topology, src: str) -> dict[str, list[str]]:
 
 def widest_tree_widths(topo: Topology, src: str) -> tuple[dict[str, list[str]], dict[str, float]]:
     """:func:`widest_tree` and the bottleneck (Gb/s) of every path."""
-    indptr, nbr, gbps, worker = _csr(topo)
-    parent, width = _widest_kernel(indptr, nbr, gbps, worker, topo.index[topo.node(src).name])
-    names = [n.name for n in topo.nodes]
-    out = {}
-    for t in np.flatnonzero(parent >= -1):
-        path = [int(t)]
-        while parent[path[-1]] >= 0:
-            path.append(int(parent[path[-1]]))
-        out[names[t]] = [names[i] for i in reversed(path)]
-    return out, {names[t]: float(-width[t]) for t in np.flatnonzero(parent >= -1)}
+    parent, width = _widest(topo, src)
+    reached = np.flatnonzero(parent >= -1)
+    return {topo.nodes[t].name: _trace(topo, parent, t) for t in reached}, \
+        {topo.nodes[t].name: float(-width[t]) for t in reached}
 
 
 def _csr(topo: Topology):
@@ -161,8 +142,7 @@ def _csr(topo: Topology):
 
 @numba.njit(cache=True)
 def _widest_kernel(indptr, nbr, gbps, worker, s):
-    """:func:`_widest` without a target, in numba: parent of every node (-1 the source, -2 unreached)
-    and minus its path's bottleneck."""
+    """The search of :func:`_widest`; ``worker[u]``: ``u`` may end a path but not be transited."""
     n = indptr.size - 1
     width = np.full(n, np.inf)  # stores -bottleneck, like the Python key
     hops = np.zeros(n, dtype=np.int64)

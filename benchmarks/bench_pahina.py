@@ -33,7 +33,7 @@ import numpy as np
 
 from netweave.route.jobs import random_job
 from netweave.route.pahina import SCHEMES, plan_precision
-from netweave.topology import Topology, load_topology_spec
+from netweave.topology import Topology, load_topology_spec, vary_switch_links
 
 HERE = Path(__file__).resolve().parent
 MIX = {"fp8": 5, "fp16": 3, "fp32": 2}
@@ -53,10 +53,7 @@ def network(kind: str, workers: int, seed: int) -> Topology:
         names = [n.name for n in nodes if n.kind == "switch"]
         chosen = set(rng.choice(names, size=max(1, round(ina * len(names))), replace=False))
         nodes = [dataclasses.replace(n, ina=True) if n.name in chosen else n for n in nodes]
-    hosts = {n.name for n in nodes if n.kind == "host"}
-    links = [l if l.a in hosts or l.b in hosts else dataclasses.replace(l, gbps=float(rng.integers(5, 21)))
-             for l in topo.links]
-    return Topology(topo.name, nodes, links)
+    return vary_switch_links(Topology(topo.name, nodes, list(topo.links)), 5, 20, rng)
 
 
 def main() -> None:

@@ -127,13 +127,11 @@ def _aro_fig7(z: dict):
 
 
 def _pahina_fig9(z: dict):
-    import dataclasses
-
     import numpy as np
 
     from .route import random_job
     from .route.pahina import SCHEMES, plan_precision
-    from .topology import Topology, load_topology_spec
+    from .topology import load_topology_spec, vary_switch_links
 
     rows = []
     k = z["k"]
@@ -142,10 +140,7 @@ def _pahina_fig9(z: dict):
         for seed in range(z["pahina_seeds"]):
             ina = min(1.0, max(workers / 8, 1) / (5 * k * k / 4))  # about one INA switch per 8 workers
             base = load_topology_spec(f"fattree:k={k},ina={ina:.4f},seed={seed},gbps=10")
-            rng = np.random.default_rng(seed)  # switch links 5-20 Gb/s, hosts at 10 Gb/s (§VI-C)
-            topo = Topology(base.name, list(base.nodes), [l if l.a.startswith("H") or l.b.startswith("H") else
-                                                          dataclasses.replace(l, gbps=float(rng.integers(5, 21)))
-                                                          for l in base.links])
+            topo = vary_switch_links(base, 5, 20, np.random.default_rng(seed))  # hosts at 10 Gb/s (§VI-C)
             task = random_job(topo, workers, seed=seed, mix={"fp8": 5, "fp16": 3, "fp32": 2})[0].tasks[0]
             for s in SCHEMES:
                 times[s].append(plan_precision(topo, task, s, seed)[3]["training_time_s"])

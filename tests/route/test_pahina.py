@@ -1,7 +1,6 @@
 """PAHInA's control plane: Algorithm 1's properties (Theorems 1–2), the eq. 2 LP (Theorems 3–4),
 precision inflation of the mixed baselines, and the training-time metrics."""
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -10,17 +9,14 @@ from netweave.errors import NetweaveError
 from netweave.route.jobs import Task, random_job
 from netweave.route.pahina import (PAYLOAD, TrainingModel, control_view, outputs_of, pahina_assign, plan_precision,
                                    priority, weighted_rates)
-from netweave.topology import Topology, load_topology_spec
+from netweave.topology import load_topology_spec, vary_switch_links
 from netweave.topology.yaml_io import topology_from_dict
 
 
 def heterogeneous(seed=0, k=4, ina=0.3):
     """A fat-tree with 10 Gb/s host links and 5–20 Gb/s core links (the §VI-C mix)."""
     topo = load_topology_spec(f"fattree:k={k},ina={ina},seed={seed},gbps=10")
-    rng = np.random.default_rng(seed)
-    links = [l if l.a.startswith("H") or l.b.startswith("H") else dataclasses.replace(l, gbps=float(rng.integers(5, 21)))
-             for l in topo.links]
-    return Topology(topo.name, list(topo.nodes), links)
+    return vary_switch_links(topo, 5, 20, np.random.default_rng(seed))
 
 
 def task_on(topo, n, seed=0):

@@ -61,3 +61,15 @@ def _connected(n: int, lo: np.ndarray, hi: np.ndarray) -> bool:
 
     adj = coo_array((np.ones(lo.size), (lo, hi)), shape=(n, n))
     return connected_components(adj, directed=False)[0] == 1
+
+
+def vary_switch_links(topo: Topology, low_gbps: int, high_gbps: int, rng: np.random.Generator) -> Topology:
+    """``topo`` with every switch-to-switch link's bandwidth drawn uniformly from the integers
+    ``low_gbps..high_gbps`` (links in listing order); host links keep theirs. PAHInA's §VI-C setting
+    uses 10 Gb/s hosts and 5–20 Gb/s switch links."""
+    import dataclasses
+
+    hosts = {n.name for n in topo.nodes if n.is_worker}
+    links = [l if l.a in hosts or l.b in hosts else dataclasses.replace(l, gbps=float(rng.integers(low_gbps, high_gbps + 1)))
+             for l in topo.links]
+    return Topology(topo.name, list(topo.nodes), links)

@@ -34,7 +34,6 @@ class InaPlan:
         num_workers, num_blocks: ``M`` and ``B`` (1 unless ``switchgnn``).
         feature_bytes: bytes of one feature (``D × 4``).
         memory_bytes: aggregator memory per switch (``None``: unlimited).
-        synchronised: blocks wait for each other (``switchgnn``).
         src, dst, block: ``(C,)`` cross edges ``src -> dst`` sorted by (block, src, owner of dst, dst).
         unit_lo, unit_hi: ``(U,)`` edge range of every unit (one message of ``feature_bytes``).
         unit_to: ``(U,)`` destination worker of a unicast unit, ``-1`` for a multicast unit.
@@ -52,7 +51,6 @@ class InaPlan:
     num_blocks: int
     feature_bytes: int
     memory_bytes: int | None
-    synchronised: bool
     parts: np.ndarray
     src: np.ndarray
     dst: np.ndarray
@@ -67,6 +65,11 @@ class InaPlan:
     dest_hi: np.ndarray
     dest_ptr: np.ndarray
     levels: np.ndarray
+
+    @property
+    def synchronised(self) -> bool:
+        """Blocks wait for each other: the simulator synchronises whenever there is more than one."""
+        return self.num_blocks > 1
 
     @property
     def num_units(self) -> int:
@@ -131,6 +134,6 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int, memory_by
     dest_v = dst_s[in_edges[dlo]]
     dest_key = parts[dest_v] * nb + block_s[in_edges[dlo]]
     dorder = np.argsort(dest_key, kind="stable")
-    return InaPlan(strategy, m, nb, int(feature_bytes), memory_bytes, strategy == "switchgnn", parts,
+    return InaPlan(strategy, m, nb, int(feature_bytes), memory_bytes, parts,
                    src_s, dst_s, block_s, lo[send], hi[send], to[send], _csr_by(unit_key, m * nb),
                    in_edges, dest_v[dorder], dlo[dorder], dhi[dorder], _csr_by(dest_key, m * nb), levels)

@@ -1,39 +1,73 @@
-"""``netweave repro``: every name at a tiny scale writes its CSV, plot and paper-vs-netweave table;
-unknown names and a missing GPU are one line."""
+"""``netweave repro``: every name at a tiny scale writes its CSV, plot and paper-vs-netweave table,
+``all`` writes the summary, reruns resume from NAME.jsonl; unknown names and scales and a missing
+GPU are one line."""
+
+import json
 
 import pytest
 
+from netweave.cli import main
 from netweave.errors import NetweaveError
-from netweave.repro import REPROS, reproduce
+from netweave.repro import RECORDED_MGG, REPROS, reproduce, reproduce_all
+
+
+def _cli(args, capsys) -> dict:
+    with pytest.raises(SystemExit) as e:
+        main(args + ["--json"])
+    assert (e.value.code or 0) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """``netweave repro all --scale tiny`` once, its cases in a pool of two processes."""
+    out = tmp_path_factory.mktemp("repro")
+    results = reproduce_all(out, scale="tiny", workers=2)
+    return out, {r["name"]: r for r in results}
 
 
 @pytest.mark.parametrize("name", [n for n in REPROS if n != "mgg-fig11"])
-def test_every_repro_at_a_tiny_scale(name, tmp_path):
-    r = reproduce(name, tmp_path, scale="tiny")
-    assert r["rows"] and r["paper"] and r["netweave"]
-    assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
-    text = (tmp_path / f"{name}.md").read_text()
-    assert "| paper |" in text and "| netweave |" in text and (tmp_path / f"{name}.csv").read_text().count("\n") >= 2
+def test_every_repro_at_a_tiny_scale(name, tiny):
+    out, results = tiny
+    r = results[name]
+    assert r["rows"] and r["paper"] and r["netweave"] and r["cases"] == r["cases_run"] >= 1
+    assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    text = (out / f"{name}.md").read_text()
+    assert "| paper |" in text and "| netweave |" in text and (out / f"{name}.csv").read_text().count("\n") >= 2
+    assert f"| {name} | {r['paper']} | {r['netweave']} |" in (out / "summary.md").read_text()
 
 
-def test_mgg_repro_needs_a_gpu_or_a_recorded_run(tmp_path):
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("a GPU is present")
-    from pathlib import Path
-    recorded = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "mgg.json"
-    if recorded.exists():
-        assert reproduce("mgg-fig11", tmp_path, scale="tiny")["rows"]
+def test_rerun_resumes_from_the_recorded_cases(tiny, capsys):
+    out, results = tiny
+    jsonl = out / "pahina-fig9.jsonl"
+    lines = jsonl.read_text().splitlines()
+    jsonl.write_text("\n".join(lines[:-1]) + "\n")  # as if interrupted before the last case
+    again = _cli(["repro", "pahina-fig9", "--scale", "tiny", "--out", str(out), "--workers", "1"], capsys)
+    assert again["cases_run"] == 1 and again["rows"] == results["pahina-fig9"]["rows"]
+    again = _cli(["repro", "aro-fig7", "--scale", "tiny", "--out", str(out)], capsys)
+    assert again["cases_run"] == 0 and again["netweave"] == results["aro-fig7"]["netweave"]
+
+
+def test_mgg_repro_needs_a_gpu_or_a_recorded_run(tiny):
+    out, results = tiny
+    try:
+        import torch
+        gpu = torch.cuda.is_available()
+    except ImportError:
+        gpu = False
+    if gpu or RECORDED_MGG.exists():
+        assert results["mgg-fig11"]["rows"]
     else:
+        assert "needs a GPU" in results["mgg-fig11"]["netweave"]  # listed with its reason, the others ran
         with pytest.raises(NetweaveError, match="needs a GPU"):
-            reproduce("mgg-fig11", tmp_path, scale="tiny")
+            reproduce("mgg-fig11", out, scale="tiny")
 
 
-def test_unknown_repro_and_list(capsys):
+def test_unknown_names_and_scales_and_list(tmp_path, capsys):
     with pytest.raises(NetweaveError, match="--list"):
-        reproduce("dgcl-table99", ".")
-    from netweave.cli import main
-    with pytest.raises(SystemExit) as e:
-        main(["repro", "--list", "--json"])
-    import json
-    assert (e.value.code or 0) == 0 and len(json.loads(capsys.readouterr().out)["repros"]) == 7
+        reproduce("dgcl-table99", tmp_path)
+    with pytest.raises(NetweaveError, match="unknown scale 'huge'"):
+        reproduce("aro-fig7", tmp_path, scale="huge")
+    with pytest.raises(NetweaveError, match="contradicts"):
+        reproduce("aro-fig7", tmp_path, full=True, scale="tiny")
+    assert len(_cli(["repro", "--list"], capsys)["repros"]) == 7

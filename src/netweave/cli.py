@@ -29,6 +29,8 @@ app.add_typer(topology_app, name="topology")
 
 out = Console()
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout.")
+WorkersOpt = typer.Option(None, "--workers", min=1, help="Local processes for the cases (default: all cores; 1: in this process).")
+RayOpt = typer.Option(None, "--ray", help="Run the cases on Ray: auto, local or HOST:PORT / ray://HOST:PORT (needs the ray extra).")
 DATASET_HELP = "Dataset spec: cora, planetoid:DIR:NAME, npz:FILE, snap:FILE|GLOB, musae:DIR, rmat:n=…,m=…, reddit-like:scale=… (see `netweave datasets`)."
 TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1, dgx1x2, pcie8, star:n=…, leafspine:leaves=…,spines=…,hosts=…, fattree:k=…, random:switches=…,degree=…,hosts=…"
 
@@ -555,8 +557,8 @@ def compare(
 def sweep_command(
     config_file: Path = typer.Argument(..., help="Sweep YAML (name, kind: ina|route|precision, grid, fixed)."),
     out_dir: Path = typer.Option(Path("sweep-out"), "--out", help="Directory of results.jsonl (resumed if present)."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Local processes (default: all cores)."),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Run on a Ray cluster: auto or an address (needs the ray extra)."),
+    workers: Optional[int] = WorkersOpt,
+    ray: Optional[str] = RayOpt,
     as_json: bool = JsonOpt,
 ):
     """Run a grid of cases in a process pool (or on Ray), resumably, and show one table."""
@@ -577,20 +579,31 @@ def sweep_command(
 # -- repro ---------------------------------------------------------------------------------------
 @app.command()
 def repro(
-    name: Optional[str] = typer.Argument(None, help="Which result (see --list)."),
+    name: Optional[str] = typer.Argument(None, help="Which result (see --list), or all."),
     list_: bool = typer.Option(False, "--list", help="List the reproductions."),
-    full: bool = typer.Option(False, "--full", help="The paper's scale (slow); default: a reduced scale."),
-    out_dir: Path = typer.Option(Path("repro-out"), "--out", help="Directory for NAME.csv, NAME.png, NAME.md."),
+    full: bool = typer.Option(False, "--full", help="The paper's scale (slow); the same as --scale full."),
+    scale: Optional[str] = typer.Option(None, "--scale", help="tiny (seconds, a smoke test), reduced (the default: minutes) or full."),
+    out_dir: Path = typer.Option(Path("repro-out"), "--out", help="Directory for NAME.csv/.png/.md and NAME.jsonl (resumed if present)."),
+    workers: Optional[int] = WorkersOpt,
+    ray: Optional[str] = RayOpt,
     as_json: bool = JsonOpt,
 ):
     """Reproduce a paper's headline result: CSV, plot and a paper-vs-netweave table."""
-    from .repro import REPROS, reproduce
+    from .repro import REPROS, reproduce, reproduce_all
 
     if list_ or name is None:
         rows = [(r.name, r.what, r.paper) for r in REPROS.values()]
         return emit_json({"repros": [dict(zip(("name", "what", "paper"), r)) for r in rows]}) if as_json else \
             out.print(table("netweave repro", rows, ("name", "what", "paper")))
-    result = reproduce(name, out_dir, full)
+    if name == "all":
+        def show(r):
+            if not as_json:
+                out.print(f"[bold]{r['name']}[/] ({r['seconds']:.1f} s): {r['netweave']}")
+        results = reproduce_all(out_dir, full, scale, workers, ray, show)
+        if as_json:
+            return emit_json({"repros": results})
+        return out.print(f"paper against netweave: {out_dir / 'summary.md'}")
+    result = reproduce(name, out_dir, full, scale, workers, ray)
     if as_json:
         return emit_json(result)
     out.print(table(f"{name} ({result['seconds']:.1f} s, {out_dir})", {"paper": result["paper"], "netweave": result["netweave"]}))

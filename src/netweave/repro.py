@@ -7,16 +7,19 @@ from __future__ import annotations
 import csv
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
+from .cases import run_cases
 from .errors import NetweaveError
 
 
 SCALES = {  # reddit-like scale, INA workers, ARO leaves/hosts and seeds, PAHInA fat-tree k and seeds
     "tiny": {"reddit": 0.005, "ina_workers": 8, "memories": (20, 100), "leaves": 6, "aro_seeds": 1, "aro_workers": 20,
              "k": 4, "pahina_workers": (4, 8), "pahina_seeds": 1},
-    "reduced": {"reddit": 0.02, "ina_workers": 32, "memories": (10, 20, 50, 100), "leaves": 24, "aro_seeds": 3,
+    "reduced": {"reddit": 0.02, "ina_workers": 128, "memories": (10, 20, 50, 100), "leaves": 24, "aro_seeds": 3,
                 "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 2},
     "full": {"reddit": 0.1, "ina_workers": 128, "memories": (1, 2, 5, 10, 20, 50, 100), "leaves": 24, "aro_seeds": 30,
              "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 10},
@@ -25,178 +28,245 @@ SCALES = {  # reddit-like scale, INA workers, ARO leaves/hosts and seeds, PAHInA
 
 @dataclass(frozen=True)
 class Repro:
+    """One headline result, split into independent cases so that it runs in a pool or on Ray and resumes."""
+
     name: str
     what: str
     paper: str  # the quoted claim
-    run: object  # (sizes: dict) -> (rows: list[dict], x: str, ys: list[str], summary: str)
+    cases: Callable[[dict], list[dict]]  # scale -> the parameters of each case (JSON-serialisable)
+    case: Callable[[dict], dict]  # one case's parameters -> its result
+    reduce: Callable[[dict, list[dict]], tuple[list[dict], str, list[str], str]]  # (scale, results) -> rows, x, ys, summary
 
 
-def _dgcl_table8(z: dict):
+@lru_cache(maxsize=2)
+def _reddit(scale: float):
+    """The Reddit-like graph at ``scale``, once per process (the cases of one repro share it)."""
     from .graph import load_dataset
+
+    return load_dataset(f"reddit-like:scale={scale}")
+
+
+def _dgcl_comm(scale: float, spec: str):
     from .partition import comm_relation, partition_by_method
-    from .plan import spst_plan, worker_links
     from .topology import load_topology_spec
 
-    g = load_dataset(f"reddit-like:scale={z['reddit']}")
-    rows = []
-    for spec, paper in (("dgx1", 4.19), ("dgx1x2", 9.91)):
-        topo = load_topology_spec(spec)
-        comm = comm_relation(g, partition_by_method(g, "metis", None, topo, 0))
-        t0 = time.perf_counter()
-        spst_plan(comm, worker_links(topo), 4 * g.feature_dim, 0)
-        rows.append({"gpus": len(topo.workers), "spst_s": time.perf_counter() - t0, "paper_reddit_s": paper})
-    return rows, "gpus", ["spst_s", "paper_reddit_s"], f"reddit-like at scale {z['reddit']} ({g.num_edges:,} edges): " + \
+    g = _reddit(scale)
+    topo = load_topology_spec(spec)
+    return g, topo, comm_relation(g, partition_by_method(g, "metis", None, topo, 0))
+
+
+# -- DGCL Table 8: SPST planning time -----------------------------------------------------------
+TABLE8_PAPER_S = {8: 4.19, 16: 9.91}  # Reddit, one CPU thread
+
+
+def _table8_case(p: dict) -> dict:
+    from .plan import spst_plan, worker_links
+
+    g, topo, comm = _dgcl_comm(p["reddit"], p["topology"])
+    t0 = time.perf_counter()
+    spst_plan(comm, worker_links(topo), 4 * g.feature_dim, 0)
+    return {"gpus": len(topo.workers), "edges": g.num_edges, "spst_s": time.perf_counter() - t0}
+
+
+def _table8_reduce(z: dict, results: list[dict]):
+    rows = [{"gpus": r["gpus"], "spst_s": r["spst_s"], "paper_reddit_s": TABLE8_PAPER_S[r["gpus"]]} for r in results]
+    return rows, "gpus", ["spst_s", "paper_reddit_s"], f"reddit-like at scale {z['reddit']} ({results[0]['edges']:,} edges): " + \
         ", ".join(f"{r['gpus']} GPUs {r['spst_s']:.2f} s" for r in rows)
 
 
-def _dgcl_fig8(z: dict):
-    from .graph import load_dataset
-    from .partition import comm_relation, partition_by_method
+# -- DGCL Figure 8: communication vs number of GPUs ---------------------------------------------
+def _fig8_case(p: dict) -> dict:
     from .plan import p2p_plan, plan_cost, spst_plan, worker_links
-    from .topology import load_topology_spec
 
-    g = load_dataset(f"reddit-like:scale={z['reddit']}")
-    rows = []
-    for spec in ("star:n=2,gbps=200", "star:n=4,gbps=200", "dgx1", "dgx1x2"):
-        topo = load_topology_spec(spec)
-        links = worker_links(topo)
-        comm = comm_relation(g, partition_by_method(g, "metis", None, topo, 0))
-        fb = 4 * 128
-        spst = plan_cost(spst_plan(comm, links, fb, 0), links).total_s
-        p2p = plan_cost(p2p_plan(comm, links, fb), links).total_s if links.complete else float("nan")
-        rows.append({"gpus": len(topo.workers), "topology": topo.name, "spst_ms": spst * 1e3, "p2p_ms": p2p * 1e3})
+    _, topo, comm = _dgcl_comm(p["reddit"], p["topology"])
+    links = worker_links(topo)
+    fb = 4 * 128  # 128-d float32 embeddings
+    spst = plan_cost(spst_plan(comm, links, fb, 0), links).total_s
+    p2p = plan_cost(p2p_plan(comm, links, fb), links).total_s if links.complete else float("nan")
+    return {"gpus": len(topo.workers), "topology": topo.name, "spst_ms": spst * 1e3, "p2p_ms": p2p * 1e3}
+
+
+def _fig8_reduce(z: dict, rows: list[dict]):
     return rows, "gpus", ["spst_ms", "p2p_ms"], "predicted communication per layer (128-d embeddings): " + \
         ", ".join(f"{r['gpus']} GPUs SPST {r['spst_ms']:.3g} ms / P2P {r['p2p_ms']:.3g} ms" for r in rows)
 
 
-def _ina_rows(z: dict, orders: tuple[str, ...]):
-    from .graph import load_dataset
+# -- SwitchGNN Figures 17 and 18: one layer through the switch, per switch memory ------------------
+@lru_cache(maxsize=2)
+def _ina_setup(scale: float, workers: int):
     from .ina import boundary_relation
-    from .ina.plan import ina_plan
     from .partition import metis_partition
-    from .sim import SimConfig, sim_network
-    from .sim.layer import plan_report
+    from .sim import sim_network
     from .topology import load_topology_spec
 
-    scale = z["reddit"]
-    g = load_dataset(f"reddit-like:scale={scale}")
-    workers = z["ina_workers"]
+    g = _reddit(scale)
     rel = boundary_relation(g, metis_partition(g, workers, seed=0))
-    net = sim_network(load_topology_spec(f"star:n={workers},latency_us=2"))
-    rows = []
-    for mb in z["memories"]:
-        memory = int(mb * 1e6 * scale)  # the paper's memory for Reddit, scaled with the graph
-        row = {"paper_memory_mb": mb}
-        for strategy, order in [("straw", "random")] + [("switchgnn", o) for o in orders]:
-            r, _ = plan_report(rel, ina_plan(rel, strategy, 4 * g.feature_dim, memory, order), net, SimConfig())
-            key = strategy if strategy == "straw" else f"switchgnn_{order}"
-            row[f"{key}_reduction"] = r["traffic_reduction"]
-            row[f"{key}_max_queue_mb"] = r["max_queue_bytes"] / 1e6
-        rows.append(row)
-    return rows, scale, workers
+    return g, rel, sim_network(load_topology_spec(f"star:n={workers},latency_us=2"))
 
 
-def _switchgnn_fig18(z: dict):
-    rows, scale, workers = _ina_rows(z, ("gamr",))
+def _ina_cases(z: dict, orders: list[str]) -> list[dict]:
+    return [{"reddit": z["reddit"], "workers": z["ina_workers"], "paper_memory_mb": mb, "orders": orders}
+            for mb in z["memories"]]
+
+
+def _ina_case(p: dict) -> dict:
+    from .ina.plan import ina_plan
+    from .sim import SimConfig
+    from .sim.layer import plan_report
+
+    g, rel, net = _ina_setup(p["reddit"], p["workers"])
+    memory = int(p["paper_memory_mb"] * 1e6 * p["reddit"])  # the paper's memory for Reddit, scaled with the graph
+    row = {"paper_memory_mb": p["paper_memory_mb"]}
+    for strategy, order in [("straw", "random")] + [("switchgnn", o) for o in p["orders"]]:
+        r, _ = plan_report(rel, ina_plan(rel, strategy, 4 * g.feature_dim, memory, order), net, SimConfig())
+        key = strategy if strategy == "straw" else f"switchgnn_{order}"
+        row[f"{key}_reduction"] = r["traffic_reduction"]
+        row[f"{key}_max_queue_mb"] = r["max_queue_bytes"] / 1e6
+        row[f"{key}_completion_ms"] = r["completion_time_s"] * 1e3
+    return row
+
+
+def _fig18_reduce(z: dict, rows: list[dict]):
     return rows, "paper_memory_mb", ["straw_reduction", "switchgnn_gamr_reduction"], \
-        f"reddit-like at scale {scale}, {workers} workers, memory scaled by {scale}: SwitchGNN " + \
+        f"reddit-like at scale {z['reddit']}, {z['ina_workers']} workers, memory scaled by {z['reddit']}: SwitchGNN " + \
         ", ".join(f"{100 * r['switchgnn_gamr_reduction']:.0f} % at {r['paper_memory_mb']} MB" for r in rows)
 
 
-def _switchgnn_fig17(z: dict):
-    rows, scale, workers = _ina_rows(z, ("gamr", "random"))
+def _fig17_reduce(z: dict, rows: list[dict]):
     return rows, "paper_memory_mb", ["switchgnn_gamr_max_queue_mb", "switchgnn_random_max_queue_mb"], \
-        f"reddit-like at scale {scale}, {workers} workers: largest queue GAMR/random " + \
-        ", ".join(f"{r['switchgnn_gamr_max_queue_mb']:.2f}/{r['switchgnn_random_max_queue_mb']:.2f} MB" for r in rows)
+        f"reddit-like at scale {z['reddit']}, {z['ina_workers']} workers, GAMR/random: " + ", ".join(
+            f"{r['paper_memory_mb']} MB queue {r['switchgnn_gamr_max_queue_mb']:.3f}/{r['switchgnn_random_max_queue_mb']:.3f} MB "
+            f"completion {r['switchgnn_gamr_completion_ms']:.2f}/{r['switchgnn_random_completion_ms']:.2f} ms" for r in rows)
 
 
-def _aro_fig7(z: dict):
+# -- ARO Figure 7a: minimum job rate in a 24x24 leaf-spine ----------------------------------------
+ARO_ALGORITHMS = ("aro", "ecmp", "grid", "aggtree")
+ARO_PAPER_GBPS = {"aro": 26.33, "ecmp": 7.92, "grid": 1.75, "aggtree": 8.76}
+
+
+def _aro_case(p: dict) -> dict:
     from .route import random_job
     from .route.plan import route_jobs
     from .topology import load_topology_spec
 
-    rows = []
-    n = z["leaves"]
-    for seed in range(z["aro_seeds"]):
-        topo = load_topology_spec(f"leafspine:leaves={n},spines={n},hosts={n},ina=0.2,pipelines=4,seed={seed}")
-        jobs = random_job(topo, z["aro_workers"], seed=seed)
-        rows.append({"seed": seed, **{a: route_jobs(topo, jobs, a, seed)["min_rate_gbps"] for a in ("aro", "ecmp", "grid", "aggtree")},
-                     "paper_aro": 26.33, "paper_ecmp": 7.92, "paper_grid": 1.75, "paper_aggtree": 8.76})
-    return rows, "seed", ["aro", "ecmp", "grid", "aggtree"], "mean rates (Gb/s): " + ", ".join(
-        f"{a} {statistics.fmean(r[a] for r in rows):.2f}" for a in ("aro", "ecmp", "grid", "aggtree"))
+    n, seed = p["leaves"], p["seed"]
+    topo = load_topology_spec(f"leafspine:leaves={n},spines={n},hosts={n},ina=0.2,pipelines=4,seed={seed}")
+    jobs = random_job(topo, p["workers"], seed=seed)
+    return {"seed": seed, **{a: route_jobs(topo, jobs, a, seed)["min_rate_gbps"] for a in ARO_ALGORITHMS}}
 
 
-def _pahina_fig9(z: dict):
+def _aro_reduce(z: dict, results: list[dict]):
+    rows = [dict(r, **{f"paper_{a}": v for a, v in ARO_PAPER_GBPS.items()}) for r in results]
+    return rows, "seed", list(ARO_ALGORITHMS), "mean rates (Gb/s): " + ", ".join(
+        f"{a} {statistics.fmean(r[a] for r in rows):.2f}" for a in ARO_ALGORITHMS)
+
+
+# -- PAHInA Figure 9: training time vs workers ----------------------------------------------------
+def _pahina_case(p: dict) -> dict:
     import numpy as np
 
     from .route import random_job
     from .route.pahina import SCHEMES, plan_precision
     from .topology import load_topology_spec, vary_switch_links
 
-    rows = []
-    k = z["k"]
-    for workers in z["pahina_workers"]:
-        times = {s: [] for s in SCHEMES}
-        for seed in range(z["pahina_seeds"]):
-            ina = min(1.0, max(workers / 8, 1) / (5 * k * k / 4))  # about one INA switch per 8 workers
-            base = load_topology_spec(f"fattree:k={k},ina={ina:.4f},seed={seed},gbps=10")
-            topo = vary_switch_links(base, 5, 20, np.random.default_rng(seed))  # hosts at 10 Gb/s (§VI-C)
-            task = random_job(topo, workers, seed=seed, mix={"fp8": 5, "fp16": 3, "fp32": 2})[0].tasks[0]
-            for s in SCHEMES:
-                times[s].append(plan_precision(topo, task, s, seed)[3]["training_time_s"])
-        rows.append({"workers": workers, **{s: statistics.fmean(v) for s, v in times.items()}})
+    k, workers, seed = p["k"], p["workers"], p["seed"]
+    ina = min(1.0, max(workers / 8, 1) / (5 * k * k / 4))  # about one INA switch per 8 workers
+    base = load_topology_spec(f"fattree:k={k},ina={ina:.4f},seed={seed},gbps=10")
+    topo = vary_switch_links(base, 5, 20, np.random.default_rng(seed))  # hosts at 10 Gb/s (§VI-C)
+    task = random_job(topo, workers, seed=seed, mix={"fp8": 5, "fp16": 3, "fp32": 2})[0].tasks[0]
+    return {"workers": workers, **{s: plan_precision(topo, task, s, seed)[3]["training_time_s"] for s in SCHEMES}}
+
+
+def _pahina_reduce(z: dict, results: list[dict]):
+    from .route.pahina import SCHEMES
+
+    rows = [{"workers": w, **{s: statistics.fmean(r[s] for r in results if r["workers"] == w) for s in SCHEMES}}
+            for w in dict.fromkeys(r["workers"] for r in results)]
     last = rows[-1]
     summary = f"PAHInA at {last['workers']} workers: " + ", ".join(f"{100 * (last['pahina'] / last[s] - 1):+.1f} % vs {s}"
-                                                    for s in ("ps", "atp", "grid"))
-    return rows, "workers", list(SCHEMES), summary + f" (fat-tree k={k})"
+                                                                    for s in ("ps", "atp", "grid"))
+    return rows, "workers", list(SCHEMES), summary + f" (fat-tree k={z['k']}, {z['pahina_seeds']} seeds)"
 
 
-def _mgg_fig11(z: dict):
+# -- MGG Figure 11: the tuner's search --------------------------------------------------------------
+RECORDED_MGG = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "mgg.json"
+
+
+def _mgg_case(p: dict) -> dict:
     import json
 
-    recorded = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "mgg.json"
     try:
         import torch
         gpu = torch.cuda.is_available()
     except ImportError:
         gpu = False
-    if not gpu and not recorded.exists():
-        raise NetweaveError("mgg-fig11 needs a GPU (none here) or a recorded run (benchmarks/results/mgg.json from "
-                            "benchmarks/bench_mgg.py on a GPU)")
     if gpu:
-        from .graph import load_dataset
         from .kernels.bench import bench_kernels
 
-        r = bench_kernels(load_dataset(f"reddit-like:scale={z['reddit']}"), 4, 64, do_tune=True)
-        runs = [r]
+        run = bench_kernels(_reddit(p["reddit"]), 4, 64, do_tune=True)
+    elif RECORDED_MGG.exists():
+        run = json.loads(RECORDED_MGG.read_text())["rows"][0]
     else:
-        runs = json.loads(recorded.read_text())["rows"]
-    rows = [{"iteration": i + 1, "latency_ms": t * 1e3} for i, (_, t) in enumerate(runs[0]["tuner_path"])]
-    return rows, "iteration", ["latency_ms"], f"tuner: {len(rows)} iterations, chose {runs[0]['tuned']}"
+        raise NetweaveError("mgg-fig11 needs a GPU (none here) or a recorded run (benchmarks/results/mgg.json from "
+                            "benchmarks/bench_mgg.py on a GPU)")
+    return {"tuned": str(run["tuned"]), "path_s": [t for _, t in run["tuner_path"]]}
+
+
+def _mgg_reduce(z: dict, results: list[dict]):
+    r = results[0]
+    rows = [{"iteration": i + 1, "latency_ms": t * 1e3} for i, t in enumerate(r["path_s"])]
+    return rows, "iteration", ["latency_ms"], f"tuner: {len(rows)} iterations, chose {r['tuned']}"
 
 
 REPROS = {r.name: r for r in [
-    Repro("dgcl-table8", "SPST planning time vs GPUs", "Table 8: Reddit 4.19 s on 8 GPUs, 9.91 s on 16 (48-core CPU, one thread)", _dgcl_table8),
-    Repro("dgcl-fig8", "communication time vs number of GPUs, P2P vs SPST", "Figure 8: DGCL's communication grows slowly with GPUs; peer-to-peer does not scale", _dgcl_fig8),
-    Repro("switchgnn-fig18", "traffic vs switch memory", "§6.4: 23 % less traffic than host-based at 10 MB, 81 % at 100 MB (Reddit, 128 workers)", _switchgnn_fig18),
-    Repro("switchgnn-fig17", "GAMR vs random order: largest queue vs memory", "§6.3: GAMR cuts the queue backlog; without it the queue grows with memory", _switchgnn_fig17),
-    Repro("aro-fig7", "ARO vs ECMP, GRID, AggTree (200 workers, 24x24 leaf-spine)", "Fig. 7a: 26.33 vs 7.92 / 1.75 / 8.76 Gb/s", _aro_fig7),
-    Repro("pahina-fig9", "training time vs workers, PAHInA vs PS / ATP / GRID", "§VI-C: at 100 workers −87.9 % vs PS, −72.2 % vs ATP, −32.9 % vs GRID", _pahina_fig9),
-    Repro("mgg-fig11", "the tuner's search (latency per iteration)", "Fig. 11: about 10 iterations, up to 70 % faster than the initial configuration", _mgg_fig11),
+    Repro("dgcl-table8", "SPST planning time vs GPUs", "Table 8: Reddit 4.19 s on 8 GPUs, 9.91 s on 16 (48-core CPU, one thread)",
+          lambda z: [{"reddit": z["reddit"], "topology": t} for t in ("dgx1", "dgx1x2")], _table8_case, _table8_reduce),
+    Repro("dgcl-fig8", "communication time vs number of GPUs, P2P vs SPST", "Figure 8: DGCL's communication grows slowly with GPUs; peer-to-peer does not scale",
+          lambda z: [{"reddit": z["reddit"], "topology": t} for t in ("star:n=2,gbps=200", "star:n=4,gbps=200", "dgx1", "dgx1x2")],
+          _fig8_case, _fig8_reduce),
+    Repro("switchgnn-fig18", "traffic vs switch memory", "§6.4: 23 % less traffic than host-based at 10 MB, 81 % at 100 MB (Reddit, 128 workers)",
+          lambda z: _ina_cases(z, ["gamr"]), _ina_case, _fig18_reduce),
+    Repro("switchgnn-fig17", "GAMR vs random order: largest queue vs memory", "§6.3: GAMR cuts the queue backlog; without it the queue grows with memory",
+          lambda z: _ina_cases(z, ["gamr", "random"]), _ina_case, _fig17_reduce),
+    Repro("aro-fig7", "ARO vs ECMP, GRID, AggTree (200 workers, 24x24 leaf-spine)", "Fig. 7a: 26.33 vs 7.92 / 1.75 / 8.76 Gb/s",
+          lambda z: [{"leaves": z["leaves"], "workers": z["aro_workers"], "seed": s} for s in range(z["aro_seeds"])],
+          _aro_case, _aro_reduce),
+    Repro("pahina-fig9", "training time vs workers, PAHInA vs PS / ATP / GRID", "§VI-C: at 100 workers −87.9 % vs PS, −72.2 % vs ATP, −32.9 % vs GRID",
+          lambda z: [{"k": z["k"], "workers": w, "seed": s} for w in z["pahina_workers"] for s in range(z["pahina_seeds"])],
+          _pahina_case, _pahina_reduce),
+    Repro("mgg-fig11", "the tuner's search (latency per iteration)", "Fig. 11: about 10 iterations, up to 70 % faster than the initial configuration",
+          lambda z: [{"reddit": z["reddit"]}], _mgg_case, _mgg_reduce),
 ]}
 
 
-def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | None = None) -> dict:
-    """Run one reproduction and write its CSV, plot and paper-vs-netweave table."""
+def run_repro_case(name: str, params: dict) -> dict:
+    """One case of one reproduction (module level: it runs in worker processes and Ray tasks)."""
+    return REPROS[name].case(params)
+
+
+def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | None = None,
+              workers: int | None = None, ray: str | None = None) -> dict:
+    """Run one reproduction and write its CSV, plot and paper-vs-netweave table.
+
+    Its cases run in a process pool (``workers``, default all cores) or on Ray (``ray``, see
+    :mod:`netweave.cases`); finished cases are kept in ``OUT/NAME.jsonl``, so a rerun resumes.
+    """
     if name not in REPROS:
         raise NetweaveError(f"unknown reproduction {name!r}; `netweave repro --list` shows {', '.join(REPROS)}")
     r = REPROS[name]
+    if full and scale not in (None, "full"):
+        raise NetweaveError(f"--full contradicts --scale {scale}; give one of them")
     mode = scale or ("full" if full else "reduced")
-    t0 = time.perf_counter()
-    rows, x, ys, summary = r.run(SCALES[mode])
-    seconds = time.perf_counter() - t0
+    if mode not in SCALES:
+        raise NetweaveError(f"unknown scale {mode!r}; use one of {', '.join(SCALES)}")
+    z = SCALES[mode]
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    fresh = []
+    results = run_cases(run_repro_case, (name,), r.cases(z), out / f"{name}.jsonl", workers, ray,
+                        fresh.append, f"repro {name} ({mode})")
+    rows, x, ys, summary = r.reduce(z, [row["result"] for row in results])
+    seconds = time.perf_counter() - t0
     keys = list(dict.fromkeys(k for row in rows for k in row))
     with (out / f"{name}.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, keys)
@@ -218,6 +288,34 @@ def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | N
     fig.savefig(out / f"{name}.png", dpi=110)
     plt.close(fig)
     (out / f"{name}.md").write_text(f"# {name}: {r.what}\n\n| | |\n|---|---|\n| paper | {r.paper} |\n"
-                                    f"| netweave | {summary} |\n| scale | {mode}, {seconds:.1f} s |\n"
+                                    f"| netweave | {summary} |\n| scale | {mode}: {len(fresh)} of {len(results)} cases run "
+                                    f"in {seconds:.1f} s, the rest resumed from {name}.jsonl |\n"
                                     f"\n![{name}]({name}.png)\n")
-    return {"name": name, "paper": r.paper, "netweave": summary, "rows": rows, "seconds": seconds, "out": str(out)}
+    return {"name": name, "paper": r.paper, "netweave": summary, "rows": rows, "seconds": seconds, "out": str(out),
+            "scale": mode, "cases": len(results), "cases_run": len(fresh)}
+
+
+def reproduce_all(out_dir: str | Path, full: bool = False, scale: str | None = None, workers: int | None = None,
+                  ray: str | None = None, on_done: Callable[[dict], None] | None = None) -> list[dict]:
+    """Every reproduction in turn, and ``OUT/summary.md``: one row per result, paper against netweave.
+
+    A reproduction that cannot run here (``mgg-fig11`` without a GPU or a recorded run) is listed
+    with its reason instead of stopping the others.
+    """
+    results = []
+    for name in REPROS:
+        try:
+            r = reproduce(name, out_dir, full, scale, workers, ray)
+        except NetweaveError as exc:
+            if name != "mgg-fig11":
+                raise
+            r = {"name": name, "paper": REPROS[name].paper, "netweave": f"skipped: {exc}", "seconds": 0.0}
+        results.append(r)
+        if on_done:
+            on_done(r)
+    flag = " --full" if full or scale == "full" else ""
+    lines = ["| result | paper | netweave | time | command |", "|---|---|---|---|---|"]
+    lines += [f"| {r['name']} | {r['paper']} | {r['netweave']} | {r['seconds']:.0f} s | `netweave repro {r['name']}{flag}` |"
+              for r in results]
+    Path(out_dir, "summary.md").write_text("# netweave repro: paper against netweave\n\n" + "\n".join(lines) + "\n")
+    return results

@@ -18,18 +18,16 @@ A case's parameters are the keyword arguments of the kind's runner:
 - ``precision``: the same plus ``precisions``.
 
 Results are appended to ``OUT/results.jsonl`` as each case finishes. An interrupted sweep resumes
-by skipping the cases already there.
+by skipping the cases already there (:mod:`netweave.cases`, which also explains ``--ray``).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from ._files import read_yaml
+from .cases import run_cases
 from .errors import NetweaveError
 
 KINDS = ("ina", "route", "precision")
@@ -53,13 +51,8 @@ def cases(config: dict) -> list[dict]:
     return [dict(fixed, **dict(zip(keys, combo))) for combo in itertools.product(*(config["grid"][k] for k in keys))]
 
 
-def case_id(params: dict) -> str:
-    return json.dumps(params, sort_keys=True, default=str)
-
-
 def run_case(kind: str, params: dict) -> dict:
     """One case (runs in a worker process or a Ray task)."""
-    os.environ.setdefault("NETWEAVE_NO_PROGRESS", "1")
     if kind == "ina":
         from .sim.layer import LayerConfig, parse_switch_memory, simulate_layer
 
@@ -88,61 +81,8 @@ def run_case(kind: str, params: dict) -> dict:
     return {k: v for k, v in report.items() if k != "tasks"}
 
 
-def done_cases(path: Path) -> dict[str, dict]:
-    if not path.exists():
-        return {}
-    out = {}
-    for line in path.read_text().splitlines():
-        try:
-            row = json.loads(line)
-            out[row["id"]] = row
-        except (json.JSONDecodeError, KeyError):
-            continue  # a line cut by an interruption: that case runs again
-    return out
-
-
 def sweep(config: dict, out_dir: str | Path, workers: int | None = None, ray: str | None = None,
           on_result=None) -> list[dict]:
     """Run the cases not yet in ``OUT/results.jsonl``; returns every row (old and new) in grid order."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "results.jsonl"
-    done = done_cases(path)
-    todo = [c for c in cases(config) if case_id(c) not in done]
-    kind = config["kind"]
-    with path.open("a") as sink:
-        def record(params, result):
-            row = {"id": case_id(params), "params": params, "result": result}
-            sink.write(json.dumps(row, default=str) + "\n")
-            sink.flush()
-            done[row["id"]] = row
-            if on_result:
-                on_result(row)
-
-        if ray is not None:
-            _run_ray(kind, todo, ray, record)
-        elif todo:
-            with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
-                futures = {pool.submit(run_case, kind, c): c for c in todo}
-                for f in as_completed(futures):
-                    record(futures[f], f.result())
-    return [done[case_id(c)] for c in cases(config)]
-
-
-def _run_ray(kind: str, todo: list[dict], address: str, record) -> None:
-    try:
-        import ray
-    except ImportError:
-        raise NetweaveError("--ray needs Ray: pip install -e '.[ray]'") from None
-    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # keep Ray's connection retries off the terminal
-    try:
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-    except Exception as exc:  # Ray raises several types (often without a message) for an unreachable cluster
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise NetweaveError(f"cannot reach a Ray cluster at {address!r} ({reason}); start one or check the address") from None
-    remote = ray.remote(run_case)
-    refs = {remote.remote(kind, c): c for c in todo}
-    while refs:
-        ready, _ = ray.wait(list(refs))
-        for ref in ready:
-            record(refs.pop(ref), ray.get(ref))
+    return run_cases(run_case, (config["kind"],), cases(config), Path(out_dir) / "results.jsonl", workers, ray,
+                     on_result, f"sweep {config.get('name', config['kind'])}")

@@ -1,0 +1,152 @@
+"""Independent cases run in-process, in a local process pool or on a Ray cluster, resumably.
+
+Shared by ``netweave sweep`` and ``netweave repro``. Each finished case is appended to a JSON-lines
+file as ``{"id", "params", "result"}`` the moment it finishes, so an interrupted run (Ctrl-C, a
+killed node, a case that failed) resumes by skipping the cases already there. A line cut by the
+interruption is ignored and its case runs again.
+
+Ray addresses (``--ray``):
+
+- ``auto``: the cluster this machine already belongs to (``ray start`` or ``RAY_ADDRESS``);
+- ``local``: a fresh single-machine cluster for this run, shut down afterwards;
+- ``HOST:PORT`` (the head's GCS port, 6379 by default) or ``ray://HOST:PORT`` (Ray Client, 10001).
+
+An explicit address is probed with a TCP connect first, so an unreachable one fails in one line
+within :data:`PROBE_TIMEOUT_S` instead of after Ray's own retries.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import socket
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+from .errors import NetweaveError
+from .progress import epoch_bar
+
+PROBE_TIMEOUT_S = 5.0
+_ADDRESS = re.compile(r"^(?:ray://)?(?P<host>\[[0-9a-fA-F:]+\]|[^:/\s]+):(?P<port>\d{1,5})$")
+
+
+def case_id(params: dict) -> str:
+    """The identity of a case: its parameters as canonical JSON."""
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+def done_cases(path: Path) -> dict[str, dict]:
+    """Rows already in ``path`` by case id (a missing file is an empty run)."""
+    if not path.exists():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+            out[row["id"]] = row
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue  # a line cut by an interruption: that case runs again
+    return out
+
+
+def _quiet_call(fn: Callable, args: tuple, params: dict) -> dict:
+    """A case in a worker process or Ray task: no spinners from inside the case."""
+    os.environ["NETWEAVE_NO_PROGRESS"] = "1"
+    return fn(*args, params)
+
+
+def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, workers: int | None = None,
+              ray: str | None = None, on_result: Callable[[dict], None] | None = None,
+              description: str = "cases") -> list[dict]:
+    """Run ``fn(*args, params)`` for every case not yet in ``path``; return every row in case order.
+
+    ``fn`` must be a module-level function (it is pickled to worker processes and Ray tasks) and
+    return a JSON-serialisable dict. ``workers=1`` runs in this process; ``None`` uses all cores.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = done_cases(path)
+    todo = [c for c in dict((case_id(c), c) for c in cases).values() if case_id(c) not in done]
+    with path.open("a") as sink, epoch_bar(len(todo), description, enabled=bool(todo)) as advance:
+        if sink.tell() and not path.read_bytes().endswith(b"\n"):
+            sink.write("\n")  # end the line an interruption cut, so the next row starts on its own line
+        def record(params: dict, result: dict) -> None:
+            row = {"id": case_id(params), "params": params, "result": result}
+            sink.write(json.dumps(row, default=str) + "\n")
+            sink.flush()
+            done[row["id"]] = row
+            advance()
+            if on_result:
+                on_result(row)
+
+        if ray is not None:
+            check_ray_address(ray)  # even with nothing left to run: a typo should not pass silently
+            if todo:
+                _run_ray(fn, args, todo, ray, record)
+        elif workers == 1 or len(todo) <= 1:
+            for c in todo:
+                record(c, fn(*args, c))
+        else:
+            _run_pool(fn, args, todo, workers, record)
+    return [done[case_id(c)] for c in cases]
+
+
+def _run_pool(fn, args, todo, workers, record) -> None:
+    pool = ProcessPoolExecutor(max_workers=min(workers or os.cpu_count() or 1, len(todo)))
+    try:
+        pending = {pool.submit(_quiet_call, fn, args, c): c for c in todo}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                record(pending.pop(f), f.result())
+    finally:  # on an error or Ctrl-C, drop the queued cases instead of running them to the end
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def check_ray_address(address: str) -> None:
+    """Fail in one line, within :data:`PROBE_TIMEOUT_S`, when an explicit Ray address is malformed or unreachable."""
+    if address in ("auto", "local"):
+        return
+    m = _ADDRESS.match(address)
+    if not m:
+        raise NetweaveError(f"bad Ray address {address!r}: use auto, local, HOST:PORT or ray://HOST:PORT")
+    host, port = m["host"].strip("[]"), int(m["port"])
+    try:
+        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise NetweaveError(f"cannot reach a Ray cluster at {address!r} ({reason.lower()}); start one with "
+                            "`ray start --head` or check the address") from None
+
+
+def _run_ray(fn, args, todo, address, record) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise NetweaveError("--ray needs Ray: pip install -e '.[ray]'") from None
+    extra = {"include_dashboard": False} if address == "local" else {}
+    try:
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, logging_level=logging.ERROR, **extra)
+    except Exception as exc:  # Ray raises several types (often without a message) for an unreachable cluster
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise NetweaveError(f"cannot reach a Ray cluster at {address!r} ({reason}); start one or check the address") from None
+    try:
+        remote = ray.remote(_quiet_call)
+        refs = {remote.remote(fn, args, c): c for c in todo}
+        while refs:
+            ready, _ = ray.wait(list(refs))
+            for ref in ready:
+                params = refs.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:  # re-raise the case's own error, without Ray's wrapping
+                    raise (exc.cause if isinstance(exc.cause, Exception) else exc) from None
+                except ray.exceptions.RayError as exc:  # a dead worker, a node lost, netweave missing on a node
+                    lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+                    raise NetweaveError(f"Ray could not run case {case_id(params)}: {lines[-1].strip()}") from None
+                record(params, result)
+    finally:
+        ray.shutdown()  # disconnects; stops the cluster only when it was started here (``local``)

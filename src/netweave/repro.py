@@ -1,6 +1,16 @@
-"""``netweave repro NAME``: the papers' headline results, at a reduced scale by default (minutes on
-this machine), at the paper's scale with ``--full`` (``tiny`` exists for tests). Each writes ``NAME.csv``, ``NAME.png`` and
-``NAME.md`` (a "paper vs netweave" table quoting the paper) into the output directory."""
+"""``netweave repro NAME``: the papers' headline results. Each writes ``NAME.csv``, ``NAME.png`` and
+``NAME.md`` (a "paper vs netweave" table quoting the paper) into the output directory.
+
+Scales (:data:`SCALES`):
+
+- ``reduced`` (default): minutes on a 2-core machine.
+- ``full``: the papers' settings. DGCL runs on reddit-like at Reddit's size (233 K vertices,
+  57 M edges; about 9 GB per process), ARO and PAHInA on their topologies with 30 and 10 seeds.
+  SwitchGNN's simulations run on a tenth of Reddit's vertices at Reddit's degree (128 workers, the
+  switch memory scaled by the same tenth, as the aggregator demand scales with the vertices):
+  Reddit itself would need hours of simulation per memory here.
+- ``tiny``: seconds, for tests.
+"""
 
 from __future__ import annotations
 
@@ -16,13 +26,14 @@ from .cases import run_cases
 from .errors import NetweaveError
 
 
-SCALES = {  # reddit-like scale, INA workers, ARO leaves/hosts and seeds, PAHInA fat-tree k and seeds
-    "tiny": {"reddit": 0.005, "ina_workers": 8, "memories": (20, 100), "leaves": 6, "aro_seeds": 1, "aro_workers": 20,
-             "k": 4, "pahina_workers": (4, 8), "pahina_seeds": 1},
-    "reduced": {"reddit": 0.02, "ina_workers": 128, "memories": (10, 20, 50, 100), "leaves": 24, "aro_seeds": 3,
-                "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 2},
-    "full": {"reddit": 0.1, "ina_workers": 128, "memories": (1, 2, 5, 10, 20, 50, 100), "leaves": 24, "aro_seeds": 30,
-             "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 10},
+SCALES = {  # reddit-like scales (DGCL/MGG graph; SwitchGNN graph, its switch memory scaled alike), INA workers and
+    # memories (the paper's MB), ARO leaves/workers/seeds, PAHInA fat-tree k, workers and seeds
+    "tiny": {"reddit": 0.005, "ina_reddit": 0.005, "ina_workers": 8, "memories": (20, 100), "leaves": 6, "aro_seeds": 1,
+             "aro_workers": 20, "k": 4, "pahina_workers": (4, 8), "pahina_seeds": 1},
+    "reduced": {"reddit": 0.1, "ina_reddit": 0.02, "ina_workers": 128, "memories": (10, 20, 50, 100), "leaves": 24,
+                "aro_seeds": 3, "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 2},
+    "full": {"reddit": 1.0, "ina_reddit": 0.1, "ina_workers": 128, "memories": (1, 2, 5, 10, 20, 50, 100), "leaves": 24,
+             "aro_seeds": 30, "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 10},
 }
 
 
@@ -105,7 +116,7 @@ def _ina_setup(scale: float, workers: int):
 
 
 def _ina_cases(z: dict, orders: list[str]) -> list[dict]:
-    return [{"reddit": z["reddit"], "workers": z["ina_workers"], "paper_memory_mb": mb, "orders": orders}
+    return [{"reddit": z["ina_reddit"], "workers": z["ina_workers"], "paper_memory_mb": mb, "orders": orders}
             for mb in z["memories"]]
 
 
@@ -128,13 +139,13 @@ def _ina_case(p: dict) -> dict:
 
 def _fig18_reduce(z: dict, rows: list[dict]):
     return rows, "paper_memory_mb", ["straw_reduction", "switchgnn_gamr_reduction"], \
-        f"reddit-like at scale {z['reddit']}, {z['ina_workers']} workers, memory scaled by {z['reddit']}: SwitchGNN " + \
+        f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, memory scaled by {z['ina_reddit']}: SwitchGNN " + \
         ", ".join(f"{100 * r['switchgnn_gamr_reduction']:.0f} % at {r['paper_memory_mb']} MB" for r in rows)
 
 
 def _fig17_reduce(z: dict, rows: list[dict]):
     return rows, "paper_memory_mb", ["switchgnn_gamr_max_queue_mb", "switchgnn_random_max_queue_mb"], \
-        f"reddit-like at scale {z['reddit']}, {z['ina_workers']} workers, GAMR/random: " + ", ".join(
+        f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, GAMR/random: " + ", ".join(
             f"{r['paper_memory_mb']} MB queue {r['switchgnn_gamr_max_queue_mb']:.3f}/{r['switchgnn_random_max_queue_mb']:.3f} MB "
             f"completion {r['switchgnn_gamr_completion_ms']:.2f}/{r['switchgnn_random_completion_ms']:.2f} ms" for r in rows)
 

@@ -62,4 +62,4 @@ def test_bad_and_unreachable_ray_addresses_are_one_line(tmp_path):
         run_cases(square, (0,), CASES, tmp_path / "u.jsonl", ray=f"127.0.0.1:{port}")
     with pytest.raises(NetweaveError, match="cannot reach a Ray cluster at 'ray://127.0.0.1"):
         run_cases(square, (0,), CASES, tmp_path / "u.jsonl", ray=f"ray://127.0.0.1:{port}")
-    assert not (tmp_path / "u.jsonl").read_text()  # nothing ran, nothing recorded
+    assert not (tmp_path / "u.jsonl").exists()  # nothing ran, nothing written

@@ -1,6 +1,7 @@
 """``netweave sweep``: the grid, the process pool, resumption after an interruption, and bad input."""
 
 import json
+import socket
 
 import pytest
 
@@ -53,6 +54,13 @@ def test_cli_sweep(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--workers", "2", "--json"])
     assert (e.value.code or 0) == 0 and json.loads(capsys.readouterr().out)["cases"] == 6
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(SystemExit) as e:
+        main(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o2"), "--ray", f"127.0.0.1:{port}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "cannot reach a Ray cluster" in err[0] and "ray start --head" in err[0]
 
 
 @pytest.mark.slow

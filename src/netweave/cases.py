@@ -66,13 +66,16 @@ def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, wo
     ``fn`` must be a module-level function (it is pickled to worker processes and Ray tasks) and
     return a JSON-serialisable dict. ``workers=1`` runs in this process; ``None`` uses all cores.
     """
+    if ray is not None:
+        check_ray_address(ray)  # before anything is written, and even with nothing left to run
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = done_cases(path)
-    todo = [c for c in dict((case_id(c), c) for c in cases).values() if case_id(c) not in done]
+    todo = list({case_id(c): c for c in cases if case_id(c) not in done}.values())  # duplicates run once
     with path.open("a") as sink, epoch_bar(len(todo), description, enabled=bool(todo)) as advance:
         if sink.tell() and not path.read_bytes().endswith(b"\n"):
             sink.write("\n")  # end the line an interruption cut, so the next row starts on its own line
+
         def record(params: dict, result: dict) -> None:
             row = {"id": case_id(params), "params": params, "result": result}
             sink.write(json.dumps(row, default=str) + "\n")
@@ -83,7 +86,6 @@ def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, wo
                 on_result(row)
 
         if ray is not None:
-            check_ray_address(ray)  # even with nothing left to run: a typo should not pass silently
             if todo:
                 _run_ray(fn, args, todo, ray, record)
         elif workers == 1 or len(todo) <= 1:

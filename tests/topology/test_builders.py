@@ -35,6 +35,16 @@ def test_dgx1_link_table():
     assert sum(l.label == "QPI" for l in t.links) == 1 and kinds(t) == {"gpu": 8, "cpu": 2, "pcie": 4}
 
 
+def test_a_job_on_part_of_a_dgx1_keeps_its_nvlinks_and_pcie_tree():
+    quad = load_topology_spec("dgx1:gpus=4")
+    assert quad.workers == ["G0", "G1", "G2", "G3"] and quad.name == "dgx1-4gpu"
+    assert sum(l.label in ("NV1", "NV2") for l in quad.links) == 6  # the quad is fully connected
+    pair = load_topology_spec("dgx1:gpus=2")
+    assert pair.links[pair.link_between("G0", "G1")].label == "NV1" and sum(l.label == "PCIe" for l in pair.links) == 6
+    with pytest.raises(NetweaveError, match="2 to 8"):
+        load_topology_spec("dgx1:gpus=9")
+
+
 def test_dgx1x2_and_pcie8():
     t = dgx1x2()
     assert len(t.workers) == 16 and t.machines() == [list(range(8)), list(range(8, 16))]

@@ -23,7 +23,8 @@ def size(raw: str) -> int:
 _NET = {"gbps": (float, 100.0), "latency_us": (float, 1.0)}
 _INA = {"pipelines": (int, 1), "memory": (size, 0)}
 BUILDERS = {
-    "dgx1": ("dgx1  one DGX-1: 8 GPUs, NVLink hybrid cube-mesh (DGCL Table 1 speeds)", builders.dgx1, {}),
+    "dgx1": ("dgx1[:gpus=2..8]  one DGX-1: 8 GPUs, NVLink hybrid cube-mesh (DGCL Table 1 speeds); gpus: a job on the first ones",
+             builders.dgx1, {"gpus": (int, 8)}),
     "dgx1x2": ("dgx1x2  two DGX-1 over InfiniBand (16 GPUs)", builders.dgx1x2, {}),
     "pcie8": ("pcie8  8 GPUs on PCIe switches, two sockets joined by QPI", builders.pcie8, {}),
     "star": ("star:n=…[,gbps,ina=1,pipelines,memory]  n hosts on one (INA) switch", builders.star,

@@ -23,6 +23,7 @@ NVLink talk over PCIe-QPI-PCIe (dgcl.txt §3, Figure 3).
 
 from __future__ import annotations
 
+from ...errors import NetweaveError
 from ..topology import Topology
 from .net import Net
 
@@ -41,10 +42,11 @@ DGX1_NVLINKS = (
 )
 
 
-def _server(net: Net, m: int, nvlinks: bool) -> tuple[list[str], list[str]]:
-    """Add one 8-GPU, 2-socket server (machine ``m``); return its GPU and PCIe-switch names."""
+def _server(net: Net, m: int, nvlinks: bool, used: int = 8) -> tuple[list[str], list[str]]:
+    """Add one 8-GPU, 2-socket server (machine ``m``) of which the first ``used`` GPUs take part;
+    return their names and the PCIe-switch names."""
     server = f"M{m}"
-    gpus = [net.node(f"G{8 * m + i}", "gpu", server=server) for i in range(8)]
+    gpus = [net.node(f"G{8 * m + i}", "gpu", server=server) for i in range(used)]
     cpus = [net.node(f"CPU{2 * m + s}", "cpu", server=server) for s in range(2)]
     pcie = [net.node(f"PX{4 * m + p}", "pcie", server=server) for p in range(4)]
     for i, gpu in enumerate(gpus):
@@ -54,14 +56,18 @@ def _server(net: Net, m: int, nvlinks: bool) -> tuple[list[str], list[str]]:
     net.link(cpus[0], cpus[1], GBPS["QPI"], label="QPI")
     if nvlinks:
         for a, b, kind in DGX1_NVLINKS:
-            net.link(gpus[a], gpus[b], GBPS[kind], latency_us=0.5, label=kind)
+            if b < used:
+                net.link(gpus[a], gpus[b], GBPS[kind], latency_us=0.5, label=kind)
     return gpus, pcie
 
 
-def dgx1() -> Topology:
-    """One DGX-1: 8 GPUs, NVLink hybrid cube-mesh, PCIe-QPI-PCIe between the quads."""
-    net = Net("dgx1")
-    _server(net, 0, nvlinks=True)
+def dgx1(gpus: int = 8) -> Topology:
+    """One DGX-1: 8 GPUs, NVLink hybrid cube-mesh, PCIe-QPI-PCIe between the quads. With ``gpus`` < 8,
+    a job on its first ``gpus`` GPUs (the others idle and absent), as in DGCL's Figure 8."""
+    if not 2 <= gpus <= 8:
+        raise NetweaveError(f"dgx1 gpus={gpus}: a job on one DGX-1 uses 2 to 8 of its GPUs")
+    net = Net("dgx1" if gpus == 8 else f"dgx1-{gpus}gpu")
+    _server(net, 0, nvlinks=True, used=gpus)
     return net.build()
 
 

@@ -32,7 +32,7 @@ SCALES = {  # reddit-like scales (DGCL/MGG graph; SwitchGNN graph, its switch me
              "aro_workers": 20, "k": 4, "pahina_workers": (4, 8), "pahina_seeds": 1},
     "reduced": {"reddit": 0.1, "ina_reddit": 0.02, "ina_workers": 128, "memories": (10, 20, 50, 100), "leaves": 24,
                 "aro_seeds": 3, "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 2},
-    "full": {"reddit": 1.0, "ina_reddit": 0.1, "ina_workers": 128, "memories": (1, 2, 5, 10, 20, 50, 100), "leaves": 24,
+    "full": {"reddit": 1.0, "ina_reddit": 0.1, "ina_workers": 128, "memories": (10, 20, 40, 60, 80, 100), "leaves": 24,
              "aro_seeds": 30, "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 10},
 }
 

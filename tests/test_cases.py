@@ -21,15 +21,18 @@ CASES = [{"x": x} for x in range(6)]
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_rows_in_case_order_and_resume_without_redoing(tmp_path, workers):
+    def results(rows):
+        return [(r["params"], r["result"]) for r in rows]
+
     path = tmp_path / "r.jsonl"
     rows = run_cases(square, (1,), CASES, path, workers)
-    assert [r["result"]["y"] for r in rows] == [x * x + 1 for x in range(6)]
+    assert [r["result"]["y"] for r in rows] == [x * x + 1 for x in range(6)] and all(r["seconds"] >= 0 for r in rows)
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:4]) + "\n" + lines[4][:9])  # interrupted mid-line
     ran = []
     again = run_cases(square, (1,), CASES, path, workers, on_result=ran.append)
-    assert again == rows and sorted(r["id"] for r in ran) == sorted(json.loads(line)["id"] for line in lines[4:])
-    assert run_cases(square, (1,), CASES, path, workers, on_result=ran.append) == rows and len(ran) == 2
+    assert results(again) == results(rows) and sorted(r["id"] for r in ran) == sorted(json.loads(line)["id"] for line in lines[4:])
+    assert results(run_cases(square, (1,), CASES, path, workers, on_result=ran.append)) == results(rows) and len(ran) == 2
 
 
 def test_duplicate_cases_run_once_and_ids_are_canonical(tmp_path):

@@ -1,7 +1,7 @@
 """Independent cases run in-process, in a local process pool or on a Ray cluster, resumably.
 
 Shared by ``netweave sweep`` and ``netweave repro``. Each finished case is appended to a JSON-lines
-file as ``{"id", "params", "result"}`` the moment it finishes, so an interrupted run (Ctrl-C, a
+file as ``{"id", "params", "result", "seconds"}`` the moment it finishes, so an interrupted run (Ctrl-C, a
 killed node, a case that failed) resumes by skipping the cases already there. A line cut by the
 interruption is ignored and its case runs again.
 
@@ -22,6 +22,7 @@ import logging
 import os
 import re
 import socket
+import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -52,10 +53,12 @@ def done_cases(path: Path) -> dict[str, dict]:
     return out
 
 
-def _quiet_call(fn: Callable, args: tuple, params: dict) -> dict:
-    """A case in a worker process or Ray task: no spinners from inside the case."""
-    os.environ["NETWEAVE_NO_PROGRESS"] = "1"
-    return fn(*args, params)
+def _timed_call(fn: Callable, args: tuple, params: dict, quiet: bool = True) -> tuple[dict, float]:
+    """One case and its wall time (s); in a worker process or Ray task (``quiet``) without spinners."""
+    if quiet:
+        os.environ["NETWEAVE_NO_PROGRESS"] = "1"
+    t0 = time.perf_counter()
+    return fn(*args, params), time.perf_counter() - t0
 
 
 def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, workers: int | None = None,
@@ -76,8 +79,8 @@ def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, wo
         if sink.tell() and not path.read_bytes().endswith(b"\n"):
             sink.write("\n")  # end the line an interruption cut, so the next row starts on its own line
 
-        def record(params: dict, result: dict) -> None:
-            row = {"id": case_id(params), "params": params, "result": result}
+        def record(params: dict, timed: tuple[dict, float]) -> None:
+            row = {"id": case_id(params), "params": params, "result": timed[0], "seconds": timed[1]}
             sink.write(json.dumps(row, default=str) + "\n")
             sink.flush()
             done[row["id"]] = row
@@ -90,7 +93,7 @@ def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, wo
                 _run_ray(fn, args, todo, ray, record)
         elif workers == 1 or len(todo) <= 1:
             for c in todo:
-                record(c, fn(*args, c))
+                record(c, _timed_call(fn, args, c, quiet=False))
         else:
             _run_pool(fn, args, todo, workers, record)
     return [done[case_id(c)] for c in cases]
@@ -99,7 +102,7 @@ def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, wo
 def _run_pool(fn, args, todo, workers, record) -> None:
     pool = ProcessPoolExecutor(max_workers=min(workers or os.cpu_count() or 1, len(todo)))
     try:
-        pending = {pool.submit(_quiet_call, fn, args, c): c for c in todo}
+        pending = {pool.submit(_timed_call, fn, args, c): c for c in todo}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
@@ -136,19 +139,19 @@ def _run_ray(fn, args, todo, address, record) -> None:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise NetweaveError(f"cannot reach a Ray cluster at {address!r} ({reason}); start one or check the address") from None
     try:
-        remote = ray.remote(_quiet_call)
+        remote = ray.remote(_timed_call)
         refs = {remote.remote(fn, args, c): c for c in todo}
         while refs:
             ready, _ = ray.wait(list(refs))
             for ref in ready:
                 params = refs.pop(ref)
                 try:
-                    result = ray.get(ref)
+                    timed = ray.get(ref)
                 except ray.exceptions.RayTaskError as exc:  # re-raise the case's own error, without Ray's wrapping
                     raise (exc.cause if isinstance(exc.cause, Exception) else exc) from None
                 except ray.exceptions.RayError as exc:  # a dead worker, a node lost, netweave missing on a node
                     lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
                     raise NetweaveError(f"Ray could not run case {case_id(params)}: {lines[-1].strip()}") from None
-                record(params, result)
+                record(params, timed)
     finally:
         ray.shutdown()  # disconnects; stops the cluster only when it was started here (``local``)

@@ -598,7 +598,7 @@ def repro(
     if name == "all":
         def show(r):
             if not as_json:
-                out.print(f"[bold]{r['name']}[/] ({r['seconds']:.1f} s): {r['netweave']}")
+                out.print(f"[bold]{r['name']}[/] ({r['case_seconds']:.1f} s of cases): {r['netweave']}")
         results = reproduce_all(out_dir, full, scale, workers, ray, show)
         if as_json:
             return emit_json({"repros": results})

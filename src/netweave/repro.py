@@ -278,6 +278,7 @@ def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | N
                         fresh.append, f"repro {name} ({mode})")
     rows, x, ys, summary = r.reduce(z, [row["result"] for row in results])
     seconds = time.perf_counter() - t0
+    case_seconds = sum(row.get("seconds", 0.0) for row in results)  # this run's and the resumed ones'
     keys = list(dict.fromkeys(k for row in rows for k in row))
     with (out / f"{name}.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, keys)
@@ -299,11 +300,11 @@ def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | N
     fig.savefig(out / f"{name}.png", dpi=110)
     plt.close(fig)
     (out / f"{name}.md").write_text(f"# {name}: {r.what}\n\n| | |\n|---|---|\n| paper | {r.paper} |\n"
-                                    f"| netweave | {summary} |\n| scale | {mode}: {len(fresh)} of {len(results)} cases run "
-                                    f"in {seconds:.1f} s, the rest resumed from {name}.jsonl |\n"
+                                    f"| netweave | {summary} |\n| scale | {mode}: {len(results)} cases, {case_seconds:.1f} s "
+                                    f"in all; {len(fresh)} run now ({seconds:.1f} s wall), the rest resumed from {name}.jsonl |\n"
                                     f"\n![{name}]({name}.png)\n")
     return {"name": name, "paper": r.paper, "netweave": summary, "rows": rows, "seconds": seconds, "out": str(out),
-            "scale": mode, "cases": len(results), "cases_run": len(fresh)}
+            "scale": mode, "cases": len(results), "cases_run": len(fresh), "case_seconds": case_seconds}
 
 
 def reproduce_all(out_dir: str | Path, full: bool = False, scale: str | None = None, workers: int | None = None,
@@ -320,13 +321,13 @@ def reproduce_all(out_dir: str | Path, full: bool = False, scale: str | None = N
         except NetweaveError as exc:
             if name != "mgg-fig11":
                 raise
-            r = {"name": name, "paper": REPROS[name].paper, "netweave": f"skipped: {exc}", "seconds": 0.0}
+            r = {"name": name, "paper": REPROS[name].paper, "netweave": f"skipped: {exc}", "case_seconds": 0.0}
         results.append(r)
         if on_done:
             on_done(r)
     flag = " --full" if full or scale == "full" else ""
-    lines = ["| result | paper | netweave | time | command |", "|---|---|---|---|---|"]
-    lines += [f"| {r['name']} | {r['paper']} | {r['netweave']} | {r['seconds']:.0f} s | `netweave repro {r['name']}{flag}` |"
+    lines = ["| result | paper | netweave | case time | command |", "|---|---|---|---|---|"]
+    lines += [f"| {r['name']} | {r['paper']} | {r['netweave']} | {r['case_seconds']:.0f} s | `netweave repro {r['name']}{flag}` |"
               for r in results]
     Path(out_dir, "summary.md").write_text("# netweave repro: paper against netweave\n\n" + "\n".join(lines) + "\n")
     return results

@@ -32,7 +32,7 @@ JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout.")
 WorkersOpt = typer.Option(None, "--workers", min=1, help="Local processes for the cases (default: all cores; 1: in this process).")
 RayOpt = typer.Option(None, "--ray", help="Run the cases on Ray: auto, local or HOST:PORT / ray://HOST:PORT (needs the ray extra).")
 DATASET_HELP = "Dataset spec: cora, planetoid:DIR:NAME, npz:FILE, snap:FILE|GLOB, musae:DIR, rmat:n=…,m=…, reddit-like:scale=… (see `netweave datasets`)."
-TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1, dgx1x2, pcie8, star:n=…, leafspine:leaves=…,spines=…,hosts=…, fattree:k=…, random:switches=…,degree=…,hosts=…"
+TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1[:gpus=K], dgx1x2, pcie8, star:n=…, leafspine:leaves=…,spines=…,hosts=…, fattree:k=…, random:switches=…,degree=…,hosts=…"
 
 
 def emit_json(obj: dict) -> None:

@@ -48,6 +48,9 @@ def test_a_failing_case_is_its_own_error_and_keeps_the_others(tmp_path, workers)
         run_cases(square, (0,), [{"x": 1}, {"x": -1}], path, workers)
     if workers == 1:  # in order: the case before the failing one is kept
         assert [json.loads(line)["params"] for line in path.read_text().splitlines()] == [{"x": 1}]
+    with pytest.raises(NetweaveError, match="got -3"):
+        run_cases(square, (0,), [{"x": -3}], tmp_path / "none.jsonl", workers)
+    assert not (tmp_path / "none.jsonl").exists()  # no empty results file left behind
 
 
 def _closed_port() -> int:

@@ -59,6 +59,7 @@ def test_mgg_repro_needs_a_gpu_or_a_recorded_run(tiny):
         assert results["mgg-fig11"]["rows"]
     else:
         assert "needs a GPU" in results["mgg-fig11"]["netweave"]  # listed with its reason, the others ran
+        assert not (out / "mgg-fig11.jsonl").exists()
         with pytest.raises(NetweaveError, match="needs a GPU"):
             reproduce("mgg-fig11", out, scale="tiny")
 

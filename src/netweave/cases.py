@@ -75,28 +75,36 @@ def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, wo
     path.parent.mkdir(parents=True, exist_ok=True)
     done = done_cases(path)
     todo = list({case_id(c): c for c in cases if case_id(c) not in done}.values())  # duplicates run once
-    with path.open("a") as sink, epoch_bar(len(todo), description, enabled=bool(todo)) as advance:
-        if sink.tell() and not path.read_bytes().endswith(b"\n"):
-            sink.write("\n")  # end the line an interruption cut, so the next row starts on its own line
+    try:
+        with path.open("a") as sink, epoch_bar(len(todo), description, enabled=bool(todo)) as advance:
+            if sink.tell() and not path.read_bytes().endswith(b"\n"):
+                sink.write("\n")  # end the line an interruption cut, so the next row starts on its own line
 
-        def record(params: dict, timed: tuple[dict, float]) -> None:
-            row = {"id": case_id(params), "params": params, "result": timed[0], "seconds": timed[1]}
-            sink.write(json.dumps(row, default=str) + "\n")
-            sink.flush()
-            done[row["id"]] = row
-            advance()
-            if on_result:
-                on_result(row)
+            def record(params: dict, timed: tuple[dict, float]) -> None:
+                row = {"id": case_id(params), "params": params, "result": timed[0], "seconds": timed[1]}
+                sink.write(json.dumps(row, default=str) + "\n")
+                sink.flush()
+                done[row["id"]] = row
+                advance()
+                if on_result:
+                    on_result(row)
 
-        if ray is not None:
-            if todo:
-                _run_ray(fn, args, todo, ray, record)
-        elif workers == 1 or len(todo) <= 1:
-            for c in todo:
-                record(c, _timed_call(fn, args, c, quiet=False))
-        else:
-            _run_pool(fn, args, todo, workers, record)
+            if ray is not None:
+                if todo:
+                    _run_ray(fn, args, todo, ray, record)
+            elif workers == 1 or len(todo) <= 1:
+                for c in todo:
+                    record(c, _timed_call(fn, args, c, quiet=False))
+            else:
+                _run_pool(fn, args, todo, workers, record)
+    finally:
+        _drop_if_empty(path)
     return [done[case_id(c)] for c in cases]
+
+
+def _drop_if_empty(path: Path) -> None:
+    if path.exists() and path.stat().st_size == 0:
+        path.unlink()  # a run whose first case failed leaves no empty results file behind
 
 
 def _run_pool(fn, args, todo, workers, record) -> None:

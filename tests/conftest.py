@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import socket
 from pathlib import Path
 
 # Without a GPU the MGG kernels run in Triton's interpreter; it must be chosen before anything
@@ -35,3 +36,11 @@ def random_graph(n: int, m: int, seed: int) -> Graph:
 def small_graph(request) -> Graph:
     """Random multigraph inputs of 60 vertices, simplified by from_edges."""
     return random_graph(60, 150, request.param)
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed): connecting to it is refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -2,7 +2,6 @@
 finished cases are never redone; errors (a failing case, a bad or unreachable Ray address) are one line."""
 
 import json
-import socket
 
 import pytest
 
@@ -53,19 +52,12 @@ def test_a_failing_case_is_its_own_error_and_keeps_the_others(tmp_path, workers)
     assert not (tmp_path / "none.jsonl").exists()  # no empty results file left behind
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # nothing listens there once the socket is closed
-
-
-def test_bad_and_unreachable_ray_addresses_are_one_line(tmp_path):
+def test_bad_and_unreachable_ray_addresses_are_one_line(tmp_path, closed_port):
     for bad in ("nowhere", "host:port", "http://h:1", ":6379"):
         with pytest.raises(NetweaveError, match="bad Ray address"):
             check_ray_address(bad)
-    port = _closed_port()
-    with pytest.raises(NetweaveError, match=rf"cannot reach a Ray cluster at '127.0.0.1:{port}' \(connection refused\)"):
-        run_cases(square, (0,), CASES, tmp_path / "u.jsonl", ray=f"127.0.0.1:{port}")
+    with pytest.raises(NetweaveError, match=rf"cannot reach a Ray cluster at '127.0.0.1:{closed_port}' \(connection refused\)"):
+        run_cases(square, (0,), CASES, tmp_path / "u.jsonl", ray=f"127.0.0.1:{closed_port}")
     with pytest.raises(NetweaveError, match="cannot reach a Ray cluster at 'ray://127.0.0.1"):
-        run_cases(square, (0,), CASES, tmp_path / "u.jsonl", ray=f"ray://127.0.0.1:{port}")
+        run_cases(square, (0,), CASES, tmp_path / "u.jsonl", ray=f"ray://127.0.0.1:{closed_port}")
     assert not (tmp_path / "u.jsonl").exists()  # nothing ran, nothing written

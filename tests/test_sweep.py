@@ -1,7 +1,6 @@
 """``netweave sweep``: the grid, the process pool, resumption after an interruption, and bad input."""
 
 import json
-import socket
 
 import pytest
 
@@ -47,18 +46,15 @@ def test_bad_configs_are_one_line(tmp_path):
         sweep({"kind": "ina", "grid": {"colour": ["red"]}}, tmp_path / "i", workers=1)
 
 
-def test_cli_sweep(tmp_path, capsys):
+def test_cli_sweep(tmp_path, capsys, closed_port):
     from netweave.cli import main
 
     (tmp_path / "s.yaml").write_text(json.dumps(CONFIG))
     with pytest.raises(SystemExit) as e:
         main(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--workers", "2", "--json"])
     assert (e.value.code or 0) == 0 and json.loads(capsys.readouterr().out)["cases"] == 6
-    with socket.socket() as s:  # a port nothing listens on once closed
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     with pytest.raises(SystemExit) as e:
-        main(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o2"), "--ray", f"127.0.0.1:{port}"])
+        main(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o2"), "--ray", f"127.0.0.1:{closed_port}"])
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1 and "cannot reach a Ray cluster" in err[0] and "ray start --head" in err[0]
 

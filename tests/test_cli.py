@@ -234,9 +234,28 @@ def test_route_precision_aware_schemes(capsys, tmp_path):
         assert all(p[-1] == task["ps"] for p in task["paths"].values())
         times[algorithm] = s["training_time_s"]
     assert times["pahina"] <= min(times["atp"], times["ps"])
-    code, out, err = run(capsys, "route", "--topology", topo, "--workers", "4", "--precisions", "fp8:1",
+    code, out, err = run(capsys, "route", "--topology", topo, "--workers", "4", "--precisions", "fp8:1,fp16:1",
                          "--algorithm", "aggtree")
-    assert code == 2 and "does not model precisions" in err
+    assert code == 2 and "does not model mixed precisions" in err and "pahina" in err and err.count("\n") == 1
+
+
+def test_route_aro_takes_one_precision_per_task(capsys, tmp_path):
+    """DESIGN's jobs format names a precision per task; one precision changes nothing for ARO."""
+    task = "{ps: H0, workers: [H5, H6, H9, H13]"
+    (tmp_path / "plain.yaml").write_text(f"jobs:\n  - name: A\n    tasks:\n      - {task}}}\n")
+    (tmp_path / "fp16.yaml").write_text(f"jobs:\n  - name: A\n    tasks:\n      - {task}, precision: fp16}}\n")
+    (tmp_path / "mixed.yaml").write_text(f"jobs:\n  - name: A\n    tasks:\n      - {task}, precision: fp16, "
+                                         "worker_precision: {H6: fp8}}\n")
+    plain = run_json(capsys, "route", "--topology", LEAFSPINE, "--jobs", str(tmp_path / "plain.yaml"))
+    for algorithm in ("aro", "ecmp", "aggtree"):
+        s = run_json(capsys, "route", "--topology", LEAFSPINE, "--jobs", str(tmp_path / "fp16.yaml"), "--algorithm", algorithm)
+        assert s["algorithm"] == algorithm and s["min_rate_gbps"] > 0
+        if algorithm == "aro":
+            assert s["tasks"] == plain["tasks"]
+        code, out, err = run(capsys, "route", "--topology", LEAFSPINE, "--jobs", str(tmp_path / "mixed.yaml"),
+                             "--algorithm", algorithm)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert "A.T0 mixes precisions (fp8, fp16)" in err and "--algorithm pahina" in err
 
 
 def test_aggsvc_demo(capsys):

@@ -408,7 +408,7 @@ def route(
     jobs_file: Optional[Path] = typer.Option(None, "--jobs", help="Jobs YAML (jobs: [{name, weight, tasks: [{ps, workers}]}])."),
     workers: Optional[int] = typer.Option(None, "--workers", help="One task of W random workers (instead of --jobs)."),
     ps: Optional[str] = typer.Option(None, "--ps", help="Its PS (default: the first host under an INA switch)."),
-    algorithm: Algorithm = typer.Option(Algorithm.aro, "--algorithm", help="aro (exact MILP), ecmp (ATP), grid, aggtree or ps (no INA); with precisions: pahina, atp, grid or ps."),
+    algorithm: Algorithm = typer.Option(Algorithm.aro, "--algorithm", help="aro (exact MILP), ecmp (ATP), grid, aggtree or ps (no INA), one precision per task; with mixed precisions: pahina, atp, grid or ps."),
     precisions: Optional[str] = typer.Option(None, "--precisions", help="Precision-aware routing (PAHInA model): the workers' precision mix, e.g. fp8:5,fp16:3,fp32:2."),
     switch_gbps: float = typer.Option(100.0, "--switch-gbps", help="Aggregated-output capacity per precision of INA switches without ina_capacity_gbps."),
     seed: int = typer.Option(0, "--seed", help="Seed of the workers' placement and of the randomised baselines."),
@@ -438,11 +438,11 @@ def route(
         raise NetweaveError("give exactly one of --jobs FILE and --workers W")
     mix = parse_precision_mix(precisions) if precisions else None
     jobs = load_jobs(jobs_file) if jobs_file is not None else random_job(topo, workers, ps, seed, mix)
-    precision_mode = mix is not None or algorithm in (Algorithm.pahina, Algorithm.atp) or any(
-        t.precisions for j in jobs for t in j.tasks)
+    # GRID and PS have precision-aware variants; ARO, ECMP and AggTree take one precision per task
+    # (route_jobs refuses a task that mixes precisions).
+    precision_mode = algorithm in (Algorithm.pahina, Algorithm.atp) or (
+        algorithm in (Algorithm.grid, Algorithm.ps) and (mix is not None or any(t.precisions for j in jobs for t in j.tasks)))
     if precision_mode:
-        if algorithm not in (Algorithm.pahina, Algorithm.atp, Algorithm.grid, Algorithm.ps):
-            raise NetweaveError(f"--algorithm {algorithm.value} does not model precisions; use pahina, atp, grid or ps")
         report = route_precision(topo, jobs, algorithm.value, seed, switch_gbps)
         if out_file is not None:
             save_routes(report, out_file)

@@ -12,7 +12,7 @@ from ..topology import Topology
 from .aro import aro, rate_lp, upper_bound
 from .baselines import aggtree_routes, ecmp_routes, grid_routes, ps_routes
 from .evaluate import Routes, evaluate_routes
-from .jobs import Job, Task, check_jobs
+from .jobs import PRECISIONS, Job, Task, check_jobs
 
 ALGORITHMS = {"aro": None, "ecmp": ecmp_routes, "grid": grid_routes, "aggtree": aggtree_routes, "ps": ps_routes}
 
@@ -23,6 +23,8 @@ def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, t
     if algorithm not in ALGORITHMS:
         raise NetweaveError(f"unknown algorithm {algorithm!r}; use one of {', '.join(ALGORITHMS)}")
     check_jobs(jobs, topo)
+    if algorithm != "ps":
+        check_one_precision(jobs, algorithm)
     t0 = time.perf_counter()
     optimal = None
     if algorithm == "aro":
@@ -43,6 +45,19 @@ def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, t
     report["min_rate_gbps"] = min(ev.rates_gbps.values())
     report["total_rate_gbps"] = sum(ev.rates_gbps.values())
     return report
+
+
+def check_one_precision(jobs: list[Job], algorithm: str) -> None:
+    """ARO and the INA baselines merge every flow of a task that meets on one pipeline, so a task must
+    send one precision. One precision per task (``precision: fp16`` in the jobs file) changes nothing
+    for them and is accepted; a task whose workers send different precisions is PAHInA's problem."""
+    for job in jobs:
+        for task in job.tasks:
+            kinds = sorted(set(task.precisions), key=PRECISIONS.index)
+            if len(kinds) > 1:
+                raise NetweaveError(f"task {task.name} mixes precisions ({', '.join(kinds)}); --algorithm {algorithm} "
+                                    "does not model mixed precisions: use --algorithm pahina (or atp, grid, ps), "
+                                    "or give every worker of the task one precision")
 
 
 def save_routes(report: dict, path: str | Path) -> None:

@@ -14,6 +14,7 @@ L3; two spines; unit links. Then
 """
 
 import itertools
+import json
 
 import pytest
 
@@ -185,3 +186,41 @@ def test_a_ps_without_up_down_paths_is_one_line():
     topo = load_topology_spec("random:switches=6,degree=3,hosts=8")
     with pytest.raises(NetweaveError, match="unreachable from .* by an up-down path"):
         route_jobs(topo, random_job(topo, 4), "ecmp")
+
+
+ROUTE_IN_A_FRESH_PROCESS = """
+import json, sys
+from netweave.route import Job, Task, random_job
+from netweave.route.plan import route_jobs
+from netweave.topology import load_topology_spec
+
+topo = load_topology_spec("leafspine:leaves=8,spines=8,hosts=8,ina=0.5,pipelines=4,seed=1")
+one = random_job(topo, 30, None, 1)
+hosts = one[0].tasks[0].workers
+two = [Job("A", (Task("A.T0", "H0", hosts[:14]), Task("A.T1", "H8", hosts[14:])))]
+out = {}
+for acc in ("app", "app,sro,qsr", "sro", "qsr"):
+    for name, jobs in (("one", one), ("two", two)):
+        r = route_jobs(topo, jobs, "aro", 1, 60.0, tuple(acc.split(",")))
+        out[f"{name} {acc}"] = {k: v for k, v in r.items() if k != "solve_time_s"}
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def test_accelerated_routes_do_not_depend_on_the_process():
+    """APP's spine choice ties on symmetric leaf-spines; it used to follow set order, which
+    PYTHONHASHSEED changes from one process to the next (117 of 200 workers' paths differed)."""
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for hash_seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        run = subprocess.run([sys.executable, "-c", ROUTE_IN_A_FRESH_PROCESS], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        outs.append(json.loads(run.stdout))
+    for key in outs[0]:
+        for other in outs[1:]:
+            assert other[key] == outs[0][key], key

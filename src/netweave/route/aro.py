@@ -272,7 +272,11 @@ def _without(dag: Unfolded, drop: set[str]) -> Unfolded:
 
 def pre_prune(topo: Topology, dags: list[Unfolded], alpha: float) -> list[Unfolded]:
     """APP: per task keep floor(alpha n) INA spines with the least variance of their INPs' scores
-    (the most flows each INP could receive), popped round robin from a shared list (Figure 6)."""
+    (the most flows each INP could receive), popped round robin from a shared list (Figure 6).
+
+    Spines of equal variance (the rule in symmetric Clos networks) are taken in topology order: the
+    shared list is built from a set, whose order changes with ``PYTHONHASHSEED``, so every ordering
+    here names its tie-break."""
     if not 0 < alpha <= 1:
         raise NetweaveError(f"APP alpha {alpha} must be in (0, 1]")
     scored = []
@@ -299,8 +303,9 @@ def pre_prune(topo: Topology, dags: list[Unfolded], alpha: float) -> list[Unfold
         kept: list[str] = []
         while len(kept) < keep_n:
             if not [a for a in pool if a in variance and a not in kept]:
-                pool = sorted({a for v in scored for a in v}, key=lambda a: min(v.get(a, np.inf) for v in scored))
-            nxt = min((a for a in pool if a in variance and a not in kept), key=lambda a: variance[a])
+                pool = sorted({a for v in scored for a in v},
+                              key=lambda a: (min(v.get(a, np.inf) for v in scored), topo.index[a]))
+            nxt = min((a for a in pool if a in variance and a not in kept), key=lambda a: (variance[a], topo.index[a]))
             pool.remove(nxt)
             kept.append(nxt)
         out.append(_without(d, set(variance) - set(kept)))

@@ -65,6 +65,30 @@ def _transmit(heap, ctr, t, link, head, kind, dst, a, b, blk, size, org, spn, cn
 
 
 @numba.njit(cache=True)
+def _spread(bins, col, t0, t1, size, dt):
+    """Add ``size`` bytes received evenly over ``[t0, t1]`` to column ``col`` of the bins they overlap.
+
+    A message's bytes reach a host over its serialisation time on the last link. Counting all of
+    them in the bin of the last byte made a bin that ends mid-message gain bytes the next bin
+    loses, and a host's throughput could exceed its line rate (issue 15). Receptions on one link
+    never overlap, so spread this way no bin gets more than ``rate * dt`` per host. The last bin
+    also takes whatever falls past the horizon; the pieces always sum to ``size``.
+    """
+    last = bins.shape[0] - 1
+    k0 = min(int(t0 / dt), last)
+    k1 = min(int(t1 / dt), last)
+    if k0 >= k1 or t1 <= t0:
+        bins[k1, col] += size
+        return
+    given = 0.0
+    for k in range(k0, k1):
+        part = size * (min(t1, (k + 1) * dt) - max(t0, k * dt)) / (t1 - t0)
+        bins[k, col] += part
+        given += part
+    bins[k1, col] += size - given
+
+
+@numba.njit(cache=True)
 def _route(x, dst, spn, iopt, leaf_of):
     """Next (link, head node) from node ``x`` towards host ``dst`` (-1: the coordinator)."""
     m, nl, ns = iopt[O_M], iopt[O_L], iopt[O_S]
@@ -284,11 +308,11 @@ def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, ds
                         nfin += _block_done(heap, ctr, t, h, iopt, fopt, cur, waiting, finished, finish_t, done_t,
                                             free_at, rate, delay, lbytes, maxq, bins, stats, leaf_of)
                 continue
-            # data for this host
-            k = min(int(t / fopt[P_DT]), nbins - 1)
-            bins[k, 0] += size
+            # data for this host: its bytes arrived over the last hop's serialisation time, not at t
+            t0 = t - size / rate[m + h]
+            _spread(bins, 0, t0, t, size, fopt[P_DT])
             if kind == RESULT and b == 1:
-                bins[k, 1] += size
+                _spread(bins, 1, t0, t, size, fopt[P_DT])
             if waiting[h] and blk == cur[h] + 1:  # data of the next block: its NEXT is late or lost
                 waiting[h] = False
                 _start_block(heap, ctr, t, h, blk, iopt, fopt, cur, ucur, uend, sent_all, remaining, waiting, tgen,

@@ -89,7 +89,8 @@ class SimResult:
         counters: drops, losses, ECN marks, pulled destinations, fetches, resends, unaggregated
             messages, aggregation results, control bytes, background bytes, events.
         timeline: ``(T, 5)``: bin start (s), delivered Gb/s, aggregated-result Gb/s, aggregator
-            bytes in use (max), largest switch queue (bytes, max) per ``bin_us`` bin.
+            bytes in use (max), largest switch queue (bytes, max) per ``bin_us`` bin. A message's
+            bytes count over their arrival on the host's link, so no bin exceeds the line rates.
         sums: ``(n, D)`` the remote-neighbour sums delivered, when values were carried.
     """
 

@@ -67,7 +67,7 @@ def run_case(seed, ina, workers, pipelines, jobs=1, tasks=1, shared=True, algori
         r = route_jobs(topo, mix, algorithm, seed=seed)
         rows.append({"seed": seed, "ina": ina, "workers": workers, "pipelines": pipelines, "jobs": jobs,
                      "tasks": tasks, "algorithm": algorithm, "min_rate_gbps": r["min_rate_gbps"],
-                     "total_rate_gbps": r["total_rate_gbps"], "objective": r["objective"],
+                     "total_rate_gbps": r["total_rate_gbps"], "objective_gbps": r["objective_gbps"],
                      "upper_bound_gbps": r["upper_bound_gbps"], "solve_time_s": r["solve_time_s"],
                      "optimal": r["optimal"]})
     return rows

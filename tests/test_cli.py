@@ -193,15 +193,16 @@ LEAFSPINE = "leafspine:leaves=4,spines=2,hosts=4,ina=0.5,pipelines=2,seed=1"
 
 def test_route_plans_writes_and_evaluates(capsys, tmp_path):
     s = run_json(capsys, "route", "--topology", LEAFSPINE, "--workers", "10", "--out", str(tmp_path / "r.json"))
-    assert s["optimal"] and s["objective"] == pytest.approx(s["tasks"]["J0.T0"]["rate_gbps"])
-    assert s["upper_bound_gbps"] >= s["objective"] and s["solve_time_s"] >= 0
+    assert s["optimal"] and s["objective_gbps"] == pytest.approx(s["tasks"]["J0.T0"]["rate_gbps"])
+    assert s["upper_bound_gbps"] >= s["objective_gbps"] and s["solve_time_s"] >= 0
+    assert all(k.endswith(("_gbps", "_s")) for k, v in s.items() if isinstance(v, float))  # units in key names
     paths = s["tasks"]["J0.T0"]["paths"]
     assert len(paths) == 10 and all(p[-1] == s["tasks"]["J0.T0"]["ps"] for p in paths.values())
     e = run_json(capsys, "route", "--topology", LEAFSPINE, "--evaluate", str(tmp_path / "r.json"))
-    assert e["evaluated_rates_gbps"]["J0.T0"] == pytest.approx(s["objective"])
+    assert e["evaluated_rates_gbps"]["J0.T0"] == pytest.approx(s["objective_gbps"])
     for algorithm in ("ecmp", "grid", "aggtree", "ps"):
         b = run_json(capsys, "route", "--topology", LEAFSPINE, "--workers", "10", "--algorithm", algorithm)
-        assert 0 < b["min_rate_gbps"] <= s["objective"] + 1e-9
+        assert 0 < b["min_rate_gbps"] <= s["objective_gbps"] + 1e-9
 
 
 def test_route_jobs_file(capsys, tmp_path):

@@ -21,7 +21,7 @@ def test_every_section_has_its_baseline_and_a_report(tmp_path):
     for s in sections:
         assert s.skipped or any(r[s.columns[0]] == s.baseline for r in s.rows), s.name
     ina = {(r["strategy"], r["memory"]): r for r in sections[1].rows}
-    assert ina[("host", "–")]["vs_host"] == 0 and ina[("straw", "UL")]["vs_host"] < 0
+    assert ina[("host", "–")]["traffic_reduction"] == 0 and ina[("straw", "UL")]["traffic_reduction"] > 0
     routing = {r["algorithm"]: r for r in sections[2].rows}
     assert routing["aro"]["rate_gbps"] >= max(r["rate_gbps"] for r in routing.values()) - 1e-9
     path = write_report(sections, tmp_path, CompareConfig(**SMALL))
@@ -29,6 +29,21 @@ def test_every_section_has_its_baseline_and_a_report(tmp_path):
     assert all(f"![{s.name}]({s.name}.png)" in text for s in sections if not s.skipped)
     assert all((tmp_path / f"{s.name}.png").read_bytes()[:4] == b"\x89PNG" for s in sections if not s.skipped)
     assert len(json.loads((tmp_path / "compare.json").read_text())) == 5
+
+
+def test_traffic_reduction_has_the_sign_and_value_of_the_ina_command(capsys):
+    """One convention for every ``*_reduction``: positive when traffic falls, 1 - new / baseline.
+    compare's INA section once printed ``vs_host`` = new / baseline - 1, the opposite sign."""
+    (s,) = compare(CompareConfig(**(SMALL | {"sections": ("ina",)})))
+    rows = {(r["strategy"], r["memory"]): r for r in s.rows}
+    host = rows[("host", "–")]["traffic_MB"]
+    assert rows[("straw", "UL")]["traffic_reduction"] > 0
+    for r in rows.values():
+        assert r["traffic_reduction"] == pytest.approx(1 - r["traffic_MB"] / host)
+    with pytest.raises(SystemExit):
+        main(["ina", "cora", "--workers", "4", "--strategy", "straw", "--switch-memory", "unlimited", "--order", "random",
+              "--json"])
+    assert json.loads(capsys.readouterr().out)["traffic_reduction"] == pytest.approx(rows[("straw", "UL")]["traffic_reduction"])
 
 
 def test_training_is_skipped_with_one_line_without_torch(monkeypatch):

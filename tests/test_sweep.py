@@ -64,7 +64,7 @@ def test_a_local_ray_cluster_gives_the_pool_rows_and_resumes(tmp_path):
     pytest.importorskip("ray", reason="the ray extra is not installed")
     config = dict(CONFIG, grid={"algorithm": ["ps", "aro"], "seed": [0]})
     def rates(rows):
-        return [(r["params"], r["result"]["min_rate_gbps"], r["result"]["objective"]) for r in rows]
+        return [(r["params"], r["result"]["min_rate_gbps"], r["result"]["objective_gbps"]) for r in rows]
 
     pool = rates(sweep(config, tmp_path / "pool", workers=2))
     assert rates(sweep(config, tmp_path / "ray", ray="local")) == pool

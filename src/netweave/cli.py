@@ -569,7 +569,7 @@ def sweep_command(
     if as_json:
         return emit_json({"name": config.get("name"), "cases": len(rows), "rows": rows})
     keys = sorted(config["grid"])
-    metrics = [k for k in ("traffic_bytes", "completion_time_s", "min_rate_gbps", "objective", "training_time_s")
+    metrics = [k for k in ("traffic_bytes", "completion_time_s", "min_rate_gbps", "objective_gbps", "training_time_s")
                if any(k in r["result"] for r in rows)]
     out.print(table(f"sweep {config.get('name', config_file)} ({len(rows)} cases, {out_dir / 'results.jsonl'})",
                     [tuple(r["params"][k] for k in keys) + tuple(r["result"].get(m) for m in metrics) for r in rows],

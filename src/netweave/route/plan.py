@@ -39,7 +39,7 @@ def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, t
     report = {"algorithm": algorithm, "topology": topo.name, "seed": seed,
               "tasks": {t.name: {"ps": t.ps, "rate_gbps": rates[t.name], "paths": routes[t.name]}
                         for j in jobs for t in j.tasks},
-              "objective": objective, "solve_time_s": solve, "optimal": optimal,
+              "objective_gbps": objective, "solve_time_s": solve, "optimal": optimal,
               "upper_bound_gbps": upper_bound(topo, jobs),
               "evaluated_rates_gbps": ev.rates_gbps}
     report["min_rate_gbps"] = min(ev.rates_gbps.values())

@@ -1,15 +1,16 @@
-"""PAHInA's control plane: Algorithm 1's properties (Theorems 1–2), the eq. 2 LP (Theorems 3–4),
-precision inflation of the mixed baselines, and the training-time metrics."""
+"""PAHInA's control plane: Algorithm 1's properties (Theorems 1–2), its tie rule and ``r_est``, the
+eq. 2 LP (Theorems 3–4), precision inflation of the mixed baselines, and the training-time metrics."""
 
+import dataclasses
 
 import numpy as np
 import pytest
 
 from netweave.errors import NetweaveError
 from netweave.route.jobs import Task, random_job
-from netweave.route.pahina import (PAYLOAD, TrainingModel, control_view, outputs_of, pahina_assign, plan_precision,
-                                   priority, weighted_rates)
-from netweave.topology import load_topology_spec, vary_switch_links
+from netweave.route.pahina import (PAYLOAD, TrainingModel, control_view, default_r_est, outputs_of, pahina_assign,
+                                   plan_precision, priority, training_metrics, weighted_rates)
+from netweave.topology import Topology, load_topology_spec, vary_switch_links
 from netweave.topology.yaml_io import topology_from_dict
 
 
@@ -21,6 +22,13 @@ def heterogeneous(seed=0, k=4, ina=0.3):
 
 def task_on(topo, n, seed=0):
     return random_job(topo, n, seed=seed, mix={"fp8": 5, "fp16": 3, "fp32": 2})[0].tasks[0]
+
+
+UNIFORM = "fattree:k=8,ina=0.05,seed=1,gbps=10"  # `netweave compare`'s precision case: every link 10 Gb/s
+
+
+def training_time(net, assignment):
+    return training_metrics(assignment, weighted_rates(net, assignment))["training_time_s"]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -60,6 +68,69 @@ def test_each_worker_takes_the_cheapest_aggregator_left_by_higher_priorities():
         if a.target[w] != task.ps:
             used[(a.target[w], p)] = used.get((a.target[w], p), 0.0) + r_est
     assert len({a.target[w] for w in task.workers}) > 1
+
+
+@pytest.mark.parametrize("workers", [50, 100])
+def test_uniform_links_ties_go_to_the_nearest_least_loaded_switch_and_beat_grid(workers):
+    """On uniform links every d(n, v) ties. The earlier rule (names; r_est = 2.5 Gb/s) sent every
+    worker to A1 and lost to GRID; hops, then assigned link load, keep the paper's ranking."""
+    topo = load_topology_spec(UNIFORM)
+    task = task_on(topo, workers)
+    net = control_view(topo, task)
+    a = pahina_assign(net, task)
+    prec = task.precision_of()
+    for w, v in a.target.items():  # ties on d: a nearest switch for the precision, never the PS
+        nearest = min(net.hops(w, s) for s in net.capacity if prec[w] in net.capacity[s])
+        assert v != task.ps and net.hops(w, v) == nearest
+    equidistant = [w for w in task.workers if sum(net.hops(w, s) == net.hops(w, a.target[w]) for s in net.capacity) > 1]
+    assert len({a.target[w] for w in equidistant}) > 1  # the load term spreads them
+    grid = plan_precision(topo, task, "grid")[3]["training_time_s"]
+    by_name = pahina_assign(net, task, r_est=2.5, ties="name")
+    assert set(by_name.target.values()) <= {"A1", "A18"}  # the old pile-up, for contrast
+    assert training_time(net, a) < grid < training_time(net, by_name)
+    assert plan_precision(topo, task, "pahina")[3]["training_time_s"] == training_time(net, a)
+
+
+def test_tie_break_is_deterministic_for_a_seed():
+    topo = load_topology_spec(UNIFORM)
+    task = task_on(topo, 60, 3)
+    net = control_view(topo, task)
+    runs = [pahina_assign(net, task, seed=s).target for s in (0, 0, 1, 1)]
+    assert runs[0] == runs[1] and runs[2] == runs[3]
+    assert plan_precision(topo, task, "pahina", seed=1)[0].target == runs[2]
+
+
+def test_tie_break_never_depends_on_switch_names():
+    """Renaming every switch, in the reverse of the alphabetical order, gives the same assignment
+    under the renaming."""
+    topo = load_topology_spec(UNIFORM)
+    task = task_on(topo, 50)
+    switches = [n.name for n in topo.nodes if n.kind == "switch"]
+    new = {s: f"X{len(switches) - i:03d}" for i, s in enumerate(switches)}
+    rn = lambda x: new.get(x, x)  # noqa: E731
+    renamed = Topology(topo.name, [dataclasses.replace(n, name=rn(n.name)) for n in topo.nodes],
+                       [dataclasses.replace(l, a=rn(l.a), b=rn(l.b)) for l in topo.links])
+    a = pahina_assign(control_view(topo, task), task, seed=2)
+    b = pahina_assign(control_view(renamed, task), task, seed=2)
+    assert {w: rn(v) for w, v in a.target.items()} == b.target
+    assert len(set(a.target.values())) > 1
+
+
+def test_r_est_is_the_workers_share_of_the_ps_ingress():
+    """r_est follows the topology: B_PS / |N|, capped by the access link; at 5 Gb/s per precision
+    no switch fills up, so no worker goes straight to the PS, and PAHInA still beats GRID."""
+    topo = load_topology_spec(UNIFORM)
+    task = task_on(topo, 50)
+    assert default_r_est(control_view(topo, task), task) == pytest.approx(10 / 50)
+    ps_link = topo.adjacency[topo.index[task.ps]][0][1]
+    wide = Topology(topo.name, list(topo.nodes), [dataclasses.replace(l, gbps=40.0) if e == ps_link else l
+                                                  for e, l in enumerate(topo.links)])
+    assert default_r_est(control_view(wide, task), task) == pytest.approx(40 / 50)
+    one = Task("T", task.ps, task.workers[:1])
+    assert default_r_est(control_view(wide, one), one) == 10.0  # capped by the 10 Gb/s access link
+    assign, _, _, m = plan_precision(topo, task, "pahina", switch_gbps=5.0)
+    assert task.ps not in assign.target.values()
+    assert m["training_time_s"] < plan_precision(topo, task, "grid", switch_gbps=5.0)[3]["training_time_s"]
 
 
 def test_lp_respects_every_constraint_and_is_pareto_optimal():
@@ -138,3 +209,7 @@ def test_bad_input():
         plan_precision(topo, task, "magic")
     with pytest.raises(NetweaveError, match="--precisions"):
         random_job(topo, 4, mix={"fp4": 1})
+    topo = load_topology_spec("fattree:k=4,ina=0.5")
+    task = task_on(topo, 4)
+    with pytest.raises(NetweaveError, match="unknown PAHInA tie rule"):
+        pahina_assign(control_view(topo, task), task, ties="alphabet")

@@ -13,7 +13,11 @@ Model (§V-A):
 
 Schemes:
 - ``pahina``: Algorithm 1 assigns, then the eq. 2 LP sets the rates. Aggregation is hierarchical
-  by precision: a switch keeps one output per precision and never mixes them.
+  by precision: a switch keeps one output per precision and never mixes them. Where candidates tie
+  on ``d(n, v)`` (every candidate does on uniform links), the paper leaves the order open; netweave
+  breaks ties by hops, then by the link load already assigned, then by a seeded random order, never
+  by a name (:func:`pahina_assign`). ``r_est`` is the worker's share of the PS's ingress link
+  (:func:`default_r_est`), not a constant.
 - ``ps``: everything goes to the PS on its widest path; no INA.
 - ``atp``: each worker's default path is its widest path to the PS. It aggregates at the first INA
   switch on that path with capacity left. Precisions mix there, so the output is up-cast to the
@@ -72,8 +76,12 @@ class Network:
         return self.paths[b][a][::-1]
 
     def cost(self, a: str, b: str) -> float:
-        """``d(a, b) = 1 / bottleneck`` of the widest path."""
+        """``d(a, b) = 1 / bottleneck`` of the widest path, in s/Gb."""
         return 1.0 / self.width[b][a]
+
+    def hops(self, a: str, b: str) -> int:
+        """Links on the widest path from ``a`` to aggregator ``b``."""
+        return len(self.paths[b][a]) - 1
 
 
 def control_view(topo: Topology, task: Task, switch_gbps: float = 100.0) -> Network:
@@ -102,34 +110,95 @@ def priority(net: Network, task: Task, w_size: float = 0.5, w_cost: float = 0.5)
 
 
 def default_r_est(net: Network, task: Task) -> float:
-    """The capacity a worker is expected to take: a fraction (1/4) of the workers' mean access
-    bandwidth (§V-B), in Gb/s."""
+    """``r_est`` (Gb/s), derived from the topology: a worker's fair share of the PS's ingress
+    bandwidth, ``B_α / |N|``, capped by the workers' mean access bandwidth.
+
+    §V-B makes ``r_est`` "a conservative estimated rate ... typically set to a fraction of the average
+    worker's access link bandwidth"; §V-A treats "the ingress bandwidth of the PS ... as the bandwidth
+    of its directly connected physical link", the one link every worker's gradients end at. Their
+    share of it is the rate every worker is sure of (the plain-PS plan's), so the fraction here is
+    ``B_α / (|N| · B_access)`` rather than a constant. A constant (¼ of the access link, 2.5 Gb/s on
+    10 Gb/s hosts) overstates a worker's rate ``|N| B_access / 4 B_α``-fold and, at per-precision
+    capacities of 5–10 Gb/s, fills every switch after 2–4 workers and sends the rest to the PS."""
     topo = net.topo
-    return 0.25 * float(np.mean([topo.links[topo.adjacency[topo.index[w]][0][1]].gbps for w in task.workers]))
+    access = float(np.mean([topo.links[topo.adjacency[topo.index[w]][0][1]].gbps for w in task.workers]))
+    ingress = float(sum(topo.links[e].gbps for _, e in topo.adjacency[topo.index[topo.node(task.ps).name]]))
+    return min(access, ingress / len(task.workers))
 
 
 def pahina_assign(net: Network, task: Task, r_est: float | None = None, w_size: float = 0.5,
-                  w_cost: float = 0.5) -> Assignment:
+                  w_cost: float = 0.5, seed: int = 0, ties: str = "load") -> Assignment:
     """Algorithm 1: workers by descending priority take the cheapest aggregator that supports
-    their precision and still has ``r_est`` of capacity; the PS is always a candidate and the fallback."""
+    their precision and still has ``r_est`` (Gb/s) of capacity; the PS is always a candidate and the
+    fallback.
+
+    Line 7 sorts the candidates by ``d(n, v)`` only; on uniform links every candidate ties. Departure
+    (the paper leaves ties open; §V-A: ``d`` "can incorporate factors such as hop count"): among the
+    feasible candidates of least ``d``, a switch goes before the PS (the PS is the fallback), then
+    fewer hops, then the least load already assigned — the heaviest utilisation, in eq. 2's units
+    (payload-weighted, ``w_p`` per worker over ``B_e``), that the choice would leave on a directed
+    link of ``Path(n, v)`` and, if it opens a new (switch, precision) stream, of ``Path(v, α)`` —
+    then a random order of the candidates drawn with ``seed``. Nothing depends on node names.
+    ``ties="name"`` is the earlier rule (least ``d``, switch before PS, then the alphabetically first
+    name), kept only so the benchmark can measure the departure."""
+    if ties not in ("load", "name"):
+        raise NetweaveError(f"unknown PAHInA tie rule {ties!r}; use load or name")
+    topo = net.topo
     prec = task.precision_of()
-    r_est = default_r_est(net, task) if r_est is None else r_est
+    r_est = default_r_est(net, task) if r_est is None else float(r_est)
     pri = priority(net, task, w_size, w_cost)
-    used: dict[tuple[str, str], float] = {}
+    order = sorted(task.workers, key=lambda n: -pri[n])  # stable: ties keep the task's order
+    cands = [*net.capacity, task.ps]
+    ps = len(cands) - 1
+    cost = np.array([[net.cost(w, v) for v in cands] for w in order])
+    hops = np.array([[net.hops(w, v) for v in cands] for w in order])
+    cap = {p: np.array([net.capacity[v].get(p, -np.inf) for v in cands[:-1]] + [np.inf]) for p in PAYLOAD}
+    used = {p: np.zeros(len(cands)) for p in PAYLOAD}
+    rank = np.random.default_rng(seed).permutation(len(cands))  # over the topology's order, not names
+    names = np.argsort(np.argsort(np.array(cands, dtype=object)))  # only for ties="name"
+    load: dict[tuple[str, str], float] = {}  # directed link -> assigned streams, in units of the base rate m
+    gbps: dict[tuple[str, str], float] = {}
+    opened: set[tuple[str, str]] = set()
+
+    def links(w: str, v: str, p: str) -> list[tuple[str, str]]:
+        path = net.path(w, v)
+        es = list(zip(path, path[1:]))
+        if v != task.ps and (v, p) not in opened:
+            up = net.path(v, task.ps)
+            es += zip(up, up[1:])
+        return es
+
+    def bandwidth(e: tuple[str, str]) -> float:
+        if e not in gbps:
+            gbps[e] = topo.links[topo.link_between(*e)].gbps
+        return gbps[e]
+
     target = {}
-    for w in sorted(task.workers, key=lambda n: -pri[n]):  # stable: ties keep the task's order
-        p = prec[w]
-        candidates = [v for v in net.capacity if p in net.capacity[v]] + [task.ps]
-        for v in sorted(candidates, key=lambda v: (net.cost(w, v), v == task.ps, v)):
-            if v == task.ps:
-                target[w] = v
-                break
-            if used.get((v, p), 0.0) + r_est <= net.capacity[v][p]:
-                used[(v, p)] = used.get((v, p), 0.0) + r_est
-                target[w] = v
-                break
+    for i, w in enumerate(order):
+        p, wp = prec[w], float(PAYLOAD[prec[w]])
+        ok = used[p] + r_est <= cap[p]  # line 10 (the PS, line 13, always passes)
+        c = np.where(ok, cost[i], np.inf)
+        tied = ok & (c == c.min())
+        if tied[:ps].any():
+            tied[ps] = False
+        if ties == "name":
+            k = int(np.flatnonzero(tied)[np.argmin(names[tied])])
         else:
-            target[w] = task.ps  # fallback
+            h = np.where(tied, hops[i], np.iinfo(np.int64).max)
+            idx = np.flatnonzero(tied & (h == h.min()))
+            if len(idx) == 1:
+                k = int(idx[0])
+            else:
+                util = [max(((load.get(e, 0.0) + wp) / bandwidth(e) for e in links(w, cands[j], p)), default=0.0)
+                        for j in idx]
+                k = int(min(zip(util, rank[idx], idx))[2])
+        v = cands[k]
+        for e in links(w, v, p):
+            load[e] = load.get(e, 0.0) + wp
+        if k != ps:
+            used[p][k] += r_est
+            opened.add((v, p))
+        target[w] = v
     return Assignment("pahina", task, target, mixed=False)
 
 
@@ -298,7 +367,7 @@ def plan_precision(topo: Topology, task: Task, scheme: str, seed: int = 0, switc
     net = control_view(topo, task, switch_gbps)
     if scheme != "ps" and not net.capacity:
         raise NetweaveError(f"{scheme} needs INA switches; the topology has none (use --algorithm ps)")
-    assign = {"pahina": lambda: pahina_assign(net, task), "ps": lambda: ps_assign(net, task),
+    assign = {"pahina": lambda: pahina_assign(net, task, seed=seed), "ps": lambda: ps_assign(net, task),
               "atp": lambda: atp_assign(net, task), "grid": lambda: grid_assign(net, task, seed)}[scheme]()
     rates = weighted_rates(net, assign)
     return assign, rates, net, training_metrics(assign, rates, model)

@@ -146,9 +146,19 @@ def main() -> None:
     meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "mix": MIX, "seeds": args.seeds,
             "command": f"python benchmarks/bench_pahina.py --seeds {args.seeds}", "commit": commit,
             "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "wall_s": wall}
-    (out / "pahina.json").write_text(json.dumps({"meta": meta, "summaries": summaries, "rows": rows,
-                                                 "k16_control_plane_s": k16}, indent=1))
+    write(out / "pahina.json", meta, summaries, rows, k16)
     plot(summaries, out / "pahina.png")
+
+
+def write(path: Path, meta: dict, summaries: list[dict], rows: list[dict], k16: list[float]) -> None:
+    """The results JSON: meta and medians indented, then ``row_columns`` and one compact line per row
+    (the §VI-A metrics, workers sent to the PS, control-plane seconds; 5 significant digits)."""
+    cols = ("case", "workers", "seed", "capacity_gbps", "scheme", *METRICS, "to_ps", "control_plane_s")
+    lines = [json.dumps([float(f"{r[k]:.5g}") if isinstance(r.get(k), float) else r.get(k) for k in cols])
+             for r in rows]
+    head = json.dumps({"meta": meta, "summaries": summaries, "k16_control_plane_s": k16, "row_columns": cols},
+                      indent=1)
+    path.write_text(head[:-2] + ',\n "rows": [\n' + ",\n".join(lines) + "\n ]\n}\n")
 
 
 def plot(summaries: list[dict], path: Path) -> None:

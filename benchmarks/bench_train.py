@@ -46,8 +46,8 @@ def main() -> None:
         if args.only and name not in args.only:
             continue
         for workers, comm in ((1, "none"), (4, "allreduce"), (4, "p2p"), (4, "spst")):
-            config = TrainConfig(spec, workers, "gcn", "spst" if comm == "none" else comm,
-                                 None if workers == 1 else TOPOLOGY, epochs=args.epochs, timeout_s=600)
+            config = TrainConfig(dataset=spec, workers=workers, model="gcn", comm="spst" if comm == "none" else comm,
+                                 topology=None if workers == 1 else TOPOLOGY, epochs=args.epochs, timeout_s=600)
             r = train(config)
             row = {"graph": name, "workers": workers, "comm": comm, "epochs": args.epochs,
                    **{k: r.get(k) for k in ("median_epoch_s", "median_compute_s", "median_comm_s", "median_sync_s",

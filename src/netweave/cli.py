@@ -258,11 +258,12 @@ def train(
     comm: Comm = typer.Option(Comm.spst, "--comm", help="spst (DGCL plan), p2p (direct, one stage) or allreduce (PyG-SPMD baseline: all-reduce N x D per layer)."),
     topology: Optional[str] = typer.Option(None, "--topology", help="Planned-for topology (default star:n=WORKERS). " + TOPOLOGY_HELP),
     epochs: int = typer.Option(200, "--epochs"),
-    hidden: int = typer.Option(16, "--hidden"),
+    hidden: Optional[int] = typer.Option(None, "--hidden", help="Hidden width (default: the model's recipe, gcn 16, sage/gin 64)."),
     layers: int = typer.Option(2, "--layers"),
-    lr: float = typer.Option(0.01, "--lr"),
-    weight_decay: float = typer.Option(5e-4, "--weight-decay"),
-    dropout: float = typer.Option(0.5, "--dropout", help="Dropout before every layer, keyed by vertex id."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="Adam learning rate (default: the recipe's, 0.01)."),
+    weight_decay: Optional[float] = typer.Option(None, "--weight-decay", help="L2 coefficient (default: the recipe's, 5e-4; gcn on the first layer only, as Kipf & Welling)."),
+    dropout: Optional[float] = typer.Option(None, "--dropout", help="Dropout before every layer, keyed by vertex id (default: the recipe's, 0.5)."),
+    normalize_features: bool = typer.Option(True, "--normalize-features/--raw-features", help="Row-normalise the input features as PyG's NormalizeFeatures (the standard recipe)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model, dropout, partitioner and planner."),
     method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
     parts_file: Optional[Path] = typer.Option(None, "--parts-file", help="A partition .npz with WORKERS parts."),
@@ -276,9 +277,11 @@ def train(
     from .runtime.job import TrainConfig
     from .runtime.launcher import train as run_training
 
-    config = TrainConfig(dataset, workers, model.value, comm.value, topology, epochs, hidden, layers, lr,
-                         weight_decay, dropout, seed, method.value, _str(parts_file), _str(plan_file),
-                         timeout, device, _str(dump_logits))
+    config = TrainConfig(dataset=dataset, workers=workers, model=model.value, comm=comm.value, topology=topology,
+                         epochs=epochs, hidden=hidden, layers=layers, lr=lr, weight_decay=weight_decay,
+                         dropout=dropout, seed=seed, method=method.value, parts_file=_str(parts_file),
+                         plan_file=_str(plan_file), timeout_s=timeout, device=device,
+                         dump_logits=_str(dump_logits), normalize_features=normalize_features)
     report = run_training(config)
     if report is None:  # a torchrun rank other than 0
         return

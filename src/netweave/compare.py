@@ -145,7 +145,8 @@ def training(c: CompareConfig) -> Section:
     from .runtime.launcher import train
 
     for comm in ("allreduce", "spst"):
-        r = train(TrainConfig(c.dataset, c.train_workers, "gcn", comm, None, c.epochs, seed=c.seed, timeout_s=300))
+        r = train(TrainConfig(dataset=c.dataset, workers=c.train_workers, model="gcn", comm=comm, epochs=c.epochs,
+                              seed=c.seed, timeout_s=300))
         s.rows.append({"comm": comm, "test_acc": r["final_test_acc"],
                        "exchange_MB_per_epoch": r["exchange_bytes_per_epoch"] / 1e6,
                        "epoch_ms": r["median_epoch_s"] * 1e3})

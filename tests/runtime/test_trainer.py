@@ -25,7 +25,7 @@ def single(dataset: str, epochs: int, **kw):
 def test_gcn_on_cora_reaches_the_usual_accuracy():
     result, _ = single("cora", 200)
     train, val, test = (result.metrics[-1, i] / result.metrics[-1, i + 1] for i in (1, 3, 5))
-    assert train > 0.95 and val > 0.76 and test > 0.79  # Kipf & Welling report 81.5 %
+    assert train > 0.95 and val > 0.78 and test > 0.815  # Kipf & Welling report 81.5 %
     assert np.all(result.per_epoch[:, 3] == 0)  # one worker sends nothing
 
 

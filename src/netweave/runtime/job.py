@@ -22,7 +22,12 @@ COMMS = ("p2p", "spst", "allreduce")
 
 @dataclass
 class TrainConfig:
-    """Settings of one run (the options of ``netweave train``)."""
+    """Settings of one run (the options of ``netweave train``).
+
+    ``hidden``, ``lr``, ``weight_decay`` and ``dropout`` left ``None`` take the model's standard
+    recipe (:data:`.recipe.RECIPES`); ``normalize_features`` row-normalises the inputs as PyG's
+    ``NormalizeFeatures`` does. ``decay_first_layer_only`` follows the recipe unless set.
+    """
 
     dataset: str = "cora"
     workers: int = 1
@@ -30,11 +35,11 @@ class TrainConfig:
     comm: str = "spst"
     topology: str | None = None
     epochs: int = 200
-    hidden: int = 16
+    hidden: int | None = None
     layers: int = 2
-    lr: float = 0.01
-    weight_decay: float = 5e-4
-    dropout: float = 0.5
+    lr: float | None = None
+    weight_decay: float | None = None
+    dropout: float | None = None
     seed: int = 0
     method: str = "metis"
     parts_file: str | None = None
@@ -42,19 +47,33 @@ class TrainConfig:
     timeout_s: float = 120.0
     device: str = "cpu"
     dump_logits: str | None = None
+    normalize_features: bool = True
+    decay_first_layer_only: bool | None = None
+
+    def __post_init__(self) -> None:
+        from .recipe import RECIPES
+
+        recipe = RECIPES.get(self.model)
+        if recipe is None:
+            return  # check() names the unknown model
+        for name in ("hidden", "lr", "weight_decay", "dropout", "decay_first_layer_only"):
+            if getattr(self, name) is None:
+                setattr(self, name, getattr(recipe, name))
 
     def check(self) -> None:
         """Reject impossible settings with one line each."""
         from .models import MODELS
 
+        if self.model not in MODELS:
+            raise NetweaveError(f"--model {self.model} is not one of {', '.join(MODELS)}")
         rules = [
             (self.workers >= 1, f"--workers {self.workers} must be at least 1"),
-            (self.model in MODELS, f"--model {self.model} is not one of {', '.join(MODELS)}"),
             (self.comm in COMMS, f"--comm {self.comm} is not one of {', '.join(COMMS)}"),
             (self.epochs >= 1, f"--epochs {self.epochs} must be at least 1"),
             (self.hidden >= 1, f"--hidden {self.hidden} must be at least 1"),
             (self.layers >= 1, f"--layers {self.layers} must be at least 1"),
             (self.lr > 0, f"--lr {self.lr} must be positive"),
+            (self.weight_decay >= 0, f"--weight-decay {self.weight_decay} must be non-negative"),
             (0 <= self.dropout < 1, f"--dropout {self.dropout} must be in [0, 1)"),
             (self.timeout_s > 0, f"--timeout {self.timeout_s} must be positive"),
             (self.device in ("cpu", "cuda"), f"--device {self.device} must be cpu or cuda"),

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..errors import NetweaveError
 from ..graph import load_dataset
+from ..progress import warn
 from .job import TrainConfig, TrainJob, prepare_job
 
 _PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "Broken pipe", "Socket closed")
@@ -108,7 +109,12 @@ def _run(job: TrainJob, rank: int, world: int, local_world: int, local_rank: int
     if world > 1:
         results = [None] * world
         dist.all_gather_object(results, result)
-    return run_report(job, graph, results, train_s) if rank == 0 else None
+    if rank != 0:
+        return None
+    report = run_report(job, graph, results, train_s)
+    for message in report["warnings"]:
+        warn(message)  # on the launching terminal's stderr (spawned ranks inherit it)
+    return report
 
 
 def _spawned(rank: int, world: int, port: int, job: TrainJob, out_dir: str) -> None:

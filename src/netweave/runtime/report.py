@@ -21,6 +21,24 @@ def exchanged_widths(job: TrainJob, graph: Graph) -> tuple[list[int], list[int]]
     return inputs, inputs[1:]
 
 
+def collapse_warning(results: list[RankResult], losses: np.ndarray, num_classes: int) -> str | None:
+    """One line when a run learned nothing, else ``None``.
+
+    A run has *collapsed* when the final model gives every vertex the same logits (their spread
+    is below 1e-5 of their scale), or when the training loss of the last 10 of at least 50 epochs
+    stayed at ``ln C`` (≥ 0.99 ln C), the loss of a uniform guess over ``C`` classes.
+    """
+    spread, scale = results[0].logit_spread, results[0].logit_scale
+    uniform = float(np.log(num_classes))
+    if np.isfinite(spread) and spread <= 1e-5 * max(1.0, scale):
+        return (f"the model collapsed: every vertex gets the same logits (loss {losses[-1]:.4f}, ln C = {uniform:.4f}); "
+                "check the features' scale (normalisation), lower --lr or --weight-decay")
+    if losses.size >= 50 and losses[-10:].min() >= 0.99 * uniform:
+        return (f"the model did not learn: training loss stayed at ln C = {uniform:.4f} over the last 10 epochs; "
+                "check the features' scale (normalisation), --lr and --weight-decay")
+    return None
+
+
 def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: float) -> dict:
     cfg = job.config
     per_rank = np.stack([r.per_epoch for r in sorted(results, key=lambda r: r.rank)])  # (P, E, 5)
@@ -41,20 +59,24 @@ def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: 
         return float(np.median([row[key] for row in steady]))
 
     best = int(np.argmax(acc["val_acc"]))
+    warning = collapse_warning(results, metrics[:, 0], graph.num_classes)
     forward, backward = exchanged_widths(job, graph)
     predicted = (None if job.seconds_per_feature_byte is None
                  else job.seconds_per_feature_byte * 4 * (sum(forward) + sum(backward)))
     report = {
         "dataset": cfg.dataset, "model": cfg.model, "workers": cfg.workers,
         "comm": cfg.comm if cfg.workers > 1 else "none", "topology": job.topology_name, **job.info,
-        "epochs_run": cfg.epochs, "hidden": cfg.hidden, "layers": cfg.layers, "lr": cfg.lr, "seed": cfg.seed,
+        "epochs_run": cfg.epochs, "hidden": cfg.hidden, "layers": cfg.layers, "lr": cfg.lr,
+        "weight_decay": cfg.weight_decay, "decay_first_layer_only": cfg.decay_first_layer_only,
+        "dropout": cfg.dropout, "normalize_features": cfg.normalize_features, "seed": cfg.seed,
         "final_loss": epochs[-1]["loss"], "final_train_acc": epochs[-1]["train_acc"],
         "final_val_acc": epochs[-1]["val_acc"], "final_test_acc": epochs[-1]["test_acc"],
         "best_val_acc": float(acc["val_acc"][best]), "test_acc_at_best_val": float(acc["test_acc"][best]),
         "median_epoch_s": median("epoch_s"), "median_compute_s": median("compute_s"),
         "median_comm_s": median("comm_s"), "median_sync_s": median("sync_s"),
         "exchange_bytes_per_epoch": int(median("exchange_bytes")), "sync_bytes_per_epoch": int(median("sync_bytes")),
-        "predicted_comm_s": predicted, "train_s": train_s, "epochs": epochs,
+        "predicted_comm_s": predicted, "train_s": train_s,
+        "collapsed": warning is not None, "warnings": [warning] if warning else [], "epochs": epochs,
     }
     if cfg.dump_logits:
         logits = np.zeros((graph.num_nodes, graph.num_classes), dtype=np.float32)

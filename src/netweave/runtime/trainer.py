@@ -30,6 +30,7 @@ from .graph_allgather import CommCounter
 from .job import TrainJob, layer_widths
 from .models import DistGNN, local_tensors
 from .rank_tables import rank_tables
+from .recipe import feature_shift, normalize_rows, param_groups
 
 PER_EPOCH = ("epoch_s", "comm_s", "sync_s", "exchange_bytes", "sync_bytes")
 
@@ -43,6 +44,8 @@ class RankResult:
     metrics: np.ndarray  # (E, 7): loss sum, correct/total for train, val, test (global after reduce)
     own_ids: np.ndarray
     logits: np.ndarray | None
+    logit_spread: float = float("nan")  # max over classes of (max − min) of the final logits, all vertices
+    logit_scale: float = float("nan")  # max |logit| of the final logits, all vertices
 
 
 def _rank_data(job: TrainJob, graph: Graph, rank: int, world: int, device):
@@ -52,6 +55,8 @@ def _rank_data(job: TrainJob, graph: Graph, rank: int, world: int, device):
     g = local_tensors(local, graph.degrees, device)
     own = local.global_ids[: local.num_local]
     features = graph.features[own]
+    if job.config.normalize_features:
+        features = normalize_rows(features, feature_shift(graph.features))
     features = features.toarray() if hasattr(features, "toarray") else np.asarray(features)
     x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(device)
     y = torch.from_numpy(graph.labels[own].astype(np.int64)).to(device)
@@ -75,7 +80,7 @@ def train_rank(job: TrainJob, graph: Graph, rank: int, world: int, device="cpu",
     torch.manual_seed(cfg.seed)  # identical initial parameters on every rank
     model = DistGNN(cfg.model, layer_widths(cfg, graph), cfg.dropout, cfg.seed).to(device)
     params = list(model.parameters())
-    optimiser = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    optimiser = torch.optim.Adam(param_groups(model.convs, cfg.weight_decay, cfg.decay_first_layer_only), lr=cfg.lr)
     sync = CommCounter()
     per_epoch = np.zeros((cfg.epochs, len(PER_EPOCH)))
     metrics = np.zeros((cfg.epochs, 7))
@@ -101,8 +106,26 @@ def train_rank(job: TrainJob, graph: Graph, rank: int, world: int, device="cpu",
             advance(f"loss {metrics[epoch, 0]:.4f}  val {metrics[epoch, 3] / max(metrics[epoch, 4], 1):.3f}")
     model.eval()
     with torch.no_grad():
-        final = model(x, g, exchange).cpu().numpy() if cfg.dump_logits else None
-    return RankResult(rank, per_epoch, metrics, g.own_ids.cpu().numpy(), final)
+        final = model(x, g, exchange)
+    spread, scale = _logit_range(final, world)
+    logits = final.cpu().numpy() if cfg.dump_logits else None
+    return RankResult(rank, per_epoch, metrics, g.own_ids.cpu().numpy(), logits, spread, scale)
+
+
+def _logit_range(logits: torch.Tensor, world: int) -> tuple[float, float]:
+    """``(spread, scale)`` of ``(num_local, C)`` logits over every vertex of every rank: the largest
+    per-class range ``max_v − min_v`` and the largest ``|logit|``. A spread of 0 means every vertex
+    gets the same logits (a collapsed model)."""
+    c = logits.shape[1]
+    if logits.shape[0]:
+        stats = torch.cat([logits.max(dim=0).values, -logits.min(dim=0).values, logits.abs().max().reshape(1)])
+    else:
+        stats = torch.full((2 * c + 1,), -torch.inf, dtype=logits.dtype, device=logits.device)
+    stats = stats.to(torch.float64)
+    if world > 1:
+        dist.all_reduce(stats, op=dist.ReduceOp.MAX)
+    high, low = stats[:c], -stats[c:2 * c]
+    return float((high - low).max()), float(stats[-1])
 
 
 def _evaluate(model, x, g, exchange, y, masks, loss: float, world: int) -> np.ndarray:

@@ -93,15 +93,20 @@ def test_console_script_runs_without_torch():
 
 
 def test_plan_json_out_and_validate(capsys, tmp_path):
-    s = run_json(capsys, "plan", "cora", "--topology", "dgx1", "--planner", "spst", "--out", str(tmp_path / "p.npz"))
+    s = run_json(capsys, "plan", "cora", "--topology", "dgx1", "--planner", "spst", "--cost-model", "dgcl",
+                 "--out", str(tmp_path / "p.npz"))
     assert s["planner"] == "spst" and s["num_workers"] == 8 and s["num_stages"] == len(s["stage_times_s"])
     assert s["predicted_time_s"] == pytest.approx(sum(s["stage_times_s"]))
     assert s["p2p_predicted_time_s"] > 2 * s["predicted_time_s"]
     assert s["total_bytes"] == sum(s["bytes_per_link"].values()) and "planning_time_s" in s
     v = run_json(capsys, "plan", "cora", "--validate", str(tmp_path / "p.npz"), "--topology", "dgx1")
     assert v["valid"] and v["checked_against_dataset"] and v["checked_against_topology"]
-    p2p = run_json(capsys, "plan", "cora", "--topology", "dgx1", "--planner", "p2p")
+    p2p = run_json(capsys, "plan", "cora", "--topology", "dgx1", "--planner", "p2p", "--cost-model", "dgcl")
     assert p2p["num_stages"] == 1 and p2p["predicted_time_s"] == s["p2p_predicted_time_s"]
+    # the default α–β model: SPST is never predicted slower than P2P, and both models are reported
+    ab = run_json(capsys, "plan", "cora", "--topology", "dgx1")
+    assert ab["cost_model"] == "alpha-beta" and ab["predicted_time_s"] <= ab["p2p_predicted_time_s"]
+    assert ab["dgcl_predicted_time_s"] < ab["alpha_beta_predicted_time_s"]
 
 
 def test_plan_with_parts_file(capsys, tmp_path):
@@ -113,7 +118,7 @@ def test_plan_with_parts_file(capsys, tmp_path):
 
 
 def test_plan_validate_rejects_broken_plan(capsys, tmp_path):
-    run_json(capsys, "plan", "cora", "--topology", "dgx1", "--out", str(tmp_path / "p.npz"))
+    run_json(capsys, "plan", "cora", "--topology", "dgx1", "--cost-model", "dgcl", "--out", str(tmp_path / "p.npz"))
     with np.load(tmp_path / "p.npz") as z:
         arrays = dict(z)
     arrays["hop_stage"] = arrays["hop_stage"][::-1].copy()  # scramble the stages

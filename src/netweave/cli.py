@@ -167,6 +167,7 @@ def plan(
     method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
     feature_bytes: int = typer.Option(512, "--feature-bytes", help="Bytes per embedding (default 128 float32)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the partitioner and of SPST's vertex order."),
+    cost_model: Optional[str] = typer.Option(None, "--cost-model", help="alpha-beta (the default) (per-stage and per-message overhead, link latency, achieved bandwidth; calibrated on gloo/TCP) or dgcl (the paper's §5.1, bandwidth only). Both are reported; this one picks SPST or P2P."),
     out_file: Optional[Path] = typer.Option(None, "--out", help="Write the plan (.npz, one row per hop)."),
     validate: Optional[Path] = typer.Option(None, "--validate", help="Check a saved plan (against DATASET and --topology when given)."),
     as_json: bool = JsonOpt,
@@ -175,8 +176,10 @@ def plan(
     from .graph import load_dataset
     from .partition import Partition, comm_relation, load_partition
     from .plan import load_plan, p2p_plan, plan_cost, spst_plan, validate_plan, worker_links
+    from .plan.cost import COST_MODELS, DEFAULT_COST_MODEL, cost_model as named_model
     from .topology import load_topology_spec
 
+    model = named_model(cost_model or DEFAULT_COST_MODEL)
     if validate is not None:
         saved = load_plan(validate)
         comm = links = None
@@ -210,18 +213,21 @@ def plan(
     t1 = time.perf_counter()
     direct = p2p_plan(comm, links, feature_bytes) if links.complete else None
     t2 = time.perf_counter()
-    chosen = spst_plan(comm, links, feature_bytes, seed) if planner == Planner.spst else direct
+    chosen = spst_plan(comm, links, feature_bytes, seed, model=model) if planner == Planner.spst else direct
     if chosen is None:
         raise NetweaveError("p2p needs a logical link between every pair of workers; use --planner spst")
     t3 = time.perf_counter()
-    cost = plan_cost(chosen, links)
-    p2p_time = None if direct is None else (cost.total_s if chosen is direct else plan_cost(direct, links).total_s)
+    cost = plan_cost(chosen, links, model)
+    p2p_time = None if direct is None else plan_cost(direct, links, model).total_s
+    by_model = {f"{m.replace('-', '_')}_predicted_time_s": plan_cost(chosen, links, COST_MODELS[m]).total_s
+                for m in COST_MODELS}
     per_link = cost.link_bytes.sum(axis=0)
     per_hop = cost.hop_bytes.sum(axis=0)
     result = {
         "dataset": dataset, "topology": topo.name, "planner": planner.value, "num_workers": links.num_workers,
         "feature_bytes": feature_bytes, "num_hops": chosen.num_hops, "num_stages": chosen.num_stages,
-        "predicted_time_s": cost.total_s, "stage_times_s": cost.stage_times_s.tolist(),
+        "cost_model": model.name, "predicted_time_s": cost.total_s, **by_model,
+        "stage_times_s": cost.stage_times_s.tolist(),
         "p2p_predicted_time_s": p2p_time,
         "speedup_vs_p2p": p2p_time / cost.total_s if p2p_time and cost.total_s > 0 else None,
         "total_bytes": int(per_link.sum()),

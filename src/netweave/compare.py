@@ -42,6 +42,7 @@ class Section:
     columns: tuple[str, ...]
     rows: list[dict] = field(default_factory=list)
     baseline: str = ""
+    metric: str = ""  # the column the section's chart plots (numeric); labels: the first column
     skipped: str | None = None
     seconds: float = 0.0
 
@@ -50,6 +51,7 @@ def exchange(c: CompareConfig, graph) -> Section:
     from .partition import partition_by_method
     from .partition import comm_relation
     from .plan import p2p_plan, plan_cost, spst_plan, worker_links
+    from .plan.cost import COST_MODELS, DEFAULT_COST_MODEL, DGCL_MODEL
     from .topology import load_topology_spec
 
     topo = load_topology_spec(c.exchange_topology)
@@ -57,14 +59,17 @@ def exchange(c: CompareConfig, graph) -> Section:
     comm = comm_relation(graph, partition_by_method(graph, "metis", None, topo, c.seed))
     fb = 4 * (graph.feature_dim or 128)
     s = Section("exchange", f"Embedding exchange (DGCL) of {c.dataset} on {topo.name}, {fb} B per embedding",
-                ("planner", "predicted_time_ms", "stages", "total_MB", "speedup"), baseline="p2p")
-    plans = {"p2p": p2p_plan(comm, links, fb) if links.complete else None, "spst": spst_plan(comm, links, fb, c.seed)}
-    costs = {k: plan_cost(p, links) for k, p in plans.items() if p is not None}
-    base = costs.get("p2p")
-    for name, cost in costs.items():
-        s.rows.append({"planner": name, "predicted_time_ms": cost.total_s * 1e3, "stages": plans[name].num_stages,
-                       "total_MB": float(cost.link_bytes.sum()) / 1e6,
-                       "speedup": (base.total_s / cost.total_s) if base is not None and cost.total_s > 0 else None})
+                ("planner", "cost_model", "predicted_time_ms", "stages", "total_MB", "speedup"), baseline="p2p",
+                metric="predicted_time_ms")
+    direct = p2p_plan(comm, links, fb) if links.complete else None
+    for model in (COST_MODELS[DEFAULT_COST_MODEL], DGCL_MODEL):  # the default first, then the paper's §5.1
+        plans = {"p2p": direct, "spst": spst_plan(comm, links, fb, c.seed, model=model)}
+        costs = {k: plan_cost(p, links, model) for k, p in plans.items() if p is not None}
+        base = costs.get("p2p")
+        for name, cost in costs.items():
+            s.rows.append({"planner": name, "cost_model": model.name, "predicted_time_ms": cost.total_s * 1e3,
+                           "stages": plans[name].num_stages, "total_MB": float(cost.link_bytes.sum()) / 1e6,
+                           "speedup": (base.total_s / cost.total_s) if base is not None and cost.total_s > 0 else None})
     return s
 
 
@@ -82,6 +87,7 @@ def ina(c: CompareConfig, graph) -> Section:
     s = Section("ina", f"One GCN layer of {c.dataset} through an INA switch ({c.ina_workers} hosts, 100 Gb/s, "
                        f"{c.switch_memory / 1e3:g} KB of aggregators)",
                 ("strategy", "memory", "traffic_MB", "traffic_reduction", "completion_us", "max_queue_KB", "blocks"),
+                metric="completion_us",
                 baseline="host")
     for strategy, memory, order in (("host", None, "random"), ("straw", None, "random"),
                                     ("straw", c.switch_memory, "random"), ("switchgnn", c.switch_memory, "gamr")):
@@ -102,7 +108,7 @@ def routing(c: CompareConfig) -> Section:
     topo = load_topology_spec(c.routing_topology)
     jobs = random_job(topo, c.routing_workers, seed=c.seed)
     s = Section("routing", f"Gradient aggregation of {c.routing_workers} workers in {topo.name} (INA, 4 pipelines)",
-                ("algorithm", "rate_gbps", "vs_ps", "solve_ms", "optimal"), baseline="ps")
+                ("algorithm", "rate_gbps", "vs_ps", "solve_ms", "optimal"), baseline="ps", metric="rate_gbps")
     base = None
     for algorithm in ("ps", "ecmp", "grid", "aggtree", "aro"):
         r = route_jobs(topo, jobs, algorithm, seed=c.seed)
@@ -121,7 +127,7 @@ def precision(c: CompareConfig) -> Section:
     jobs = random_job(topo, c.precision_workers, seed=c.seed, mix={"fp8": 5, "fp16": 3, "fp32": 2})
     s = Section("precision", f"Precision-heterogeneous aggregation (fp8:fp16:fp32 = 5:3:2) of {c.precision_workers} "
                              f"workers in {topo.name}", ("scheme", "training_time_s", "vs_ps", "ina_efficiency",
-                                                        "min_rate_gbps"), baseline="ps")
+                                                        "min_rate_gbps"), baseline="ps", metric="training_time_s")
     base = None
     for scheme in ("ps", "atp", "grid", "pahina"):
         r = route_precision(topo, jobs, scheme, c.seed)
@@ -134,7 +140,8 @@ def precision(c: CompareConfig) -> Section:
 
 def training(c: CompareConfig) -> Section:
     s = Section("training", f"Distributed GCN training of {c.dataset}: {c.train_workers} workers, {c.epochs} epochs",
-                ("comm", "test_acc", "exchange_MB_per_epoch", "epoch_ms"), baseline="allreduce")
+                ("comm", "test_acc", "exchange_MB_per_epoch", "epoch_ms"), baseline="allreduce",
+                metric="exchange_MB_per_epoch")
     try:
         import torch  # noqa: F401
         import torch_geometric  # noqa: F401
@@ -190,9 +197,10 @@ def write_report(sections: list[Section], directory: str | Path, config: Compare
             continue
         lines += ["| " + " | ".join(s.columns) + " |", "|" + "---|" * len(s.columns)]
         lines += ["| " + " | ".join(_cell(r[col]) for col in s.columns) + " |" for r in s.rows]
-        metric = s.columns[1]
+        metric = s.metric or s.columns[1]
         fig, ax = plt.subplots(figsize=(6, 3))
-        labels = [f"{r[s.columns[0]]}" + (f" {r['memory']}" if "memory" in r and r["memory"] != "–" else "") for r in s.rows]
+        qualifier = next((q for q in ("memory", "cost_model") if q in s.columns), None)
+        labels = [f"{r[s.columns[0]]}" + (f" {r[qualifier]}" if qualifier and r[qualifier] != "–" else "") for r in s.rows]
         ax.bar(labels, [r[metric] or 0 for r in s.rows], color=["gray" if r[s.columns[0]] == s.baseline else "C0" for r in s.rows])
         ax.set_ylabel(metric)
         ax.set_title(s.name)

@@ -29,6 +29,7 @@ class WorkerLinks:
         link_hops: hop ids along each logical link, in path order.
         hop_bw: ``(2 * num_physical_links,)`` bandwidth of every hop in bytes per second.
         hop_names: ``"A->B"`` for every hop.
+        hop_latency_s: ``(2 * num_physical_links,)`` one-way latency of every hop in seconds.
     """
 
     workers: tuple[str, ...]
@@ -37,6 +38,12 @@ class WorkerLinks:
     link_hops: np.ndarray
     hop_bw: np.ndarray
     hop_names: tuple[str, ...]
+    hop_latency_s: np.ndarray | None = None
+
+    def link_latency_s(self) -> np.ndarray:
+        """``(m*m,)`` one-way latency of every logical link: the sum over its hops (0 without hops)."""
+        lat = np.zeros(self.hop_bw.size) if self.hop_latency_s is None else self.hop_latency_s
+        return np.bincount(self.hop_entry_links(), weights=lat[self.link_hops], minlength=self.link_ptr.size - 1)
 
     @property
     def num_workers(self) -> int:
@@ -91,4 +98,5 @@ def worker_links(topo: Topology) -> WorkerLinks:
             ptr[l + 1] = len(hops)
     bw = np.repeat([l.bytes_per_s for l in topo.links], 2).astype(np.float64)
     names = tuple(n for l in topo.links for n in (f"{l.a}->{l.b}", f"{l.b}->{l.a}"))
-    return WorkerLinks(tuple(workers), exists, ptr, np.asarray(hops, dtype=np.int64), bw, names)
+    latency = np.repeat([l.latency_us * 1e-6 for l in topo.links], 2).astype(np.float64)
+    return WorkerLinks(tuple(workers), exists, ptr, np.asarray(hops, dtype=np.int64), bw, names, latency)

@@ -21,7 +21,9 @@ Deliberate details (the paper leaves them open):
 * Guard (a departure from the paper): the greedy is myopic and can end slightly above P2P where
   relaying only adds traffic (single-switch stars: +3 % on Cora over 8 hosts). P2P is itself a
   feasible SPST plan (every tree a star of stage-1 links), so ``spst_plan`` returns the P2P plan,
-  labelled ``spst``, when it predicts a lower ``t(S)``; ``guard_p2p=False`` gives the raw greedy.
+  labelled ``spst``, when it predicts a lower ``t(S)`` on the cost model in use (``model``: §5.1 by
+  default; with α–β, as the commands use, each extra stage of SPST also costs a stage overhead);
+  ``guard_p2p=False`` gives the raw greedy. The greedy's link weights ``C(k, e)`` stay §5.1's.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import numpy as np
 from ..errors import NetweaveError
 from ..partition import CommRelation
 from ..progress import stage
-from .cost import plan_cost
+from .cost import DGCL_MODEL, CostModel, plan_cost
 from .links import WorkerLinks
 from .p2p import p2p_plan
 from .plan import GraphCommPlan
@@ -178,7 +180,7 @@ def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, li
 
 
 def spst_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int, seed: int = 0,
-              guard_p2p: bool = True) -> GraphCommPlan:
+              guard_p2p: bool = True, model: CostModel = DGCL_MODEL) -> GraphCommPlan:
     """Plan the graph allgather of ``comm`` on ``links`` with SPST (Algorithm 1).
 
     Args:
@@ -188,6 +190,7 @@ def spst_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int, seed: 
             not either: it only scales the costs).
         seed: seed of the random vertex order.
         guard_p2p: return the P2P plan instead when it predicts less time (see module notes).
+        model: the cost model of that comparison.
     """
     links.check_parts(comm.num_parts)
     m = comm.num_parts
@@ -203,6 +206,6 @@ def spst_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int, seed: 
     plan = GraphCommPlan.from_hops(st, src, dst, vert, comm.parts, feature_bytes, links.workers, "spst")
     if guard_p2p and links.complete:
         direct = p2p_plan(comm, links, feature_bytes)
-        if plan_cost(direct, links).total_s < plan_cost(plan, links).total_s:
+        if plan_cost(direct, links, model).total_s < plan_cost(plan, links, model).total_s:
             return replace(direct, planner="spst")
     return plan

@@ -15,6 +15,7 @@ from ..errors import NetweaveError
 from ..graph import Graph, load_dataset
 from ..partition import comm_relation, load_partition, partition_by_method
 from ..plan import GraphCommPlan, load_plan, p2p_plan, plan_cost, spst_plan, validate_plan, worker_links
+from ..plan.cost import DEFAULT_COST_MODEL, cost_model
 from ..topology import load_topology_spec
 
 COMMS = ("p2p", "spst", "allreduce")
@@ -49,6 +50,7 @@ class TrainConfig:
     dump_logits: str | None = None
     normalize_features: bool = True
     decay_first_layer_only: bool | None = None
+    cost_model: str = DEFAULT_COST_MODEL
 
     def __post_init__(self) -> None:
         from .recipe import RECIPES
@@ -118,6 +120,7 @@ def check_trainable(graph: Graph, spec: str) -> None:
 def prepare_job(config: TrainConfig, graph: Graph | None = None) -> tuple[TrainJob, Graph]:
     """Load, partition, plan and validate; the returned job is what every rank receives."""
     config.check()
+    model = cost_model(config.cost_model)
     graph = graph if graph is not None else load_dataset(config.dataset)
     check_trainable(graph, config.dataset)
     if graph.num_nodes < config.workers:
@@ -152,9 +155,9 @@ def prepare_job(config: TrainConfig, graph: Graph | None = None) -> tuple[TrainJ
             raise NetweaveError(f"p2p needs a logical link between every pair of workers of {topo.name}; use --comm spst")
         plan = p2p_plan(comm, links, feature_bytes)
     else:
-        plan = spst_plan(comm, links, feature_bytes, config.seed)
+        plan = spst_plan(comm, links, feature_bytes, config.seed, model=model)
     validate_plan(plan, comm, links)
     job.plan = plan
-    job.seconds_per_feature_byte = plan_cost(plan, links).total_s / plan.feature_bytes
+    job.seconds_per_feature_byte = plan_cost(plan, links, model).total_s / plan.feature_bytes
     job.info = {"num_hops": plan.num_hops, "num_stages": plan.num_stages, "planner": plan.planner}
     return job, graph

@@ -420,7 +420,7 @@ def route(
     algorithm: Algorithm = typer.Option(Algorithm.aro, "--algorithm", help="aro (exact MILP), ecmp (ATP), grid, aggtree or ps (no INA), one precision per task; with mixed precisions: pahina, atp, grid or ps."),
     precisions: Optional[str] = typer.Option(None, "--precisions", help="Precision-aware routing (PAHInA model): the workers' precision mix, e.g. fp8:5,fp16:3,fp32:2."),
     switch_gbps: float = typer.Option(100.0, "--switch-gbps", help="Aggregated-output capacity per precision of INA switches without ina_capacity_gbps."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the workers' placement and of the randomised baselines."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the workers' placement, the randomised baselines and PAHInA's last tie-break."),
     time_limit: float = typer.Option(60.0, "--time-limit", help="Seconds the ARO solver may take."),
     accelerate: str = typer.Option("", "--accelerate", help="ARO's §III-C heuristics, comma-separated: app (pre-pruning, α=0.6), sro (staged), qsr (100 rate levels). Default: none (exact)."),
     evaluate: Optional[Path] = typer.Option(None, "--evaluate", help="Evaluate a routes JSON instead of planning."),

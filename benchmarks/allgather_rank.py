@@ -22,7 +22,10 @@ import torch.distributed as dist
 from netweave.graph import load_dataset
 from netweave.partition import Partition, comm_relation
 from netweave.runtime.graph_allgather import graph_allgather
-from netweave.runtime.job import TrainConfig, prepare_job
+from netweave.plan import worker_links
+from netweave.plan.cost import DGCL_MODEL
+from netweave.runtime.job import TrainConfig, epoch_comm_s, prepare_job
+from netweave.topology import load_topology_spec
 from netweave.runtime.launcher import init_group
 from netweave.runtime.rank_tables import rank_tables, tables_on
 
@@ -38,7 +41,10 @@ def main() -> None:
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     torch.set_num_threads(1)
     graph = load_dataset(args.dataset)
-    job, _ = prepare_job(TrainConfig(args.dataset, world, comm=args.comm, topology=args.topology), graph)
+    # Plans as DGCL makes them (SPST guarded on §5.1), so calibrate_cost.py can rebuild what was measured.
+    job, _ = prepare_job(TrainConfig(dataset=args.dataset, workers=world, comm=args.comm, topology=args.topology,
+                                     cost_model="dgcl"), graph)
+    links = worker_links(load_topology_spec(args.topology))
     comm = comm_relation(graph, Partition(job.parts, world, "job"))
     tables = tables_on(rank_tables(job.plan, comm, rank), "cpu")
     init_group(rank, world, "env://", 600.0, "cpu")
@@ -54,7 +60,7 @@ def main() -> None:
             dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
             times.append(float(slowest))
         points.append({"width": width, "measured_s": statistics.median(times[1:]),
-                       "predicted_s": job.seconds_per_feature_byte * 4 * width})
+                       "predicted_s": epoch_comm_s(job.plan, links, DGCL_MODEL, [width])})
     dist.destroy_process_group()
     if rank == 0:
         print(json.dumps({"num_stages": job.plan.num_stages, "num_hops": job.plan.num_hops, "points": points}))

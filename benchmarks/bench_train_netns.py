@@ -15,6 +15,7 @@ per-epoch exchange time (mean over ranks, includes waiting for slower peers) nex
 prediction for the same exchanges (layer inputs forward, hidden gradients backward).
 Writes ``benchmarks/results/train_netns.json`` and prints Markdown rows.
 Usage: sudo python benchmarks/bench_train_netns.py [--data ../shared/data] [--epochs 5] [--only cora]
+       [--widths 64 256 1024] [--no-train] [--out train_netns]
 """
 
 from __future__ import annotations
@@ -146,6 +147,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--only", nargs="*", help="graph names to run")
+    ap.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024], help="allgather widths (float32 values)")
+    ap.add_argument("--no-train", action="store_true", help="only the isolated allgathers")
+    ap.add_argument("--out", default="train_netns", help="results name: benchmarks/results/OUT.json and OUT.png")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("needs root (network namespaces and tc)")
@@ -159,12 +163,15 @@ def main() -> None:
             if args.only and name not in args.only:
                 continue
             for comm in ("p2p", "spst"):
-                op = mesh.run([str(HERE / "allgather_rank.py"), spec, "--comm", comm, "--topology", str(TOPOLOGY)],
-                              timeout_s=1800)
+                op = mesh.run([str(HERE / "allgather_rank.py"), spec, "--comm", comm, "--topology", str(TOPOLOGY),
+                               "--widths", *map(str, args.widths)], timeout_s=1800)
                 points += [{"graph": name, "comm": comm, "num_stages": op["num_stages"], **pt} for pt in op["points"]]
                 print(json.dumps(points[-1]), flush=True)
+                if args.no_train:
+                    continue
                 r = mesh.run(["-m", "netweave", "train", spec, "--workers", str(len(workers)), "--comm", comm,
-                              "--topology", str(TOPOLOGY), "--epochs", str(args.epochs), "--timeout", "600", "--json"],
+                              "--topology", str(TOPOLOGY), "--epochs", str(args.epochs), "--timeout", "600",
+                              "--cost-model", "dgcl", "--json"],
                              timeout_s=3600)
                 row = {"graph": name, "comm": comm, "num_stages": r["num_stages"],
                        **{k: r[k] for k in ("predicted_comm_s", "median_comm_s", "median_epoch_s", "exchange_bytes_per_epoch")}}
@@ -175,12 +182,13 @@ def main() -> None:
     fit = np.polyfit(pred, meas, 1)
     r2 = 1 - ((meas - np.polyval(fit, pred)) ** 2).sum() / max(((meas - meas.mean()) ** 2).sum(), 1e-30)
     (HERE / "results").mkdir(exist_ok=True)
-    result = {"meta": {"command": "sudo python benchmarks/bench_train_netns.py", "topology": str(TOPOLOGY.name),
-                       "epochs": args.epochs, "cpus": os.cpu_count()},
+    result = {"meta": {"command": "sudo python benchmarks/bench_train_netns.py " + " ".join(sys.argv[1:]),
+                       "topology": str(TOPOLOGY.name), "epochs": 0 if args.no_train else args.epochs,
+                       "cpus": os.cpu_count(), "load_1min": os.getloadavg()[0]},
               "allgather_fit": {"slope": fit[0], "intercept_s": fit[1], "r2": r2},
               "allgather": points, "training": rows}
-    (HERE / "results" / "train_netns.json").write_text(json.dumps(result, indent=1))
-    plot(points, HERE / "results" / "train_netns.png", fit)
+    (HERE / "results" / f"{args.out}.json").write_text(json.dumps(result, indent=1))
+    plot(points, HERE / "results" / f"{args.out}.png", fit)
     print("\n| graph | plan | stages | width | predicted (ms) | measured (ms) | measured / predicted |")
     print("|---|---|---|---|---|---|---|")
     for p in points:

@@ -262,6 +262,12 @@ def test_route_aro_takes_one_precision_per_task(capsys, tmp_path):
                              "--algorithm", algorithm)
         assert code == 2 and out == "" and err.count("\n") == 1
         assert "A.T0 mixes precisions (fp8, fp16)" in err and "--algorithm pahina" in err
+    for algorithm in ("grid", "ps"):  # one file, one model: ARO's rates for a uniform precision ...
+        s = run_json(capsys, "route", "--topology", LEAFSPINE, "--jobs", str(tmp_path / "fp16.yaml"), "--algorithm", algorithm)
+        assert "objective_gbps" in s and "training_time_s" not in s
+        # ... and the precision-aware model where a task mixes precisions
+        m = run_json(capsys, "route", "--topology", LEAFSPINE, "--jobs", str(tmp_path / "mixed.yaml"), "--algorithm", algorithm)
+        assert "training_time_s" in m
 
 
 def test_aggsvc_demo(capsys):

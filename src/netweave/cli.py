@@ -157,6 +157,15 @@ class Planner(str, Enum):
     spst = "spst"
 
 
+class CostModelName(str, Enum):  # netweave.plan.cost.COST_MODELS (a test keeps them equal)
+    alpha_beta = "alpha-beta"
+    dgcl = "dgcl"
+
+
+COST_MODEL_HELP = ("Cost model of the exchange: alpha-beta (default: per-stage overhead, link latency, achieved "
+                   "bandwidth; calibrated on gloo/TCP) or dgcl (the paper's §5.1, bandwidth only). It picks SPST or P2P.")
+
+
 @app.command()
 def plan(
     dataset: Optional[str] = typer.Argument(None, help=DATASET_HELP),
@@ -167,7 +176,7 @@ def plan(
     method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
     feature_bytes: int = typer.Option(512, "--feature-bytes", help="Bytes per embedding (default 128 float32)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the partitioner and of SPST's vertex order."),
-    cost_model: Optional[str] = typer.Option(None, "--cost-model", help="alpha-beta (the default) (per-stage and per-message overhead, link latency, achieved bandwidth; calibrated on gloo/TCP) or dgcl (the paper's §5.1, bandwidth only). Both are reported; this one picks SPST or P2P."),
+    cost_model: Optional[CostModelName] = typer.Option(None, "--cost-model", help=COST_MODEL_HELP + " Both are reported."),
     out_file: Optional[Path] = typer.Option(None, "--out", help="Write the plan (.npz, one row per hop)."),
     validate: Optional[Path] = typer.Option(None, "--validate", help="Check a saved plan (against DATASET and --topology when given)."),
     as_json: bool = JsonOpt,
@@ -179,7 +188,7 @@ def plan(
     from .plan.cost import COST_MODELS, DEFAULT_COST_MODEL, cost_model as named_model
     from .topology import load_topology_spec
 
-    model = named_model(cost_model or DEFAULT_COST_MODEL)
+    model = named_model(cost_model.value if cost_model else DEFAULT_COST_MODEL)
     if validate is not None:
         saved = load_plan(validate)
         comm = links = None
@@ -270,6 +279,7 @@ def train(
     weight_decay: Optional[float] = typer.Option(None, "--weight-decay", help="L2 coefficient (default: the recipe's, 5e-4; gcn on the first layer only, as Kipf & Welling)."),
     dropout: Optional[float] = typer.Option(None, "--dropout", help="Dropout before every layer, keyed by vertex id (default: the recipe's, 0.5)."),
     normalize_features: bool = typer.Option(True, "--normalize-features/--raw-features", help="Row-normalise the input features as PyG's NormalizeFeatures (the standard recipe)."),
+    cost_model: Optional[CostModelName] = typer.Option(None, "--cost-model", help=COST_MODEL_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of the model, dropout, partitioner and planner."),
     method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
     parts_file: Optional[Path] = typer.Option(None, "--parts-file", help="A partition .npz with WORKERS parts."),
@@ -287,7 +297,8 @@ def train(
                          epochs=epochs, hidden=hidden, layers=layers, lr=lr, weight_decay=weight_decay,
                          dropout=dropout, seed=seed, method=method.value, parts_file=_str(parts_file),
                          plan_file=_str(plan_file), timeout_s=timeout, device=device,
-                         dump_logits=_str(dump_logits), normalize_features=normalize_features)
+                         dump_logits=_str(dump_logits), normalize_features=normalize_features,
+                         **({"cost_model": cost_model.value} if cost_model else {}))
     report = run_training(config)
     if report is None:  # a torchrun rank other than 0
         return
@@ -447,10 +458,11 @@ def route(
         raise NetweaveError("give exactly one of --jobs FILE and --workers W")
     mix = parse_precision_mix(precisions) if precisions else None
     jobs = load_jobs(jobs_file) if jobs_file is not None else random_job(topo, workers, ps, seed, mix)
-    # GRID and PS have precision-aware variants; ARO, ECMP and AggTree take one precision per task
-    # (route_jobs refuses a task that mixes precisions).
-    precision_mode = algorithm in (Algorithm.pahina, Algorithm.atp) or (
-        algorithm in (Algorithm.grid, Algorithm.ps) and (mix is not None or any(t.precisions for j in jobs for t in j.tasks)))
+    # GRID and PS have precision-aware variants, used when a task mixes precisions; with one precision
+    # per task they stay on ARO's model, so one jobs file compares every algorithm on one model.
+    # ARO, ECMP and AggTree take one precision per task (route_jobs refuses a mix).
+    mixed = any(len(set(t.precisions)) > 1 for j in jobs for t in j.tasks)
+    precision_mode = algorithm in (Algorithm.pahina, Algorithm.atp) or (algorithm in (Algorithm.grid, Algorithm.ps) and mixed)
     if precision_mode:
         report = route_precision(topo, jobs, algorithm.value, seed, switch_gbps)
         if out_file is not None:

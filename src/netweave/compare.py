@@ -51,7 +51,7 @@ class Section:
 def exchange(c: CompareConfig, graph) -> Section:
     from .partition import partition_by_method
     from .partition import comm_relation
-    from .plan import p2p_plan, plan_cost, spst_plan, worker_links
+    from .plan import p2p_guard, p2p_plan, plan_cost, spst_plan, worker_links
     from .plan.cost import COST_MODELS, DEFAULT_COST_MODEL, DGCL_MODEL
     from .topology import load_topology_spec
 
@@ -63,8 +63,10 @@ def exchange(c: CompareConfig, graph) -> Section:
                 ("planner", "cost_model", "predicted_time_ms", "stages", "total_MB", "speedup"), baseline="p2p",
                 metric="predicted_time_ms")
     direct = p2p_plan(comm, links, fb) if links.complete else None
+    greedy = spst_plan(comm, links, fb, c.seed, guard_p2p=False)
     for model in (COST_MODELS[DEFAULT_COST_MODEL], DGCL_MODEL):  # the default first, then the paper's §5.1
-        plans = {"p2p": direct, "spst": spst_plan(comm, links, fb, c.seed, model=model)}
+        spst = greedy if direct is None else p2p_guard(greedy, direct, lambda p: plan_cost(p, links, model).total_s)
+        plans = {"p2p": direct, "spst": spst}
         costs = {k: plan_cost(p, links, model) for k, p in plans.items() if p is not None}
         base = costs.get("p2p")
         for name, cost in costs.items():

@@ -9,15 +9,13 @@ import numpy as np
 import pytest
 
 from netweave.cli import main
-from netweave.graph import load_dataset
+from netweave.graph import from_edges, load_dataset
 from netweave.partition import comm_relation, metis_partition
 from netweave.plan import p2p_plan, plan_cost, spst_plan, worker_links
 from netweave.plan.cost import ALPHA_BETA, DGCL_MODEL, CostModel
 from netweave.topology import load_topology_spec
 
 from plan_fixtures import relation
-
-from netweave.graph import from_edges
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 HETERO4 = BENCH / "topologies" / "hetero4.yaml"
@@ -78,3 +76,10 @@ def test_calibration_matches_the_code_and_the_measurements():
         dgcl = p["predicted_s"]
         assert abs(ab / p["measured_s"] - 1) < 0.5, p  # within 50 % of the measurement ...
         assert abs(np.log(ab / p["measured_s"])) < abs(np.log(dgcl / p["measured_s"])), p  # ... and closer than §5.1
+
+
+def test_the_commands_offer_exactly_the_library_cost_models():
+    from netweave.cli import CostModelName
+    from netweave.plan.cost import COST_MODELS, DEFAULT_COST_MODEL
+
+    assert sorted(m.value for m in CostModelName) == sorted(COST_MODELS) and DEFAULT_COST_MODEL in COST_MODELS

@@ -66,8 +66,13 @@ def test_local_graph_targets_are_own_rows():
     parts = Partition(np.arange(g.num_nodes, dtype=np.int32) % 3, 3, "mod")
     local = comm_relation(g, parts).local_graph(g, 1)
     t = local_tensors(local, g.degrees)
-    assert int(t.edge_index[1].max()) < t.num_local
-    assert t.gcn_index.shape[1] == t.edge_index.shape[1] + t.num_local
-    src, dst = local.global_ids[t.edge_index[0].numpy()], local.global_ids[t.edge_index[1].numpy()]
+    adj, gcn = t.adj.to_dense().numpy(), t.gcn_adj.to_dense().numpy()
+    assert adj.shape == gcn.shape == (t.num_local, t.num_out)
+    dst, src = np.nonzero(adj)  # rows are the own targets, columns own or halo sources
+    gsrc, gdst = local.global_ids[src], local.global_ids[dst]
+    expected = np.zeros((g.num_nodes, g.num_nodes))
+    expected[g.edge_sources(), g.indices] = 1
+    assert adj.sum() == expected[local.global_ids[: t.num_local]].sum() and np.all(expected[gdst, gsrc] == 1)
     d = g.degrees + 1.0
-    np.testing.assert_allclose(t.gcn_weight[: src.size].numpy(), 1 / np.sqrt(d[src] * d[dst]), rtol=1e-6)
+    np.testing.assert_allclose(gcn[dst, src], 1 / np.sqrt(d[gsrc] * d[gdst]), rtol=1e-6)
+    np.testing.assert_allclose(np.diag(gcn[:, : t.num_local]), 1 / d[local.global_ids[: t.num_local]], rtol=1e-6)

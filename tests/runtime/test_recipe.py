@@ -58,8 +58,12 @@ def test_collapse_is_constant_logits_or_a_loss_stuck_at_ln_c():
     assert collapse_warning([rank(4.0)], learning, c) is None
     assert "same logits" in collapse_warning([rank(0.0)], learning, c)
     stuck = np.full(200, math.log(c) + 1e-4)
-    assert "did not learn" in collapse_warning([rank(0.5)], stuck, c)
+    assert "stayed at ln C" in collapse_warning([rank(0.5)], stuck, c)
     assert collapse_warning([rank(0.5)], stuck[:20], c) is None  # a short run may still be near ln C
+    diverged = learning.copy()
+    diverged[-1] = np.nan
+    assert "not finite" in collapse_warning([rank(4.0)], diverged, c)
+    assert "not finite" in collapse_warning([rank(float("nan"), float("nan"))], learning, c)
 
 
 @pytest.mark.slow

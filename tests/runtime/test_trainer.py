@@ -11,7 +11,7 @@ import torch.multiprocessing as mp  # noqa: E402
 from netweave.graph import load_dataset  # noqa: E402
 from netweave.runtime.job import TrainConfig, prepare_job  # noqa: E402
 from netweave.runtime.launcher import exit_rank, free_port, init_group  # noqa: E402
-from netweave.runtime.report import exchanged_widths  # noqa: E402
+from netweave.runtime.job import exchanged_widths  # noqa: E402
 from netweave.runtime.trainer import train_rank  # noqa: E402
 
 EPOCHS = 20
@@ -55,10 +55,13 @@ def rank_worker(rank, world, port, jobs, out_dir):
 def test_four_workers_give_the_single_worker_logits(tmp_path, shared, name):
     dataset = "cora" if name == "cora" else str(shared / "gnn_benchmark_npz" / f"{name}.npz")
     expected, graph = single(dataset, EPOCHS)
-    jobs = [prepare_job(TrainConfig(dataset, 4, comm=comm, epochs=EPOCHS, dump_logits="x"))[0]
+    # SPST planned on §5.1: on amazon_photo it relays (several stages), which is what this must cover
+    jobs = [prepare_job(TrainConfig(dataset, 4, comm=comm, epochs=EPOCHS, dump_logits="x", cost_model="dgcl"))[0]
             for comm in ("p2p", "spst", "allreduce")]
+    if name == "amazon_photo":
+        assert jobs[1].plan.num_stages > 1
     mp.start_processes(rank_worker, args=(4, free_port(), jobs, str(tmp_path)), nprocs=4, start_method="spawn")
-    forward, backward = exchanged_widths(jobs[0], graph)
+    forward, backward = exchanged_widths(jobs[0].config, graph)
     for i, job in enumerate(jobs):
         logits = np.zeros_like(expected.logits)
         sent = 0

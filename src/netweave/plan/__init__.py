@@ -5,12 +5,12 @@ from .cost import PlanCost, plan_cost
 from .links import WorkerLinks, worker_links
 from .p2p import p2p_plan
 from .plan import GraphCommPlan, load_plan
-from .spst import spst_plan
+from .spst import p2p_guard, spst_plan
 from .tables import CommTuple, backward_substage_tables, backward_tables, forward_tables
 from .validate import plan_problems, validate_plan
 
 PLANNERS = ("p2p", "spst")
 
 __all__ = ["WorkerLinks", "worker_links", "GraphCommPlan", "load_plan", "PlanCost", "plan_cost",
-           "p2p_plan", "spst_plan", "plan_problems", "validate_plan", "CommTuple", "forward_tables",
+           "p2p_plan", "spst_plan", "p2p_guard", "plan_problems", "validate_plan", "CommTuple", "forward_tables",
            "backward_tables", "backward_substage_tables", "PLANNERS"]

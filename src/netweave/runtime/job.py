@@ -7,14 +7,15 @@ partition and topology, so a bad combination fails before a single process start
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import NetweaveError
 from ..graph import Graph, load_dataset
 from ..partition import comm_relation, load_partition, partition_by_method
-from ..plan import GraphCommPlan, load_plan, p2p_plan, plan_cost, spst_plan, validate_plan, worker_links
+from ..plan import (GraphCommPlan, load_plan, p2p_guard, p2p_plan, plan_cost, spst_plan, validate_plan,
+                    worker_links)
 from ..plan.cost import DEFAULT_COST_MODEL, cost_model
 from ..topology import load_topology_spec
 
@@ -90,21 +91,36 @@ class TrainConfig:
 class TrainJob:
     """A prepared run: settings, the partition, and (for p2p/spst) the validated plan.
 
-    ``predicted_exchange_s`` is the §5.1 cost of one graph allgather per byte of embedding,
-    multiplied out per layer by the trainer's report (``None`` without a plan).
+    ``predicted_comm_s`` is the predicted time of one epoch's embedding exchanges on the cost
+    model of ``config.cost_model``: one graph allgather per width of :func:`exchanged_widths`
+    (``None`` without a plan).
     """
 
     config: TrainConfig
     parts: np.ndarray
     plan: GraphCommPlan | None = None
     topology_name: str | None = None
-    seconds_per_feature_byte: float | None = None
+    predicted_comm_s: float | None = None
     info: dict = field(default_factory=dict)
 
 
 def layer_widths(config: TrainConfig, graph: Graph) -> list[int]:
     """``[in, hidden, ..., classes]``: the ``layers + 1`` embedding widths of the model."""
     return [graph.feature_dim] + [config.hidden] * (config.layers - 1) + [graph.num_classes]
+
+
+def exchanged_widths(config: TrainConfig, graph: Graph) -> tuple[list[int], list[int]]:
+    """Embedding widths exchanged per epoch: every layer's input forward, and backward the
+    gradients of every layer input except the features (they need none)."""
+    inputs = layer_widths(config, graph)[:-1]
+    return inputs, inputs[1:]
+
+
+def epoch_comm_s(plan: GraphCommPlan, links, model, widths: list[int]) -> float:
+    """Predicted seconds of one graph allgather of ``plan`` per width in ``widths`` (float32), summed.
+
+    Each width is costed on its own: the α–β model's per-stage terms do not scale with bytes."""
+    return sum(plan_cost(replace(plan, feature_bytes=4 * w), links, model).total_s for w in widths)
 
 
 def check_trainable(graph: Graph, spec: str) -> None:
@@ -143,6 +159,7 @@ def prepare_job(config: TrainConfig, graph: Graph | None = None) -> tuple[TrainJ
     comm = comm_relation(graph, partition)
     links = worker_links(topo)
     feature_bytes = 4 * config.hidden
+    widths = sum(exchanged_widths(config, graph), [])
     if config.plan_file is not None:
         plan = load_plan(config.plan_file)
         if plan.parts.shape[0] != graph.num_nodes or not np.array_equal(plan.parts, partition.parts):
@@ -155,9 +172,12 @@ def prepare_job(config: TrainConfig, graph: Graph | None = None) -> tuple[TrainJ
             raise NetweaveError(f"p2p needs a logical link between every pair of workers of {topo.name}; use --comm spst")
         plan = p2p_plan(comm, links, feature_bytes)
     else:
-        plan = spst_plan(comm, links, feature_bytes, config.seed, model=model)
+        plan = spst_plan(comm, links, feature_bytes, config.seed, guard_p2p=False)
+        if links.complete:  # SPST's P2P guard, on the epoch's real widths and the model in use
+            plan = p2p_guard(plan, p2p_plan(comm, links, feature_bytes),
+                             lambda p: epoch_comm_s(p, links, model, widths))
     validate_plan(plan, comm, links)
     job.plan = plan
-    job.seconds_per_feature_byte = plan_cost(plan, links, model).total_s / plan.feature_bytes
+    job.predicted_comm_s = epoch_comm_s(plan, links, model, widths)
     job.info = {"num_hops": plan.num_hops, "num_stages": plan.num_stages, "planner": plan.planner}
     return job, graph

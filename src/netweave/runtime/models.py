@@ -28,54 +28,46 @@ MODELS = ("gcn", "sage", "gin")
 
 @dataclass(frozen=True, eq=False)
 class LocalTensors:
-    """``G_d`` as torch tensors.
+    """``G_d`` as torch sparse operators (PyG's transposed ``adj_t``: rows are targets).
 
     Attributes:
-        edge_index: ``(2, E)`` int64 ``[source, target]`` in local numbering; targets are own rows
-            (``< num_local``), sources own or halo. Within a target, sources keep the global CSR order.
-        gcn_weight: ``(E + num_local,)`` GCN edge weights, then one self-loop weight per own row;
-            ``gcn_index`` is ``edge_index`` with those self loops appended.
+        adj: ``(num_local, num_out)`` CSR, one unit entry per edge: row ``v`` (an own vertex)
+            holds its neighbours, own or halo, in local numbering and in the global CSR order.
+        gcn_adj: the same rows with GCN weights ``1 / sqrt((d_u + 1)(d_v + 1))`` and, last in each
+            row, the self loop ``1 / (d_v + 1)``, over full-graph degrees ``d``.
         own_ids: ``(num_local,)`` global ids of the own rows (the dropout keys).
-        adj: ``(num_local, num_out)`` sparse CSR of ``edge_index`` with unit values (PyG's
-            transposed ``adj_t``: rows are targets); ``gcn_adj`` the same with the GCN weights and
-            self loops. The layers run on these (one sparse-dense product per layer instead of a
-            gather of every source row per edge: same sums, several times faster and smaller).
+
+    The layers run one sparse-dense product per layer on these, instead of gathering every source
+    row per edge: the same sums, several times faster and without an ``(E, D)`` intermediate.
     """
 
-    edge_index: torch.Tensor
-    gcn_index: torch.Tensor
-    gcn_weight: torch.Tensor
-    own_ids: torch.Tensor
     adj: torch.Tensor
     gcn_adj: torch.Tensor
+    own_ids: torch.Tensor
     num_local: int
     num_out: int
 
 
 def local_tensors(local: LocalGraph, degrees: np.ndarray, device="cpu") -> LocalTensors:
-    """Edge lists of ``G_d`` with GCN weights ``1 / sqrt((d_u + 1)(d_v + 1))`` over full-graph ``degrees``."""
-    n_own = local.num_local
-    target = np.repeat(np.arange(n_own, dtype=np.int64), np.diff(local.indptr))
+    """The sparse operators of ``G_d`` (see :class:`LocalTensors`) over full-graph ``degrees``."""
+    n_own, n_out = local.num_local, int(local.global_ids.size)
+    counts = np.diff(local.indptr).astype(np.int64)
+    target = np.repeat(np.arange(n_own, dtype=np.int64), counts)
     source = local.indices.astype(np.int64)
     deg1 = degrees[local.global_ids].astype(np.float64) + 1.0
     weight = 1.0 / np.sqrt(deg1[source] * deg1[target])
-    loops = np.arange(n_own, dtype=np.int64)
-    gcn_index = np.stack([np.concatenate([source, loops]), np.concatenate([target, loops])])
-    gcn_weight = np.concatenate([weight, 1.0 / deg1[:n_own]]).astype(np.float32)
-
-    n_out = int(local.global_ids.size)
+    # GCN rows: each own row's neighbours in CSR order, then its self loop.
+    gcn_ptr = np.concatenate([[0], np.cumsum(counts + 1)])
+    order = np.argsort(np.concatenate([target, np.arange(n_own)]), kind="stable")
+    gcn_cols = np.concatenate([source, np.arange(n_own)])[order]
+    gcn_vals = np.concatenate([weight, 1.0 / deg1[:n_own]])[order].astype(np.float32)
 
     def t(a):
         return torch.from_numpy(np.ascontiguousarray(a)).to(device)
 
-    # CSR rows of the GCN operator: each own row's neighbours in CSR order, then its self loop.
-    counts = np.diff(local.indptr).astype(np.int64)
-    order = np.argsort(np.concatenate([target, loops]), kind="stable")
-    gcn_ptr = np.concatenate([[0], np.cumsum(counts + 1)])
     adj = _csr(t(local.indptr.astype(np.int64)), t(source), t(np.ones(source.size, np.float32)), (n_own, n_out))
-    gcn_adj = _csr(t(gcn_ptr), t(gcn_index[0][order]), t(gcn_weight[order]), (n_own, n_out))
-    return LocalTensors(t(np.stack([source, target])), t(gcn_index), t(gcn_weight),
-                        t(local.global_ids[:n_own].astype(np.int64)), adj, gcn_adj, n_own, n_out)
+    gcn_adj = _csr(t(gcn_ptr), t(gcn_cols), t(gcn_vals), (n_own, n_out))
+    return LocalTensors(adj, gcn_adj, t(local.global_ids[:n_own].astype(np.int64)), n_own, n_out)
 
 
 def _csr(indptr: torch.Tensor, indices: torch.Tensor, values: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:

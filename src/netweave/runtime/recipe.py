@@ -10,7 +10,7 @@ model trains by default the way its reference implementation does:
   graph-classification tasks, not on the transductive node classification netweave trains; they
   use the regularisation of Kipf & Welling's transductive setting (dropout 0.5, L2 5·10⁻⁴), here
   on every layer, which is how PyG's node-classification examples train them, with 64 hidden
-  units (GraphSAGE's and GIN's papers use 64 or more).
+  units (GIN's social-network setting; GraphSAGE's supervised models are wider).
 
 Every recipe row-normalises the input features (``x_v / Σ_c x_vc`` after shifting the minimum to 0,
 PyG's ``NormalizeFeatures``;

@@ -10,31 +10,27 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph
-from .job import TrainJob, layer_widths
+from .job import TrainJob
 from .trainer import PER_EPOCH, RankResult
-
-
-def exchanged_widths(job: TrainJob, graph: Graph) -> tuple[list[int], list[int]]:
-    """Embedding widths exchanged per epoch: every layer's input forward, and backward the
-    gradients of every layer input except the features (they need none)."""
-    inputs = layer_widths(job.config, graph)[:-1]
-    return inputs, inputs[1:]
 
 
 def collapse_warning(results: list[RankResult], losses: np.ndarray, num_classes: int) -> str | None:
     """One line when a run learned nothing, else ``None``.
 
-    A run has *collapsed* when the final model gives every vertex the same logits (their spread
-    is below 1e-5 of their scale), or when the training loss of the last 10 of at least 50 epochs
-    stayed at ``ln C`` (≥ 0.99 ln C), the loss of a uniform guess over ``C`` classes.
+    A run has *collapsed* when it diverged (a loss or logit is not finite), when the final model
+    gives every vertex the same logits (their spread is below 1e-5 of their scale), or when the
+    training loss of the last 10 of at least 50 epochs stayed at ``ln C`` (≥ 0.99 ln C), the loss
+    of a uniform guess over ``C`` classes.
     """
     spread, scale = results[0].logit_spread, results[0].logit_scale
     uniform = float(np.log(num_classes))
-    if np.isfinite(spread) and spread <= 1e-5 * max(1.0, scale):
+    if not (np.isfinite(losses).all() and np.isfinite(spread) and np.isfinite(scale)):
+        return "the model collapsed: the loss or the logits are not finite (diverged); lower --lr"
+    if spread <= 1e-5 * max(1.0, scale):
         return (f"the model collapsed: every vertex gets the same logits (loss {losses[-1]:.4f}, ln C = {uniform:.4f}); "
                 "check the features' scale (normalisation), lower --lr or --weight-decay")
     if losses.size >= 50 and losses[-10:].min() >= 0.99 * uniform:
-        return (f"the model did not learn: training loss stayed at ln C = {uniform:.4f} over the last 10 epochs; "
+        return (f"the model collapsed: the training loss stayed at ln C = {uniform:.4f} over the last 10 epochs; "
                 "check the features' scale (normalisation), --lr and --weight-decay")
     return None
 
@@ -60,9 +56,6 @@ def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: 
 
     best = int(np.argmax(acc["val_acc"]))
     warning = collapse_warning(results, metrics[:, 0], graph.num_classes)
-    forward, backward = exchanged_widths(job, graph)
-    predicted = (None if job.seconds_per_feature_byte is None
-                 else job.seconds_per_feature_byte * 4 * (sum(forward) + sum(backward)))
     report = {
         "dataset": cfg.dataset, "model": cfg.model, "workers": cfg.workers,
         "comm": cfg.comm if cfg.workers > 1 else "none", "topology": job.topology_name, **job.info,
@@ -75,7 +68,8 @@ def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: 
         "median_epoch_s": median("epoch_s"), "median_compute_s": median("compute_s"),
         "median_comm_s": median("comm_s"), "median_sync_s": median("sync_s"),
         "exchange_bytes_per_epoch": int(median("exchange_bytes")), "sync_bytes_per_epoch": int(median("sync_bytes")),
-        "predicted_comm_s": predicted, "train_s": train_s,
+        "predicted_comm_s": job.predicted_comm_s,
+        "cost_model": cfg.cost_model if job.plan is not None else None, "train_s": train_s,
         "collapsed": warning is not None, "warnings": [warning] if warning else [], "epochs": epochs,
     }
     if cfg.dump_logits:

@@ -112,6 +112,26 @@ def held_out(points: list[dict], plans, links, measured: np.ndarray) -> list[dic
     return rows
 
 
+def out_of_sample(model: CostModel, scale: float, data: Path) -> dict | None:
+    """Score the fitted model and ``scale · t_§5.1`` on allgathers measured *after* the fit, at other
+    widths (``bench_train_netns.py --no-train --widths 4 16 48 --out netns_validation``)."""
+    path = HERE / "results" / "netns_validation.json"
+    if not path.exists():
+        return None
+    points = json.loads(path.read_text())["allgather"]
+    plans, links = rebuild(points, data)
+    measured = np.array([p["measured_s"] for p in points])
+    dgcl = np.array([p["predicted_s"] for p in points])
+    ab = np.array([plan_cost(q, links, model).total_s for q in plans])
+    rows = [{**{k: p[k] for k in ("graph", "comm", "num_stages", "width", "measured_s")}, "dgcl_s": float(d),
+             "scaled_dgcl_s": float(scale * d), "alpha_beta_s": float(a)} for p, d, a in zip(points, dgcl, ab)]
+    return {"source": str(path.relative_to(HERE.parent)), "alpha_beta_rms": rms(ab, measured),
+            "alpha_beta_worst": float(np.max(np.abs(ab / measured - 1))),
+            "scaled_dgcl_rms": rms(scale * dgcl, measured),
+            "scaled_dgcl_worst": float(np.max(np.abs(scale * dgcl / measured - 1))),
+            "dgcl_rms": rms(dgcl, measured), "points": rows}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
@@ -132,6 +152,7 @@ def main() -> None:
     dgcl = np.array([r["dgcl_s"] for r in rows])
     scale = scaled_dgcl(dgcl, measured)
     validation = held_out(points, plans, links, measured)
+    fresh = out_of_sample(model, scale, args.data)
     result = {"source": "benchmarks/results/train_netns.json", "command": "python benchmarks/calibrate_cost.py",
               "stage_overhead_s": model.stage_overhead_s, "message_overhead_s": model.message_overhead_s,
               "bandwidth_efficiency": model.bandwidth_efficiency, "rms_relative_error": fit_rms,
@@ -139,7 +160,7 @@ def main() -> None:
               "max_abs_relative_error": float(np.max(np.abs(ab_rel))),
               "dgcl_max_abs_relative_error": float(np.max(np.abs(dgcl_rel))),
               "scaled_dgcl_factor": scale, "scaled_dgcl_rms_relative_error": rms(scale * dgcl, measured),
-              "leave_one_graph_out": validation, "points": rows}
+              "leave_one_graph_out": validation, "out_of_sample": fresh, "points": rows}
     (HERE / "results" / "cost_calibration.json").write_text(json.dumps(result, indent=1))
     print(f"alpha = {model.stage_overhead_s * 1e3:.3f} ms per stage, o = {model.message_overhead_s * 1e3:.3f} ms "
           f"per message, eta = {model.bandwidth_efficiency:.3f}; RMS relative error {fit_rms:.1%} "
@@ -151,6 +172,15 @@ def main() -> None:
         print(f"| {v['held_out']} | {1e3 * v['stage_overhead_s']:.2f}, {v['bandwidth_efficiency']:.2f} | "
               f"{v['alpha_beta_rms']:.0%} ({v['alpha_beta_worst']:.0%}) | {v['scaled_dgcl_factor']:.2f}, "
               f"{v['scaled_dgcl_rms']:.0%} | {v['dgcl_rms']:.0%} |")
+    if fresh is not None:
+        print(f"\nout of sample ({len(fresh['points'])} allgathers measured after the fit, widths 4-48): RMS relative "
+              f"error α–β {fresh['alpha_beta_rms']:.0%} (worst {fresh['alpha_beta_worst']:.0%}), §5.1 x {scale:.2f} "
+              f"{fresh['scaled_dgcl_rms']:.0%} (worst {fresh['scaled_dgcl_worst']:.0%}), §5.1 {fresh['dgcl_rms']:.0%}")
+        print("\n| graph | plan | stages | width | measured (ms) | §5.1 (ms) | §5.1 × s (ms) | α–β (ms) |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in fresh["points"]:
+            print(f"| {r['graph']} | {r['comm']} | {r['num_stages']} | {r['width']} | {1e3 * r['measured_s']:.1f} | "
+                  f"{1e3 * r['dgcl_s']:.2f} | {1e3 * r['scaled_dgcl_s']:.2f} | {1e3 * r['alpha_beta_s']:.1f} |")
     print("\n| graph | plan | stages | width | measured (ms) | DGCL §5.1 (ms) | α–β (ms) | α–β error |")
     print("|---|---|---|---|---|---|---|---|")
     for r, e in zip(rows, ab_rel):

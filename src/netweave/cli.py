@@ -174,7 +174,7 @@ def plan(
     parts_file: Optional[Path] = typer.Option(None, "--parts-file", help="A partition .npz (from `netweave partition --out`)."),
     parts: Optional[int] = typer.Option(None, "--parts", "-k", help="Parts; must equal the topology's workers (the default)."),
     method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
-    feature_bytes: int = typer.Option(512, "--feature-bytes", help="Bytes per embedding (default 128 float32)."),
+    feature_dim: Optional[int] = typer.Option(None, "--feature-dim", help="Float32 values per embedding (default: the dataset's, else 128)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the partitioner and of SPST's vertex order."),
     cost_model: Optional[CostModelName] = typer.Option(None, "--cost-model", help=COST_MODEL_HELP + " Both are reported."),
     out_file: Optional[Path] = typer.Option(None, "--out", help="Write the plan (.npz, one row per hop)."),
@@ -182,70 +182,19 @@ def plan(
     as_json: bool = JsonOpt,
 ):
     """Plan the graph allgather (DGCL) and predict its time next to P2P on the same inputs."""
-    from .graph import load_dataset
-    from .partition import Partition, comm_relation, load_partition
-    from .plan import load_plan, p2p_plan, plan_cost, spst_plan, validate_plan, worker_links
-    from .plan.cost import COST_MODELS, DEFAULT_COST_MODEL, cost_model as named_model
-    from .topology import load_topology_spec
+    from .plan.cost import DEFAULT_COST_MODEL
+    from .scenarios import ExchangeScenario, PlanCheck
 
-    model = named_model(cost_model.value if cost_model else DEFAULT_COST_MODEL)
     if validate is not None:
-        saved = load_plan(validate)
-        comm = links = None
-        if dataset is not None:
-            graph = load_dataset(dataset)
-            saved_parts = Partition(saved.parts, saved.num_workers, "plan")
-            saved_parts.check_matches(graph.num_nodes, str(validate))
-            comm = comm_relation(graph, saved_parts)
-        if topology is not None:
-            links = worker_links(load_topology_spec(topology))
-            if links.workers != saved.workers:
-                raise NetweaveError(f"{validate} was planned for workers {list(saved.workers)[:4]}…, not {topology}'s")
-        validate_plan(saved, comm, links)
-        result = {"valid": True, "plan": str(validate), "planner": saved.planner, "num_hops": saved.num_hops,
-                  "num_stages": saved.num_stages, "checked_against_dataset": comm is not None,
-                  "checked_against_topology": links is not None}
+        result = PlanCheck(plan_file=str(validate), dataset=dataset, topology=topology).run().summary()
         return emit_json(result) if as_json else out.print(table(f"{validate}: valid", result))
     if dataset is None or topology is None:
         raise NetweaveError("plan needs DATASET and --topology (or --validate PLAN.npz)")
-    if feature_bytes < 1:
-        raise NetweaveError(f"--feature-bytes {feature_bytes} must be positive")
-    topo = load_topology_spec(topology)
-    links = worker_links(topo)
-    graph = load_dataset(dataset)
-    t0 = time.perf_counter()
-    if parts_file is not None:
-        p = load_partition(parts_file, graph.num_nodes, links.num_workers)
-    else:
-        p = make_partition(graph, method, parts, topo, seed)
-    comm = comm_relation(graph, p)
-    t1 = time.perf_counter()
-    direct = p2p_plan(comm, links, feature_bytes) if links.complete else None
-    t2 = time.perf_counter()
-    chosen = spst_plan(comm, links, feature_bytes, seed, model=model) if planner == Planner.spst else direct
-    if chosen is None:
-        raise NetweaveError("p2p needs a logical link between every pair of workers; use --planner spst")
-    t3 = time.perf_counter()
-    cost = plan_cost(chosen, links, model)
-    p2p_time = None if direct is None else plan_cost(direct, links, model).total_s
-    by_model = {f"{m.replace('-', '_')}_predicted_time_s": plan_cost(chosen, links, COST_MODELS[m]).total_s
-                for m in COST_MODELS}
-    per_link = cost.link_bytes.sum(axis=0)
-    per_hop = cost.hop_bytes.sum(axis=0)
-    result = {
-        "dataset": dataset, "topology": topo.name, "planner": planner.value, "num_workers": links.num_workers,
-        "feature_bytes": feature_bytes, "num_hops": chosen.num_hops, "num_stages": chosen.num_stages,
-        "cost_model": model.name, "predicted_time_s": cost.total_s, **by_model,
-        "stage_times_s": cost.stage_times_s.tolist(),
-        "p2p_predicted_time_s": p2p_time,
-        "speedup_vs_p2p": p2p_time / cost.total_s if p2p_time and cost.total_s > 0 else None,
-        "total_bytes": int(per_link.sum()),
-        "bytes_per_link": {links.link_name(l): int(b) for l, b in enumerate(per_link) if b},
-        "bytes_per_hop": {links.hop_names[h]: int(b) for h, b in enumerate(per_hop) if b},
-        "planning_time_s": (t3 - t2) if planner == Planner.spst else (t2 - t1),
-        "partition_time_s": t1 - t0,
-    }
-    if finish(result, chosen, out_file, as_json, f"{planner.value} plan of {dataset} on {topo.name}",
+    r = ExchangeScenario(dataset=dataset, topology=topology, planner=planner.value, method=method.value,
+                         cost_model=cost_model.value if cost_model else DEFAULT_COST_MODEL, feature_dim=feature_dim,
+                         parts=parts, parts_file=_str(parts_file), seed=seed).run()
+    result = r.summary()
+    if finish(result, r.plan, out_file, as_json, f"{planner.value} plan of {dataset} on {r.topology_name}",
               hidden=("bytes_per_link", "bytes_per_hop")):
         return
     busiest = sorted(result["bytes_per_hop"].items(), key=lambda kv: -kv[1])[:8]

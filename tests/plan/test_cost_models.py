@@ -33,7 +33,7 @@ def test_closed_form_of_one_message_through_a_switch():
 
 def test_cli_plan_counts_the_links_latency_and_reports_both_models(capsys):
     with pytest.raises(SystemExit):
-        main(["plan", "cora", "--topology", "star:n=4,gbps=100,latency_us=1", "--feature-bytes", "64", "--json"])
+        main(["plan", "cora", "--topology", "star:n=4,gbps=100,latency_us=1", "--feature-dim", "16", "--json"])
     r = json.loads(capsys.readouterr().out)
     assert r["cost_model"] == "alpha-beta" and r["predicted_time_s"] == r["alpha_beta_predicted_time_s"]
     # every stage crosses two hops of 1 µs: the α–β prediction is at least that, §5.1's is not (0.78 µs before)

@@ -1,0 +1,12 @@
+"""Typed scenarios: the one place where netweave's layers are wired (ns-3's helpers over its models).
+
+Each scenario is a frozen, keyword-only dataclass whose ``run()`` wires the data flow of
+DESIGN.md once and returns a typed result with ``summary()`` (a JSON-able dict, units in key
+names). ``cli``, ``compare``, ``repro`` and ``sweep`` parse, build a scenario, run it and render.
+"""
+
+from .defaults import FEATURE_DIM, PRECISION_MIX, SWITCH_MEMORY_BYTES, feature_bytes, feature_dim
+from .exchange import ExchangeResult, ExchangeScenario, PlanCheck, PlanCheckResult
+
+__all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES",
+           "feature_bytes", "feature_dim"]

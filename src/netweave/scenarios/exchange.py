@@ -1,0 +1,169 @@
+"""DGCL's graph allgather as a scenario: dataset → partition → relation → P2P / SPST plan → cost.
+
+What ``netweave plan`` runs and what ``compare``'s exchange section shows. The planner is DGCL's
+SPST (Algorithms 1–2) or P2P; the cost model is the commands' default α–β or the paper's §5.1
+(``netweave.plan.cost``), and SPST's P2P guard compares on it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..errors import NetweaveError
+from ..plan import GraphCommPlan, PlanCost
+from ..plan.cost import COST_MODELS, DEFAULT_COST_MODEL
+from .defaults import feature_bytes, feature_dim
+
+PLANNERS = ("p2p", "spst")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExchangeScenario:
+    """One graph allgather to plan and cost.
+
+    Attributes:
+        dataset: dataset spec; topology: topology spec (its workers are the parts, in rank order).
+        planner: ``spst`` or ``p2p``; cost_model: ``alpha-beta`` or ``dgcl``.
+        feature_dim: float32 values per embedding (default: the dataset's, else 128).
+        method: partitioner when no ``parts_file``; parts: must equal the topology's workers (the default).
+        seed: seed of the partitioner and SPST's vertex order.
+    """
+
+    dataset: str = "cora"
+    topology: str = "dgx1"
+    planner: str = "spst"
+    cost_model: str = DEFAULT_COST_MODEL
+    feature_dim: int | None = None
+    method: str = "metis"
+    parts: int | None = None
+    parts_file: str | None = None
+    seed: int = 0
+
+    def run(self) -> "ExchangeResult":
+        from ..graph import load_dataset
+        from ..partition import comm_relation, load_partition, partition_by_method
+        from ..plan import p2p_plan, plan_cost, spst_plan, worker_links
+        from ..plan.cost import cost_model
+        from ..topology import load_topology_spec
+
+        if self.planner not in PLANNERS:
+            raise NetweaveError(f"unknown planner {self.planner!r}; use one of {', '.join(PLANNERS)}")
+        model = cost_model(self.cost_model)
+        topo = load_topology_spec(self.topology)
+        links = worker_links(topo)
+        graph = load_dataset(self.dataset)
+        fb = feature_bytes(feature_dim(self.feature_dim, graph))
+        t0 = time.perf_counter()
+        if self.parts_file is not None:
+            parts = load_partition(self.parts_file, graph.num_nodes, links.num_workers)
+        else:
+            parts = partition_by_method(graph, self.method, self.parts, topo, self.seed)
+        comm = comm_relation(graph, parts)
+        t1 = time.perf_counter()
+        direct = p2p_plan(comm, links, fb) if links.complete else None
+        t2 = time.perf_counter()
+        if self.planner == "spst":
+            plan = spst_plan(comm, links, fb, self.seed, model=model)
+        elif direct is None:
+            raise NetweaveError(f"p2p needs a logical link between every pair of workers of {topo.name}; use --planner spst")
+        else:
+            plan = direct
+        t3 = time.perf_counter()
+        return ExchangeResult(
+            scenario=self, topology_name=topo.name, plan=plan, links=links, cost=plan_cost(plan, links, model),
+            p2p_cost=None if direct is None else plan_cost(direct, links, model),
+            time_by_model_s={name: plan_cost(plan, links, m).total_s for name, m in COST_MODELS.items()},
+            partition_time_s=t1 - t0, planning_time_s=(t3 - t2) if self.planner == "spst" else (t2 - t1))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExchangeResult:
+    """A planned and costed exchange.
+
+    Attributes:
+        plan: the plan (its ``.save`` writes DESIGN's ``.npz``); links: the topology's logical links.
+        cost: the plan's cost on the scenario's model; p2p_cost: P2P's on the same model (None when
+            some pair of workers has no logical link).
+        time_by_model_s: the plan's predicted seconds under every cost model, by name.
+    """
+
+    scenario: ExchangeScenario
+    topology_name: str
+    plan: GraphCommPlan
+    links: object
+    cost: PlanCost
+    p2p_cost: PlanCost | None
+    time_by_model_s: dict[str, float] = field(default_factory=dict)
+    partition_time_s: float = 0.0
+    planning_time_s: float = 0.0
+
+    @property
+    def speedup_vs_p2p(self) -> float | None:
+        """P2P's predicted time over the plan's (> 1: the plan is faster)."""
+        if self.p2p_cost is None or self.cost.total_s <= 0:
+            return None
+        return self.p2p_cost.total_s / self.cost.total_s
+
+    def summary(self) -> dict:
+        """The JSON report of ``netweave plan`` (units in key names)."""
+        s, links = self.scenario, self.links
+        per_link, per_hop = self.cost.link_bytes.sum(axis=0), self.cost.hop_bytes.sum(axis=0)
+        return {
+            "dataset": s.dataset, "topology": self.topology_name, "planner": s.planner,
+            "num_workers": links.num_workers, "feature_bytes": self.plan.feature_bytes,
+            "num_hops": self.plan.num_hops, "num_stages": self.plan.num_stages, "cost_model": self.cost.model,
+            "predicted_time_s": self.cost.total_s,
+            **{f"{name.replace('-', '_')}_predicted_time_s": t for name, t in self.time_by_model_s.items()},
+            "stage_times_s": self.cost.stage_times_s.tolist(),
+            "p2p_predicted_time_s": None if self.p2p_cost is None else self.p2p_cost.total_s,
+            "speedup_vs_p2p": self.speedup_vs_p2p, "total_bytes": int(per_link.sum()),
+            "bytes_per_link": {links.link_name(l): int(b) for l, b in enumerate(per_link) if b},
+            "bytes_per_hop": {links.hop_names[h]: int(b) for h, b in enumerate(per_hop) if b},
+            "planning_time_s": self.planning_time_s, "partition_time_s": self.partition_time_s,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanCheck:
+    """Validate a saved plan (``netweave plan --validate``): on its own, and against the partition
+    of ``dataset`` it was made for and the workers of ``topology`` when they are given."""
+
+    plan_file: str
+    dataset: str | None = None
+    topology: str | None = None
+
+    def run(self) -> "PlanCheckResult":
+        from ..graph import load_dataset
+        from ..partition import Partition, comm_relation
+        from ..plan import load_plan, validate_plan, worker_links
+        from ..topology import load_topology_spec
+
+        saved = load_plan(self.plan_file)
+        comm = links = None
+        if self.dataset is not None:
+            graph = load_dataset(self.dataset)
+            parts = Partition(saved.parts, saved.num_workers, "plan")
+            parts.check_matches(graph.num_nodes, self.plan_file)
+            comm = comm_relation(graph, parts)
+        if self.topology is not None:
+            links = worker_links(load_topology_spec(self.topology))
+            if links.workers != saved.workers:
+                raise NetweaveError(f"{self.plan_file} was planned for workers {list(saved.workers)[:4]}…, "
+                                    f"not {self.topology}'s")
+        validate_plan(saved, comm, links)  # raises with the first problem
+        return PlanCheckResult(check=self, plan=saved)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanCheckResult:
+    """A plan that passed :class:`PlanCheck`."""
+
+    check: PlanCheck
+    plan: GraphCommPlan
+
+    def summary(self) -> dict:
+        return {"valid": True, "plan": self.check.plan_file, "planner": self.plan.planner,
+                "num_hops": self.plan.num_hops, "num_stages": self.plan.num_stages,
+                "checked_against_dataset": self.check.dataset is not None,
+                "checked_against_topology": self.check.topology is not None}

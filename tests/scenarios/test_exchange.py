@@ -1,0 +1,48 @@
+"""ExchangeScenario wires dataset → partition → plan → cost once, with the shared defaults."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from netweave.errors import NetweaveError
+from netweave.graph import load_dataset
+from netweave.partition import comm_relation, partition_by_method
+from netweave.plan import p2p_plan, plan_cost, spst_plan, worker_links
+from netweave.plan.cost import ALPHA_BETA, DGCL_MODEL
+from netweave.scenarios import FEATURE_DIM, ExchangeScenario, PlanCheck, feature_bytes
+from netweave.topology import load_topology_spec
+
+
+def test_scenarios_are_frozen_and_keyword_only():
+    with pytest.raises(TypeError):
+        ExchangeScenario("cora")  # noqa
+    s = ExchangeScenario(dataset="cora")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.seed = 3
+
+
+def test_the_result_is_the_layers_called_by_hand(tmp_path):
+    r = ExchangeScenario(dataset="cora", topology="dgx1", seed=1).run()
+    graph = load_dataset("cora")
+    topo = load_topology_spec("dgx1")
+    links = worker_links(topo)
+    comm = comm_relation(graph, partition_by_method(graph, "metis", None, topo, 1))
+    fb = feature_bytes(graph.feature_dim)  # the dataset's width by default
+    plan = spst_plan(comm, links, fb, 1, model=ALPHA_BETA)
+    assert np.array_equal(r.plan.hop_vertex, plan.hop_vertex) and r.plan.feature_bytes == 4 * 1433
+    s = r.summary()
+    assert s["predicted_time_s"] == plan_cost(plan, links, ALPHA_BETA).total_s
+    assert s["dgcl_predicted_time_s"] == plan_cost(plan, links, DGCL_MODEL).total_s
+    assert s["p2p_predicted_time_s"] == plan_cost(p2p_plan(comm, links, fb), links, ALPHA_BETA).total_s
+    r.plan.save(tmp_path / "p.npz")
+    assert PlanCheck(plan_file=str(tmp_path / "p.npz"), dataset="cora", topology="dgx1").run().summary()["valid"]
+
+
+def test_feature_width_defaults_and_errors():
+    r = ExchangeScenario(dataset="er:n=60,m=200", topology="star:n=4").run()  # no features: the shared default
+    assert r.plan.feature_bytes == feature_bytes(FEATURE_DIM)
+    with pytest.raises(NetweaveError, match="--feature-dim 0"):
+        ExchangeScenario(dataset="cora", topology="star:n=4", feature_dim=0).run()
+    with pytest.raises(NetweaveError, match="unknown planner"):
+        ExchangeScenario(dataset="cora", topology="star:n=4", planner="ring").run()

@@ -89,12 +89,12 @@ def run_case(kind: str, workers: int, seed: int, capacity: float) -> list[dict]:
         t0 = time.perf_counter()
         assign, _, _, metrics = plan_precision(topo, task, scheme, seed, switch_gbps=capacity)
         rows.append({**base, "scheme": scheme, "control_plane_s": time.perf_counter() - t0,
-                     "to_ps": sum(v == task.ps for v in assign.target.values()), **metrics})
+                     "to_ps": sum(v == task.ps for v in assign.target.values()), **metrics.summary()})
     net = control_view(topo, task, capacity)
     for name, (ties, r_est) in OLD.items():
         assign = pahina_assign(net, task, r_est=quarter_access(topo, task) if r_est else None, seed=seed, ties=ties)
         rows.append({**base, "scheme": name, "to_ps": sum(v == task.ps for v in assign.target.values()),
-                     **training_metrics(assign, weighted_rates(net, assign))})
+                     **training_metrics(assign, weighted_rates(net, assign)).summary()})
     return rows
 
 

@@ -64,7 +64,7 @@ def run_case(seed, ina, workers, pipelines, jobs=1, tasks=1, shared=True, algori
     mix = jobs_for(topo, seed, jobs, tasks, workers, shared)
     rows = []
     for algorithm in algorithms:
-        r = route_jobs(topo, mix, algorithm, seed=seed)
+        r = route_jobs(topo, mix, algorithm, seed=seed).summary()
         rows.append({"seed": seed, "ina": ina, "workers": workers, "pipelines": pipelines, "jobs": jobs,
                      "tasks": tasks, "algorithm": algorithm, "min_rate_gbps": r["min_rate_gbps"],
                      "total_rate_gbps": r["total_rate_gbps"], "objective_gbps": r["objective_gbps"],

@@ -413,18 +413,20 @@ def route(
     mixed = any(len(set(t.precisions)) > 1 for j in jobs for t in j.tasks)
     precision_mode = algorithm in (Algorithm.pahina, Algorithm.atp) or (algorithm in (Algorithm.grid, Algorithm.ps) and mixed)
     if precision_mode:
-        report = route_precision(topo, jobs, algorithm.value, seed, switch_gbps)
+        result = route_precision(topo, jobs, algorithm.value, seed, switch_gbps)
+        report = result.summary()
         if out_file is not None:
-            save_routes(report, out_file)
+            save_routes(result, out_file)
             report["out"] = str(out_file)
         if as_json:
             return emit_json(report)
         return out.print(table(f"{algorithm.value} (precision-aware) on {topo.name}",
                                {k: v for k, v in report.items() if k not in ("tasks", "output_streams_gbps")}))
     accelerations = tuple(a.strip() for a in accelerate.split(",") if a.strip())
-    report = route_jobs(topo, jobs, algorithm.value, seed, time_limit, accelerations)
+    result = route_jobs(topo, jobs, algorithm.value, seed, time_limit, accelerations)
+    report = result.summary()
     if out_file is not None:
-        save_routes(report, out_file)
+        save_routes(result, out_file)
         report["out"] = str(out_file)
     if as_json:
         return emit_json(report)
@@ -445,7 +447,7 @@ def aggsvc_demo(
     dup: float = typer.Option(0.0, "--dup", help="Probability a worker's packet is sent twice."),
     reorder: float = typer.Option(0.0, "--reorder", help="Probability a worker's packet is delayed (reordered)."),
     values: int = typer.Option(1000, "--values", help="Gradient values per tensor (one datagram)."),
-    precisions: str = typer.Option("fp8:5,fp16:3,fp32:2", "--precisions", help="The workers' precision mix."),
+    precisions: Optional[str] = typer.Option(None, "--precisions", help="The workers' precision mix (default PAHInA §VI's fp8:5,fp16:3,fp32:2)."),
     seed: int = typer.Option(0, "--seed"),
     as_json: bool = JsonOpt,
 ):
@@ -453,9 +455,10 @@ def aggsvc_demo(
     from .dataplane.demo import demo
     from .dataplane.service import Faults
     from .route.jobs import parse_precision_mix
+    from .scenarios import PRECISION_MIX
 
     report = demo(workers, aggregators, values=values, faults=Faults(loss, dup, reorder), seed=seed,
-                  mix=parse_precision_mix(precisions))
+                  mix=parse_precision_mix(precisions) if precisions else PRECISION_MIX)
     if not report["exact"]:
         raise NetweaveError("the PS's sums differ from the integer sums of what the workers sent")
     if as_json:

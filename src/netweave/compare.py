@@ -115,29 +115,30 @@ def routing(c: CompareConfig) -> Section:
     base = None
     for algorithm in ("ps", "ecmp", "grid", "aggtree", "aro"):
         r = route_jobs(topo, jobs, algorithm, seed=c.seed)
-        base = base or r["min_rate_gbps"]
-        s.rows.append({"algorithm": algorithm, "rate_gbps": r["min_rate_gbps"], "rate_x_ps": r["min_rate_gbps"] / base,
-                       "solve_ms": r["solve_time_s"] * 1e3, "optimal": r["optimal"]})
+        base = base or r.min_rate_gbps
+        s.rows.append({"algorithm": algorithm, "rate_gbps": r.min_rate_gbps, "rate_x_ps": r.min_rate_gbps / base,
+                       "solve_ms": r.solve_time_s * 1e3, "optimal": r.optimal})
     return s
 
 
 def precision(c: CompareConfig) -> Section:
     from .route import random_job
     from .route.plan import route_precision
+    from .scenarios import PRECISION_MIX
     from .topology import load_topology_spec
 
     topo = load_topology_spec(c.precision_topology)
-    jobs = random_job(topo, c.precision_workers, seed=c.seed, mix={"fp8": 5, "fp16": 3, "fp32": 2})
+    jobs = random_job(topo, c.precision_workers, seed=c.seed, mix=PRECISION_MIX)
     s = Section("precision", f"Precision-heterogeneous aggregation (fp8:fp16:fp32 = 5:3:2) of {c.precision_workers} "
                              f"workers in {topo.name}", ("scheme", "training_time_s", "time_reduction", "ina_efficiency",
                                                         "min_rate_gbps"), baseline="ps", metric="training_time_s")
     base = None
     for scheme in ("ps", "atp", "grid", "pahina"):
-        r = route_precision(topo, jobs, scheme, c.seed)
-        base = base or r["training_time_s"]
-        s.rows.append({"scheme": scheme, "training_time_s": r["training_time_s"],
-                       "time_reduction": 1 - r["training_time_s"] / base, "ina_efficiency": r["ina_efficiency"],
-                       "min_rate_gbps": r["min_worker_rate_gbps"]})
+        m = route_precision(topo, jobs, scheme, c.seed).metrics
+        base = base or m.training_time_s
+        s.rows.append({"scheme": scheme, "training_time_s": m.training_time_s,
+                       "time_reduction": 1 - m.training_time_s / base, "ina_efficiency": m.ina_efficiency,
+                       "min_rate_gbps": m.min_worker_rate_gbps})
     return s
 
 

@@ -168,7 +168,7 @@ def _aro_case(p: dict) -> dict:
     n, seed = p["leaves"], p["seed"]
     topo = load_topology_spec(f"leafspine:leaves={n},spines={n},hosts={n},ina=0.2,pipelines=4,seed={seed}")
     jobs = random_job(topo, p["workers"], seed=seed)
-    return {"seed": seed, **{a: route_jobs(topo, jobs, a, seed)["min_rate_gbps"] for a in ARO_ALGORITHMS}}
+    return {"seed": seed, **{a: route_jobs(topo, jobs, a, seed).min_rate_gbps for a in ARO_ALGORITHMS}}
 
 
 def _aro_reduce(z: dict, results: list[dict]):
@@ -190,7 +190,7 @@ def _pahina_case(p: dict) -> dict:
     base = load_topology_spec(f"fattree:k={k},ina={ina:.4f},seed={seed},gbps=10")
     topo = vary_switch_links(base, 5, 20, np.random.default_rng(seed))  # hosts at 10 Gb/s (§VI-C)
     task = random_job(topo, workers, seed=seed, mix={"fp8": 5, "fp16": 3, "fp32": 2})[0].tasks[0]
-    return {"workers": workers, **{s: plan_precision(topo, task, s, seed)[3]["training_time_s"] for s in SCHEMES}}
+    return {"workers": workers, **{s: plan_precision(topo, task, s, seed)[3].training_time_s for s in SCHEMES}}
 
 
 def _pahina_reduce(z: dict, results: list[dict]):

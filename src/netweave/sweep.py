@@ -67,17 +67,19 @@ def run_case(kind: str, params: dict) -> dict:
     from .route import random_job
     from .route.jobs import parse_precision_mix
     from .route.plan import route_jobs, route_precision
+    from .scenarios import PRECISION_MIX
     from .topology import load_topology_spec
 
     topo = load_topology_spec(params["topology"])
     seed = int(params.get("seed", 0))
     if kind == "route":
         jobs = random_job(topo, int(params["workers"]), params.get("ps"), seed)
-        report = route_jobs(topo, jobs, params.get("algorithm", "aro"), seed)
+        report = route_jobs(topo, jobs, params.get("algorithm", "aro"), seed).summary()
     else:
-        mix = parse_precision_mix(params.get("precisions", "fp8:5,fp16:3,fp32:2"), "precisions")
+        raw = params.get("precisions")
+        mix = parse_precision_mix(raw, "precisions") if raw is not None else PRECISION_MIX
         jobs = random_job(topo, int(params["workers"]), params.get("ps"), seed, mix)
-        report = route_precision(topo, jobs, params.get("algorithm", "pahina"), seed)
+        report = route_precision(topo, jobs, params.get("algorithm", "pahina"), seed).summary()
     return {k: v for k, v in report.items() if k != "tasks"}
 
 

@@ -115,12 +115,12 @@ def test_aro_equals_brute_force_on_small_leaf_spines(seed):
 def test_every_algorithm_gives_valid_routes_on_the_paper_setting(algorithm):
     topo = load_topology_spec("leafspine:leaves=8,spines=8,hosts=8,ina=0.3,pipelines=4,seed=3")
     jobs = random_job(topo, 40, seed=1)
-    report = route_jobs(topo, jobs, algorithm, seed=2)
+    report = route_jobs(topo, jobs, algorithm, seed=2).summary()
     assert report["min_rate_gbps"] > 0 and report["min_rate_gbps"] <= report["upper_bound_gbps"] + 1e-9
     if algorithm == "aro":
         assert report["optimal"] and report["evaluated_rates_gbps"]["J0.T0"] == pytest.approx(report["tasks"]["J0.T0"]["rate_gbps"])
         for other in ("ecmp", "grid", "aggtree", "ps"):
-            assert route_jobs(topo, jobs, other, seed=2)["min_rate_gbps"] <= report["min_rate_gbps"] + 1e-9
+            assert route_jobs(topo, jobs, other, seed=2).min_rate_gbps <= report["min_rate_gbps"] + 1e-9
 
 
 def test_several_tasks_and_jobs_stay_under_the_upper_bound():
@@ -202,7 +202,7 @@ out = {}
 for acc in ("app", "app,sro,qsr", "sro", "qsr"):
     for name, jobs in (("one", one), ("two", two)):
         r = route_jobs(topo, jobs, "aro", 1, 60.0, tuple(acc.split(",")))
-        out[f"{name} {acc}"] = {k: v for k, v in r.items() if k != "solve_time_s"}
+        out[f"{name} {acc}"] = {k: v for k, v in r.summary().items() if k != "solve_time_s"}
 print(json.dumps(out, sort_keys=True))
 """
 

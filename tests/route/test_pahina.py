@@ -28,7 +28,7 @@ UNIFORM = "fattree:k=8,ina=0.05,seed=1,gbps=10"  # `netweave compare`'s precisio
 
 
 def training_time(net, assignment):
-    return training_metrics(assignment, weighted_rates(net, assignment))["training_time_s"]
+    return training_metrics(assignment, weighted_rates(net, assignment)).training_time_s
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -84,11 +84,11 @@ def test_uniform_links_ties_go_to_the_nearest_least_loaded_switch_and_beat_grid(
         assert v != task.ps and net.hops(w, v) == nearest
     equidistant = [w for w in task.workers if sum(net.hops(w, s) == net.hops(w, a.target[w]) for s in net.capacity) > 1]
     assert len({a.target[w] for w in equidistant}) > 1  # the load term spreads them
-    grid = plan_precision(topo, task, "grid")[3]["training_time_s"]
+    grid = plan_precision(topo, task, "grid")[3].training_time_s
     by_name = pahina_assign(net, task, r_est=2.5, ties="name")
     assert set(by_name.target.values()) <= {"A1", "A18"}  # the old pile-up, for contrast
     assert training_time(net, a) < grid < training_time(net, by_name)
-    assert plan_precision(topo, task, "pahina")[3]["training_time_s"] == training_time(net, a)
+    assert plan_precision(topo, task, "pahina")[3].training_time_s == training_time(net, a)
 
 
 def test_tie_break_is_deterministic_for_a_seed():
@@ -130,7 +130,7 @@ def test_r_est_is_the_workers_share_of_the_ps_ingress():
     assert default_r_est(control_view(wide, one), one) == 10.0  # capped by the 10 Gb/s access link
     assign, _, _, m = plan_precision(topo, task, "pahina", switch_gbps=5.0)
     assert task.ps not in assign.target.values()
-    assert m["training_time_s"] < plan_precision(topo, task, "grid", switch_gbps=5.0)[3]["training_time_s"]
+    assert m.training_time_s < plan_precision(topo, task, "grid", switch_gbps=5.0)[3].training_time_s
 
 
 def test_lp_respects_every_constraint_and_is_pareto_optimal():
@@ -173,7 +173,7 @@ def test_motivation_example_pahina_beats_grid_and_atp():
         precisions.append(p)
     topo = topology_from_dict({"name": "motivation", "nodes": nodes, "links": links})
     task = Task("T", "PS", tuple(workers), tuple(precisions))
-    times = {s: plan_precision(topo, task, s)[3]["upload_time_s"] for s in ("pahina", "grid", "atp", "ps")}
+    times = {s: plan_precision(topo, task, s)[3].upload_time_s for s in ("pahina", "grid", "atp", "ps")}
     assert times["pahina"] < times["grid"] and times["pahina"] < times["atp"] <= times["ps"]
 
 
@@ -195,9 +195,9 @@ def test_training_metrics_are_consistent():
     model = TrainingModel(model_mb=50, compute_s=0.1, iterations=10)
     for scheme in ("pahina", "ps", "atp", "grid"):
         m = plan_precision(topo, task, scheme, model=model)[3]
-        assert m["training_time_s"] == pytest.approx(10 * m["iteration_time_s"])
-        assert m["iteration_time_s"] == pytest.approx(0.1 + m["upload_time_s"] + m["ps_aggregation_time_s"])
-        assert (m["ina_efficiency"] == 0) == (scheme == "ps") and 0 <= m["ina_efficiency"] < 1
+        assert m.training_time_s == pytest.approx(10 * m.iteration_time_s)
+        assert m.iteration_time_s == pytest.approx(0.1 + m.upload_time_s + m.ps_aggregation_time_s)
+        assert (m.ina_efficiency == 0) == (scheme == "ps") and 0 <= m.ina_efficiency < 1
 
 
 def test_bad_input():

@@ -37,7 +37,7 @@ Every scheme's rates come from the same LP (eq. 2): maximise ``m`` with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import highspy
 import numpy as np
@@ -342,7 +342,27 @@ class TrainingModel:
     iterations: int = 1000
 
 
-def training_metrics(a: Assignment, rates: Rates, model: TrainingModel = TrainingModel()) -> dict:
+@dataclass(frozen=True)
+class TrainingMetrics:
+    """The §VI-A metrics of one routing under a :class:`TrainingModel` (seconds, Gb/s, shares in [0, 1]).
+
+    ``ina_efficiency`` is the share of gradient bytes aggregated in the network (not reaching the
+    PS as sent); ``min_worker_rate_gbps`` the slowest worker's rate of eq. 2."""
+
+    training_time_s: float
+    iteration_time_s: float
+    upload_time_s: float
+    ps_aggregation_time_s: float
+    throughput_samples_per_s: float
+    gradient_sending_rate_gbps: float
+    ina_efficiency: float
+    min_worker_rate_gbps: float
+
+    def summary(self) -> dict:
+        return asdict(self)
+
+
+def training_metrics(a: Assignment, rates: Rates, model: TrainingModel = TrainingModel()) -> TrainingMetrics:
     """The §VI-A metrics for one routing."""
     prec = a.task.precision_of()
     payload = {w: model.model_mb * 1e6 * PAYLOAD[prec[w]] / 4 for w in a.task.workers}
@@ -352,15 +372,15 @@ def training_metrics(a: Assignment, rates: Rates, model: TrainingModel = Trainin
     at_ps += sum(model.model_mb * 1e6 * PAYLOAD[p] / 4 for (_, p) in rates.outputs)
     ps_s = at_ps * 8 / (model.ps_gbps * 1e9)
     iteration_s = model.compute_s + upload_s + ps_s
-    return {"training_time_s": model.iterations * iteration_s, "iteration_time_s": iteration_s,
-            "upload_time_s": upload_s, "ps_aggregation_time_s": ps_s,
-            "throughput_samples_per_s": model.global_batch / iteration_s,
-            "gradient_sending_rate_gbps": sent * 8 / upload_s / 1e9 if upload_s > 0 else 0.0,
-            "ina_efficiency": 1.0 - at_ps / sent, "min_worker_rate_gbps": min(rates.worker_gbps.values())}
+    return TrainingMetrics(
+        training_time_s=model.iterations * iteration_s, iteration_time_s=iteration_s, upload_time_s=upload_s,
+        ps_aggregation_time_s=ps_s, throughput_samples_per_s=model.global_batch / iteration_s,
+        gradient_sending_rate_gbps=sent * 8 / upload_s / 1e9 if upload_s > 0 else 0.0,
+        ina_efficiency=1.0 - at_ps / sent, min_worker_rate_gbps=min(rates.worker_gbps.values()))
 
 
 def plan_precision(topo: Topology, task: Task, scheme: str, seed: int = 0, switch_gbps: float = 100.0,
-                   model: TrainingModel = TrainingModel()) -> tuple[Assignment, Rates, Network, dict]:
+                   model: TrainingModel = TrainingModel()) -> tuple[Assignment, Rates, Network, TrainingMetrics]:
     """Assign, rate and measure one task under ``scheme`` (one of :data:`SCHEMES`)."""
     if scheme not in SCHEMES:
         raise NetweaveError(f"unknown precision-aware scheme {scheme!r}; use one of {', '.join(SCHEMES)}")

@@ -1,9 +1,15 @@
-"""Run a routing algorithm on jobs, evaluate it, and read/write the routes JSON of DESIGN.md."""
+"""Run a routing algorithm on jobs, evaluate it, and read/write the routes JSON of DESIGN.md.
+
+Results are typed: :class:`RouteResult` (ARO's model: rates of max-min fair aggregation flows)
+and :class:`PrecisionResult` (PAHInA's model: per-worker rates and the §VI-A training metrics);
+``summary()`` of either is the routes JSON.
+"""
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._files import read_json
@@ -13,13 +19,95 @@ from .aro import aro, rate_lp, upper_bound
 from .baselines import aggtree_routes, ecmp_routes, grid_routes, ps_routes
 from .evaluate import Routes, evaluate_routes
 from .jobs import PRECISIONS, Job, Task, check_jobs
+from .pahina import TrainingMetrics
 
 ALGORITHMS = {"aro": None, "ecmp": ecmp_routes, "grid": grid_routes, "aggtree": aggtree_routes, "ps": ps_routes}
 
 
+@dataclass(frozen=True)
+class TaskRoute:
+    """One task's routes: ``paths`` maps each worker to its node path ending at the PS.
+
+    ``worker_rates_gbps``, ``aggregators`` (worker → aggregating switch or the PS) and
+    ``precisions`` are set by the precision-aware schemes only."""
+
+    ps: str
+    rate_gbps: float
+    paths: dict[str, list[str]]
+    worker_rates_gbps: dict[str, float] | None = None
+    aggregators: dict[str, str] | None = None
+    precisions: dict[str, str] | None = None
+
+    def summary(self) -> dict:
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RouteResult:
+    """Routes of one algorithm on ARO's model, with their evaluated rates.
+
+    Attributes:
+        objective_gbps: the job mix's objective (eq. 1–3: the min, weighted sum or max-min of the
+            tasks' aggregation rates, Gb/s) of the routes; upper_bound_gbps: its bound with only the
+            unavoidable loads. evaluated_rates_gbps: each task's rate by the independent evaluator.
+        optimal: ARO's MILP proved optimal (None for the baselines).
+    """
+
+    algorithm: str
+    topology: str
+    seed: int
+    tasks: dict[str, TaskRoute]
+    objective_gbps: float
+    solve_time_s: float
+    optimal: bool | None
+    upper_bound_gbps: float
+    evaluated_rates_gbps: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def min_rate_gbps(self) -> float:
+        return min(self.evaluated_rates_gbps.values())
+
+    @property
+    def total_rate_gbps(self) -> float:
+        return sum(self.evaluated_rates_gbps.values())
+
+    def summary(self) -> dict:
+        """The routes JSON of DESIGN.md, with the rates and the solve time."""
+        return {"algorithm": self.algorithm, "topology": self.topology, "seed": self.seed,
+                "tasks": {name: t.summary() for name, t in self.tasks.items()},
+                "objective_gbps": self.objective_gbps, "solve_time_s": self.solve_time_s, "optimal": self.optimal,
+                "upper_bound_gbps": self.upper_bound_gbps, "evaluated_rates_gbps": self.evaluated_rates_gbps,
+                "min_rate_gbps": self.min_rate_gbps, "total_rate_gbps": self.total_rate_gbps}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrecisionResult:
+    """A precision-aware routing (PAHInA or a baseline) of one task and its training metrics.
+
+    Attributes:
+        output_streams_gbps: rate of every aggregated stream ``"switch:precision"`` toward the PS.
+        base_rate_gbps: eq. 2's base rate ``m``.
+    """
+
+    algorithm: str
+    topology: str
+    seed: int
+    tasks: dict[str, TaskRoute]
+    output_streams_gbps: dict[str, float]
+    base_rate_gbps: float
+    solve_time_s: float
+    metrics: "TrainingMetrics"
+
+    def summary(self) -> dict:
+        return {"algorithm": self.algorithm, "topology": self.topology, "seed": self.seed,
+                "tasks": {name: t.summary() for name, t in self.tasks.items()},
+                "output_streams_gbps": self.output_streams_gbps, "base_rate_gbps": self.base_rate_gbps,
+                "solve_time_s": self.solve_time_s, **self.metrics.summary()}
+
+
 def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, time_limit: float = 60.0,
-               accelerations: tuple[str, ...] = ()) -> dict:
-    """Routes of ``algorithm`` for ``jobs`` with their evaluated rates: the routes JSON as a dict."""
+               accelerations: tuple[str, ...] = ()) -> RouteResult:
+    """Routes of ``algorithm`` for ``jobs`` with their evaluated rates."""
     if algorithm not in ALGORITHMS:
         raise NetweaveError(f"unknown algorithm {algorithm!r}; use one of {', '.join(ALGORITHMS)}")
     check_jobs(jobs, topo)
@@ -36,15 +124,10 @@ def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, t
     ev = evaluate_routes(topo, jobs, routes, ina=algorithm != "ps")
     rates = planned if planned is not None else ev.rates_gbps
     _, objective = rate_lp(topo, jobs, ev.flows) if planned is None else (None, sol.objective)
-    report = {"algorithm": algorithm, "topology": topo.name, "seed": seed,
-              "tasks": {t.name: {"ps": t.ps, "rate_gbps": rates[t.name], "paths": routes[t.name]}
-                        for j in jobs for t in j.tasks},
-              "objective_gbps": objective, "solve_time_s": solve, "optimal": optimal,
-              "upper_bound_gbps": upper_bound(topo, jobs),
-              "evaluated_rates_gbps": ev.rates_gbps}
-    report["min_rate_gbps"] = min(ev.rates_gbps.values())
-    report["total_rate_gbps"] = sum(ev.rates_gbps.values())
-    return report
+    return RouteResult(algorithm=algorithm, topology=topo.name, seed=seed,
+                       tasks={t.name: TaskRoute(t.ps, rates[t.name], routes[t.name]) for j in jobs for t in j.tasks},
+                       objective_gbps=objective, solve_time_s=solve, optimal=optimal,
+                       upper_bound_gbps=upper_bound(topo, jobs), evaluated_rates_gbps=ev.rates_gbps)
 
 
 def check_one_precision(jobs: list[Job], algorithm: str) -> None:
@@ -60,8 +143,9 @@ def check_one_precision(jobs: list[Job], algorithm: str) -> None:
                                     "or give every worker of the task one precision")
 
 
-def save_routes(report: dict, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(report, indent=1))
+def save_routes(result: "RouteResult | PrecisionResult", path: str | Path) -> None:
+    """Write ``result`` as the routes JSON of DESIGN.md."""
+    Path(path).write_text(json.dumps(result.summary(), indent=1))
 
 
 def load_routes(path: str | Path) -> tuple[Routes, list[Job]]:
@@ -77,9 +161,8 @@ def load_routes(path: str | Path) -> tuple[Routes, list[Job]]:
 
 
 def route_precision(topo: Topology, jobs: list[Job], scheme: str, seed: int = 0, switch_gbps: float = 100.0,
-                    model=None) -> dict:
-    """The precision-aware control plane (PAHInA or a baseline) on the one task of ``jobs``:
-    the routes JSON with ``worker_rates_gbps``, aggregators and the training-time metrics."""
+                    model=None) -> PrecisionResult:
+    """The precision-aware control plane (PAHInA or a baseline) on the one task of ``jobs``."""
     from .pahina import TrainingModel, plan_precision
 
     check_jobs(jobs, topo)
@@ -94,9 +177,8 @@ def route_precision(topo: Topology, jobs: list[Job], scheme: str, seed: int = 0,
     for w, v in assign.target.items():
         head = net.path(w, v)
         paths[w] = head if v == task.ps else head + net.path(v, task.ps)[1:]
-    return {"algorithm": scheme, "topology": topo.name, "seed": seed,
-            "tasks": {task.name: {"ps": task.ps, "rate_gbps": min(rates.worker_gbps.values()),
-                                  "worker_rates_gbps": rates.worker_gbps, "aggregators": assign.target,
-                                  "precisions": task.precision_of(), "paths": paths}},
-            "output_streams_gbps": {f"{s}:{p}": y for (s, p), y in rates.output_gbps.items()},
-            "base_rate_gbps": rates.m, "solve_time_s": solve, **metrics}
+    route = TaskRoute(task.ps, min(rates.worker_gbps.values()), paths, worker_rates_gbps=rates.worker_gbps,
+                      aggregators=assign.target, precisions=task.precision_of())
+    return PrecisionResult(algorithm=scheme, topology=topo.name, seed=seed, tasks={task.name: route},
+                           output_streams_gbps={f"{s}:{p}": y for (s, p), y in rates.output_gbps.items()},
+                           base_rate_gbps=rates.m, solve_time_s=solve, metrics=metrics)

@@ -33,3 +33,24 @@ def test_too_small_a_switch_is_one_clear_error():
     rel = boundary_relation(g, metis_partition(g, 4, seed=0))
     with pytest.raises(NetweaveError, match="needs 12 aggregators"):
         multilevel_blocks(rel, 1433, 1024)
+
+
+def test_per_edge_memory_bounds_every_block_by_its_smallest_edge():
+    """Switches that differ (issue 16): each edge carries the smallest memory among the switches that
+    aggregate it; a block holds edges of one budget and fits it; one memory for every edge is the int case."""
+    g = rmat(3000, 30000, seed=2)
+    rel = boundary_relation(g, random_partition(g, 16, seed=0))
+    uniform = multilevel_blocks(rel, 256, 16 * 1024, seed=0)
+    same = multilevel_blocks(rel, 256, np.full(rel.dst.size, 16 * 1024), seed=0)
+    assert np.array_equal(uniform.block, same.block) and np.array_equal(uniform.levels, same.levels)
+    budget = np.where(rel.parts[rel.dst] < 8, 16 * 1024, 1024 * 1024)  # half the destinations sit behind a small switch
+    blocks = multilevel_blocks(rel, 256, budget, seed=0)
+    assert blocks.block.min() == 0 and blocks.block.max() == blocks.num_blocks - 1
+    for b in range(blocks.num_blocks):
+        e = blocks.block == b
+        assert np.unique(budget[e]).size == 1 and np.unique(rel.dst[e]).size * 2 <= budget[e][0] // 128
+    assert blocks.num_blocks < uniform.num_blocks  # edges that avoid the small switch are not cut to its size
+    with pytest.raises(NetweaveError, match="per-edge switch memories"):
+        multilevel_blocks(rel, 256, budget[:5])
+    with pytest.raises(NetweaveError, match="smallest switch on its path has 1 "):
+        multilevel_blocks(rel, 256, np.where(budget > 16 * 1024, budget, 128))

@@ -73,3 +73,21 @@ def test_bad_plans_are_one_line(rel):
         ina_plan(rel, "multicast", F)
     with pytest.raises(NetweaveError, match="aggregators"):
         ina_plan(rel, "switchgnn", F, 128)
+
+
+def test_memory_per_switch_sizes_blocks_to_the_smallest_or_to_each_edges_budget(rel):
+    """Issue 16: a plan made for switches of different memory keeps it per switch (the simulator's
+    capacities); its blocks fit the smallest switch, or each edge's own budget when given."""
+    memory = np.array([30, 500]) * 2 * AGGREGATOR_BYTES
+    plan = ina_plan(rel, "switchgnn", F, memory, order="gamr", seed=0)
+    small = ina_plan(rel, "switchgnn", F, int(memory.min()), order="gamr", seed=0)
+    assert np.array_equal(plan.memory_bytes, memory) and np.array_equal(plan.block, small.block)
+    budget = np.where(rel.parts[rel.senders()] == 0, memory[0], memory[1])  # worker 0 behind the small switch
+    per_edge = ina_plan(rel, "switchgnn", F, memory, order="gamr", seed=0, edge_memory=budget)
+    assert per_edge.num_blocks < small.num_blocks
+    small_edges = rel.parts[per_edge.src] == 0
+    for b in range(per_edge.num_blocks):
+        e = per_edge.block == b
+        cap = (memory[0] if small_edges[e].all() else memory[1]) // AGGREGATOR_BYTES
+        assert small_edges[e].all() or not small_edges[e].any()
+        assert np.unique(per_edge.dst[e]).size * 2 <= cap

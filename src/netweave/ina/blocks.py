@@ -10,6 +10,14 @@ everything fits (Figure 10). Every cross edge ends in exactly one block. A sende
 several blocks is sent once per block; a destination in several blocks receives one partial sum
 per block and its host adds them. Blocks run one after another (the next starts when every host
 has received the current block's results).
+
+Switches may differ in memory (a leaf-spine's leaves and spines, each with its own
+``aggregator_memory``; the paper has one switch). A block must then fit the smallest memory among
+the switches its edges are aggregated at: every edge carries that budget (``memory_bytes`` per
+edge, see :meth:`~netweave.sim.network.SimNetwork.edge_memory`). Departing from the paper, the
+edges are first grouped by budget and each group is partitioned on its own, so edges that avoid a
+small switch are not cut into its small blocks (fewer blocks, less traffic); a destination with
+edges in two groups gets one partial sum from each. With one memory for every switch there is one group: the paper's rule.
 """
 
 from __future__ import annotations
@@ -61,19 +69,36 @@ def _split(src: np.ndarray, dst: np.ndarray, parts_needed: int, chunks: int, see
     return labels[a], labels[b]
 
 
-def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: int, seed: int = 0) -> Blocks:
-    """Split the cross edges of ``rel`` into blocks that fit ``memory_bytes`` of aggregators."""
+def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: int | np.ndarray,
+                      seed: int = 0) -> Blocks:
+    """Split the cross edges of ``rel`` into blocks that fit ``memory_bytes`` of aggregators: one
+    int (every switch), or ``(C,)`` per cross edge of ``rel``, the smallest aggregator memory among
+    the switches the edge is aggregated at; every block then holds edges of one budget and fits it."""
     chunks = -(-feature_bytes // AGGREGATOR_BYTES)
-    capacity = int(memory_bytes) // AGGREGATOR_BYTES
-    if chunks > capacity:
-        raise NetweaveError(f"one {feature_bytes}-byte feature needs {chunks} aggregators but the switch has "
-                            f"{capacity} ({memory_bytes} B); give the switch more memory or use --strategy host")
     sender, n = rel.senders(), rel.parts.size
+    per_edge = np.ndim(memory_bytes) > 0
+    if per_edge:
+        budget = np.asarray(memory_bytes, dtype=np.int64)
+        if budget.shape != rel.dst.shape:
+            raise NetweaveError(f"{budget.size} per-edge switch memories for {rel.dst.size} cross edges; give one per edge")
+        budget = budget // AGGREGATOR_BYTES
+        smallest = int(budget.min(initial=np.iinfo(np.int64).max))
+        if chunks > smallest:
+            raise NetweaveError(f"one {feature_bytes}-byte feature needs {chunks} aggregators but the smallest switch "
+                                f"on its path has {smallest} ({smallest * AGGREGATOR_BYTES} B); give that switch more "
+                                "memory or use --strategy host")
+    else:
+        smallest = int(memory_bytes) // AGGREGATOR_BYTES
+        if chunks > smallest:
+            raise NetweaveError(f"one {feature_bytes}-byte feature needs {chunks} aggregators but the switch has "
+                                f"{smallest} ({memory_bytes} B); give the switch more memory or use --strategy host")
     block = np.full(rel.dst.size, -1, dtype=np.int64)
     levels: list[int] = []
-    work = [(np.arange(rel.dst.size), 0)]
+    # edges of one budget are partitioned together (one group when every switch has the same memory)
+    work = [(np.flatnonzero(budget == c), 0) for c in np.unique(budget)] if per_edge and budget.size else [(np.arange(rel.dst.size), 0)]
     while work:
         edges, level = work.pop(0)
+        capacity = int(budget[edges[0]]) if per_edge and edges.size else smallest
         demand = _demand(rel.dst[edges], chunks, n)
         if demand <= capacity:
             block[edges] = len(levels)

@@ -33,7 +33,9 @@ class InaPlan:
         strategy: one of :data:`STRATEGIES`.
         num_workers, num_blocks: ``M`` and ``B`` (1 unless ``switchgnn``).
         feature_bytes: bytes of one feature (``D × 4``).
-        memory_bytes: aggregator memory per switch (``None``: unlimited).
+        memory_bytes: aggregator memory of the switches: one int for every switch, a
+            ``(switches,)`` array per switch (leaves then spines, as in
+            :class:`~netweave.sim.network.SimNetwork`), or ``None`` (unlimited).
         src, dst, block: ``(C,)`` cross edges ``src -> dst`` sorted by (block, src, owner of dst, dst).
         unit_lo, unit_hi: ``(U,)`` edge range of every unit (one message of ``feature_bytes``).
         unit_to: ``(U,)`` destination worker of a unicast unit, ``-1`` for a multicast unit.
@@ -50,7 +52,7 @@ class InaPlan:
     num_workers: int
     num_blocks: int
     feature_bytes: int
-    memory_bytes: int | None
+    memory_bytes: int | np.ndarray | None
     parts: np.ndarray
     src: np.ndarray
     dst: np.ndarray
@@ -91,26 +93,35 @@ def _runs(*keys: np.ndarray) -> np.ndarray:
     return np.append(np.flatnonzero(change), keys[0].size)
 
 
-def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int, memory_bytes: int | None = None,
-             order: str = "random", seed: int = 0, start: int | None = None) -> InaPlan:
+def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
+             memory_bytes: int | np.ndarray | None = None, order: str = "random", seed: int = 0,
+             start: int | None = None, edge_memory: np.ndarray | None = None) -> InaPlan:
     """Build the :class:`InaPlan` of ``strategy`` on the boundary relation ``rel``.
 
     ``order`` (``random`` | ``gamr``) is each worker's sending order (per block for ``switchgnn``);
-    ``memory_bytes`` is the switch's aggregator memory (``switchgnn`` needs a finite one).
+    ``memory_bytes`` is the switches' aggregator memory, one int or one per switch (``switchgnn``
+    needs a finite one). ``switchgnn`` sizes its blocks to ``edge_memory`` ``(C,)`` when given: per
+    cross edge of ``rel``, the smallest memory among the switches that aggregate it
+    (:meth:`~netweave.sim.network.SimNetwork.edge_memory`); else to the smallest switch.
     """
     if strategy not in STRATEGIES:
         raise NetweaveError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
     if feature_bytes < 1:
         raise NetweaveError(f"feature size {feature_bytes} B must be positive")
-    if memory_bytes is not None and memory_bytes < 0:
-        raise NetweaveError(f"switch memory {memory_bytes} B must not be negative")
+    if memory_bytes is not None and np.ndim(memory_bytes) > 0:
+        memory_bytes = np.asarray(memory_bytes, dtype=np.int64)
+        if memory_bytes.ndim != 1 or memory_bytes.size == 0:
+            raise NetweaveError(f"switch memory must be one number or one per switch, got shape {memory_bytes.shape}")
+    if memory_bytes is not None and np.min(memory_bytes) < 0:
+        raise NetweaveError(f"switch memory {int(np.min(memory_bytes))} B must not be negative")
     m, parts = rel.num_workers, rel.parts
     sender, dst = rel.senders(), rel.dst
     block, levels = np.zeros(dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64)
     if strategy == "switchgnn":
         if memory_bytes is None:
             raise NetweaveError("switchgnn needs a finite --switch-memory (its blocks are sized to it)")
-        blocks = multilevel_blocks(rel, feature_bytes, memory_bytes, seed)
+        sizing = memory_bytes if np.ndim(memory_bytes) == 0 else int(memory_bytes.min())
+        blocks = multilevel_blocks(rel, feature_bytes, sizing if edge_memory is None else edge_memory, seed)
         block, levels = blocks.block, blocks.levels
     nb = int(levels.size)
     position = block_orders(rel, block, order, seed, start)

@@ -17,31 +17,33 @@ from ..partition import partition_by_method
 from ..partition import load_partition
 from ..progress import stage
 from ..topology import load_topology_spec
-from .network import sim_network
+from .network import DEFAULT_MEMORY, FROM_TOPOLOGY, SimNetwork, sim_network  # noqa: F401 (DEFAULT_MEMORY: its old home)
 from .simulate import SimConfig, SimResult, simulate
 
-DEFAULT_MEMORY = 100_000_000
 
-
-def parse_switch_memory(raw, where: str = "--switch-memory") -> int | None:
-    """``100MB`` -> bytes; ``unlimited`` (or ``ul``, ``inf``) -> None."""
+def parse_switch_memory(raw, where: str = "--switch-memory") -> int | str | None:
+    """``100MB`` -> bytes; ``unlimited`` (or ``ul``, ``inf``) -> None; ``topology`` ->
+    :data:`FROM_TOPOLOGY` (each switch's ``aggregator_memory``, 100MB where the topology gives none)."""
     from ..topology.yaml_io import parse_bytes
 
     if isinstance(raw, str) and raw.strip().lower() in ("unlimited", "ul", "inf"):
         return None
+    if isinstance(raw, str) and raw.strip().lower() == FROM_TOPOLOGY:
+        return FROM_TOPOLOGY
     return parse_bytes(raw, where)
 
 
 @dataclass(frozen=True)
 class LayerConfig:
     """A layer to simulate. ``topology`` defaults to ``star:n=WORKERS`` at ``gbps`` with 2 µs links
-    (§6); ``switch_memory`` ``None`` is unlimited (``straw`` → UL); ``feature_dim`` defaults to the
-    dataset's, else 128."""
+    (§6); ``switch_memory`` :data:`FROM_TOPOLOGY` takes every switch's ``aggregator_memory`` from the
+    topology (:data:`DEFAULT_MEMORY` where it gives none), an int overrides it for every switch,
+    ``None`` is unlimited (``straw`` → UL); ``feature_dim`` defaults to the dataset's, else 128."""
 
     dataset: str = "cora"
     workers: int = 8
     topology: str | None = None
-    switch_memory: int | None = DEFAULT_MEMORY
+    switch_memory: int | str | None = FROM_TOPOLOGY
     strategy: str = "switchgnn"
     order: str = "gamr"
     feature_dim: int | None = None
@@ -64,6 +66,11 @@ class LayerConfig:
             raise NetweaveError(f"--feature-dim {self.feature_dim} must be positive")
         if self.gbps <= 0:
             raise NetweaveError(f"--gbps {self.gbps} must be positive")
+        if isinstance(self.switch_memory, str) and self.switch_memory != FROM_TOPOLOGY:
+            raise NetweaveError(f"--switch-memory {self.switch_memory!r}: give bytes (100MB), 'unlimited' or "
+                                f"{FROM_TOPOLOGY!r}")
+        if isinstance(self.switch_memory, int) and self.switch_memory < 0:
+            raise NetweaveError(f"--switch-memory {self.switch_memory} B must not be negative")
         self.sim.check()
 
 
@@ -90,8 +97,9 @@ def simulate_layer(config: LayerConfig) -> tuple[dict, SimResult]:
         rel = boundary_relation(g, parts)
         if config.start is not None and not (0 <= config.start < g.num_nodes and rel.send_ptr[config.start + 1] > rel.send_ptr[config.start]):
             raise NetweaveError(f"--start {config.start} is not a boundary vertex (one with a neighbour on another worker)")
-        plan = ina_plan(rel, config.strategy, feature_bytes, config.switch_memory, config.order, config.seed,
-                        config.start)
+        memory, edge_memory = plan_memory(net, rel, config.switch_memory)
+        plan = ina_plan(rel, config.strategy, feature_bytes, memory, config.order, config.seed, config.start,
+                        edge_memory)
     t2 = time.perf_counter()
     values = np.random.default_rng(config.seed).standard_normal((g.num_nodes, dim)) if config.verify else None
     with stage(f"simulating {plan.num_units:,} messages"):
@@ -104,12 +112,26 @@ def simulate_layer(config: LayerConfig) -> tuple[dict, SimResult]:
     return report, result
 
 
+def plan_memory(net: SimNetwork, rel, switch_memory: int | str | None = FROM_TOPOLOGY
+                ) -> tuple[int | np.ndarray | None, np.ndarray | None]:
+    """The ``memory_bytes`` and ``edge_memory`` to plan ``rel`` on ``net`` with (see :func:`ina_plan`):
+    one int when every switch has the same memory (the paper's setting), else the memory per switch
+    and, per cross edge, the smallest memory among the switches that aggregate it."""
+    memory = net.switch_memory(switch_memory)
+    if memory is None:
+        return None, None
+    if memory.min() == memory.max():
+        return int(memory[0]), None
+    return memory, net.edge_memory(memory, rel.parts[rel.senders()], rel.parts[rel.dst], rel.dst)
+
+
 def plan_report(rel, plan: InaPlan, net, sim: SimConfig, values: np.ndarray | None = None) -> tuple[dict, SimResult]:
     """Simulate ``plan`` and report it next to the host-based traffic of the same relation."""
     t0 = time.perf_counter()
     result = simulate(plan, net, sim, values)
     host_bytes = host_traffic(rel, plan.feature_bytes).traffic_bytes
-    report = {"strategy": plan.strategy, "switch_memory_bytes": plan.memory_bytes, "feature_bytes": plan.feature_bytes,
+    memory = plan.memory_bytes if np.ndim(plan.memory_bytes) == 0 else [int(b) for b in plan.memory_bytes]
+    report = {"strategy": plan.strategy, "switch_memory_bytes": memory, "feature_bytes": plan.feature_bytes,
               "cross_edges": rel.num_cross_edges, "boundary_vertices": int(rel.boundary().size),
               "num_blocks": plan.num_blocks, "partition_levels": int(plan.levels.max()) + 1,
               "traffic_bytes": result.traffic_bytes, "host_traffic_bytes": host_bytes,

@@ -17,6 +17,9 @@ import numpy as np
 from ..errors import NetweaveError
 from ..topology import Topology
 
+DEFAULT_MEMORY = 100_000_000  # aggregator bytes of a switch whose topology gives none (switchgnn.txt §6)
+FROM_TOPOLOGY = "topology"  # the switch memory option's default: every switch's own ``aggregator_memory``
+
 
 @dataclass(frozen=True, eq=False)
 class SimNetwork:
@@ -40,6 +43,38 @@ class SimNetwork:
     def host_rate(self) -> float:
         """Slowest host line rate (bytes/s)."""
         return float(self.rate[: self.num_hosts].min())
+
+    def switch_memory(self, override: int | str | None = FROM_TOPOLOGY) -> np.ndarray | None:
+        """Aggregator bytes of every switch, ``(L+S,)`` (leaves, then spines).
+
+        With ``override`` :data:`FROM_TOPOLOGY`, each switch's ``aggregator_memory`` from the
+        topology, :data:`DEFAULT_MEMORY` where it gives none; an int gives every switch that
+        memory; ``None`` is unlimited (returns ``None``).
+        """
+        if override is None:
+            return None
+        if isinstance(override, str):
+            if override != FROM_TOPOLOGY:
+                raise NetweaveError(f"switch memory {override!r}: give bytes, 'unlimited' or {FROM_TOPOLOGY!r}")
+            return np.where(self.memory > 0, self.memory, DEFAULT_MEMORY).astype(np.int64)
+        if override < 0:
+            raise NetweaveError(f"switch memory {override} B must not be negative")
+        return np.full(self.num_leaves + self.num_spines, int(override), dtype=np.int64)
+
+    def edge_memory(self, memory: np.ndarray, worker_of_src: np.ndarray, worker_of_dst: np.ndarray,
+                    dst: np.ndarray) -> np.ndarray:
+        """``(C,)`` per cross edge ``src -> dst``, the smallest ``memory`` (per switch) among the
+        switches that hold an aggregator for it: the sender's leaf (level 1) and, when the
+        destination is under another leaf, the spine ``dst mod S`` that adds the leaves' partial
+        sums (level 2), as :mod:`~netweave.sim.engine` routes them. A switch the edge's messages
+        only pass through (the destination's leaf forwarding a sum) needs no aggregator."""
+        src_leaf, dst_leaf = self.leaf_of[worker_of_src], self.leaf_of[worker_of_dst]
+        need = memory[src_leaf]
+        if self.num_spines:
+            far = src_leaf != dst_leaf
+            need = need.copy()
+            need[far] = np.minimum(need[far], memory[self.num_leaves + dst[far] % self.num_spines])
+        return need
 
 
 def sim_network(topo: Topology) -> SimNetwork:

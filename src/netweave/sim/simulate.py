@@ -13,9 +13,10 @@ The model (every assumption in one place):
   origin host ``cnp_delay`` later (two host-link delays).
 * **Switches** (level 1 = the sender's switch — the star's only switch or the sender's leaf) add an
   arriving feature into one aggregator per destination vertex (``ceil(F/128)`` 128-byte aggregators
-  each, ``memory // 128`` in all), opening it on first use; with none free the copy is bypassed and
-  sent to the destination host unaggregated, one copy per (sender, destination worker). A per-vertex
-  counter of bypassed copies completes the aggregator, whose sum then goes down (or, for a vertex
+  each, ``memory // 128`` in all, per switch: the plan's ``memory_bytes``), opening it on first
+  use; with none free the copy is bypassed and sent to the destination host unaggregated, one copy
+  per (sender, destination worker). A per-vertex counter of bypassed copies completes the
+  aggregator, whose sum then goes down (or, for a vertex
   under another leaf, up to the spine ``v mod S`` as a partial sum, where level 2 adds the leaves'
   partial sums the same way). Hosts add everything they receive.
 * **Blocks** (more than one: ``switchgnn``) are synchronised: a host that holds all sums of the block and has sent
@@ -138,7 +139,11 @@ def _capacity(plan: InaPlan, net: SimNetwork, chunks: int, destinations: int) ->
         return np.zeros(switches, dtype=np.int64)
     if plan.memory_bytes is None:
         return np.full(switches, destinations, dtype=np.int64)
-    return np.full(switches, min(plan.memory_bytes // (AGGREGATOR_BYTES * chunks), destinations), dtype=np.int64)
+    memory = np.asarray(plan.memory_bytes, dtype=np.int64)
+    if memory.ndim and memory.size != switches:
+        raise NetweaveError(f"the plan has aggregator memory for {memory.size} switches but the network has {switches}; "
+                            "plan with the network's switch_memory()")
+    return np.minimum(np.broadcast_to(memory // (AGGREGATOR_BYTES * chunks), (switches,)), destinations).astype(np.int64)
 
 
 def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),

@@ -504,11 +504,12 @@ def compare(
     sections: str = typer.Option("exchange,ina,routing,precision,training", "--sections",
                                  help="Which comparisons to run (comma-separated)."),
     seed: int = typer.Option(0, "--seed"),
-    report: Optional[Path] = typer.Option(None, "--report", help="Write report.md, PNG plots and compare.json to DIR."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write report.md, a self-contained report.html, PNG figures and compare.json to DIR."),
     as_json: bool = JsonOpt,
 ):
     """The main job: every netweave strategy next to its baseline, for each communication problem."""
     from .compare import CompareConfig, compare as run_compare, write_report
+    from .report import section_table
 
     config = CompareConfig(dataset, topology, epochs=epochs, seed=seed,
                            sections=tuple(x.strip() for x in sections.split(",") if x.strip()))
@@ -517,12 +518,9 @@ def compare(
     if as_json:
         return emit_json({"sections": [vars(s) for s in results], "report": None if path is None else str(path)})
     for s in results:
-        if s.skipped:
-            out.print(f"[bold]{s.title}[/bold]\n  {s.skipped}")
-            continue
-        out.print(table(f"{s.title}  ({s.seconds:.1f} s)", [tuple(r[c] for c in s.columns) for r in s.rows], s.columns))
+        out.print(section_table(s, out.width))
     if path is not None:
-        print(f"report written to {path}", file=sys.stderr)
+        print(f"report written to {path} and {path.with_suffix('.html')}", file=sys.stderr)
 
 
 # -- sweep ---------------------------------------------------------------------------------------

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import NetweaveError
+from .report.section import Section
 
 
 @dataclass(frozen=True)
@@ -34,18 +35,6 @@ class CompareConfig:
     epochs: int = 30
     seed: int = 0
     sections: tuple[str, ...] = ("exchange", "ina", "routing", "precision", "training")
-
-
-@dataclass
-class Section:
-    name: str
-    title: str
-    columns: tuple[str, ...]
-    rows: list[dict] = field(default_factory=list)
-    baseline: str = ""
-    metric: str = ""  # the column the section's chart plots (numeric); labels: the first column
-    skipped: str | None = None
-    seconds: float = 0.0
 
 
 def exchange(c: CompareConfig, graph) -> Section:
@@ -184,44 +173,11 @@ def compare(c: CompareConfig) -> list[Section]:
 
 
 def write_report(sections: list[Section], directory: str | Path, config: CompareConfig) -> Path:
-    """``report.md`` with every table and a bar chart per section (PNG), plus ``compare.json``."""
-    import matplotlib
+    """``report.md``, the self-contained ``report.html``, a figure per section (``NAME.png``) and
+    ``compare.json`` (every section's fields) in ``directory``; returns ``report.md``'s path."""
+    from .report import write_report as write
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    lines = ["# netweave compare", "", f"Dataset `{config.dataset}`, seed {config.seed}. Each section shows every "
-             "strategy next to its baseline, measured in this run.", ""]
-    for s in sections:
-        lines += [f"## {s.title}", ""]
-        if s.skipped:
-            lines += [s.skipped, ""]
-            continue
-        lines += ["| " + " | ".join(s.columns) + " |", "|" + "---|" * len(s.columns)]
-        lines += ["| " + " | ".join(_cell(r[col]) for col in s.columns) + " |" for r in s.rows]
-        metric = s.metric or s.columns[1]
-        fig, ax = plt.subplots(figsize=(6, 3))
-        qualifier = next((q for q in ("memory", "cost_model") if q in s.columns), None)
-        labels = [f"{r[s.columns[0]]}" + (f" {r[qualifier]}" if qualifier and r[qualifier] != "–" else "") for r in s.rows]
-        ax.bar(labels, [r[metric] or 0 for r in s.rows], color=["gray" if r[s.columns[0]] == s.baseline else "C0" for r in s.rows])
-        ax.set_ylabel(metric)
-        values = [r[metric] for r in s.rows if r[metric]]
-        if values and min(values) > 0 and max(values) / min(values) > 20:
-            ax.set_yscale("log")  # e.g. the α–β and §5.1 predictions, orders of magnitude apart
-        ax.set_title(s.name)
-        ax.tick_params(axis="x", rotation=20)
-        fig.tight_layout()
-        fig.savefig(d / f"{s.name}.png", dpi=110)
-        plt.close(fig)
-        lines += ["", f"![{s.name}]({s.name}.png)", "", f"_{s.seconds:.1f} s_", ""]
-    (d / "report.md").write_text("\n".join(lines))
-    (d / "compare.json").write_text(json.dumps([vars(s) for s in sections], indent=1, default=str))
-    return d / "report.md"
-
-
-def _cell(v) -> str:
-    if isinstance(v, float):
-        return f"{v:,.4g}"
-    return "–" if v is None else str(v)
+    path = write(sections, directory, "netweave compare", f"Dataset {config.dataset}, seed {config.seed}. Each section "
+                 "shows every strategy next to its baseline, measured in this run.")
+    (path.parent / "compare.json").write_text(json.dumps([vars(s) for s in sections], indent=1, default=str))
+    return path

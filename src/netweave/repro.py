@@ -289,21 +289,9 @@ def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | N
         w = csv.DictWriter(f, keys)
         w.writeheader()
         w.writerows(rows)
-    import matplotlib
+    from .report.plots import save_png, series_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for y in ys:
-        ax.plot([row[x] for row in rows], [row[y] for row in rows], "o-", label=y)
-    ax.set_xlabel(x)
-    ax.set_title(r.what, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / f"{name}.png", dpi=110)
-    plt.close(fig)
+    save_png(series_figure(rows, x, ys, r.what), out / f"{name}.png")
     (out / f"{name}.md").write_text(f"# {name}: {r.what}\n\n| | |\n|---|---|\n| paper | {r.paper} |\n"
                                     f"| netweave | {summary} |\n| scale | {mode}: {len(results)} cases, {case_seconds:.1f} s "
                                     f"in all; {len(fresh)} run now ({seconds:.1f} s wall), the rest resumed from {name}.jsonl |\n"

@@ -18,12 +18,9 @@ def save_timeline_csv(timeline: np.ndarray, path: str | Path) -> None:
 
 def plot_timelines(timelines: dict[str, np.ndarray], path: str | Path) -> None:
     """One line per labelled run on each of the three panels; writes a PNG."""
-    import matplotlib
+    from ..report.plots import pyplot, save_png
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
+    fig, axes = pyplot().subplots(1, 3, figsize=(14, 3.6))
     for label, tl in timelines.items():
         ms = tl[:, 0] * 1e3
         line, = axes[0].plot(ms, tl[:, 1], label=f"{label} total")
@@ -36,6 +33,4 @@ def plot_timelines(timelines: dict[str, np.ndarray], path: str | Path) -> None:
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
     axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_png(fig, path, dpi=120)

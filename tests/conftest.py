@@ -1,14 +1,8 @@
 """Shared fixtures: the real datasets in ../shared/data (skipped when absent) and small graphs."""
 
 import os
-import shutil
 import socket
 from pathlib import Path
-
-# Without a GPU the MGG kernels run in Triton's interpreter; it must be chosen before anything
-# imports triton (torch_geometric may), since triton decides at import which functions it interprets.
-if shutil.which("nvidia-smi") is None:
-    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import numpy as np
 import pytest

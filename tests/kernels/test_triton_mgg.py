@@ -1,6 +1,12 @@
-"""The MGG Triton kernel on CPU (``TRITON_INTERPRET=1``, set by ``tests/conftest.py`` when there is no
-GPU) against the reference: random graphs, dims and (ps, dist, wpb), empty rows, vertices whose
-neighbours are all remote, and gradients."""
+"""The MGG Triton kernel on CPU (Triton's interpreter, which the module switches on only around the
+kernel when there is no GPU) against the reference: random graphs, dims and (ps, dist, wpb), empty
+rows, vertices whose neighbours are all remote, and gradients; importing and running it changes no
+environment variable."""
+
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -59,3 +65,33 @@ def test_gradients_match_a_dense_product(mode):
     (a @ x * w.double()).sum().backward()
     np.testing.assert_allclose(out.detach().numpy(), (a @ x).detach().numpy(), atol=1e-4)
     np.testing.assert_allclose(x32.grad.numpy(), x.grad.numpy(), atol=1e-4)
+
+
+@pytest.mark.parametrize("triton_first", [False, True])
+def test_importing_and_running_leave_the_environment_alone(triton_first):
+    """Issue 16: the CPU path used to set TRITON_INTERPRET=1 for the whole process. In a fresh
+    process without it (triton imported before netweave or not), importing the module and running
+    the kernel leave ``os.environ`` and Triton's interpreter setting as they were."""
+    code = textwrap.dedent(f"""
+        import os
+        if {triton_first}:
+            import triton
+        before = dict(os.environ)
+        import numpy as np, torch
+        import netweave.kernels.triton_mgg as mgg
+        assert dict(os.environ) == before, "import"
+        from netweave.graph import rmat
+        from netweave.kernels import Config, aggregate, mgg_layout, shard_embeddings
+        g = rmat(60, 240, seed=1)
+        lay = mgg_layout(g.indptr, g.indices, 2, Config(4, 2, 2))
+        x = np.random.default_rng(0).standard_normal((g.num_nodes, 5)).astype(np.float32)
+        want = aggregate(lay, shard_embeddings(x.astype(np.float64), lay), np.diff(g.indptr), "sum")
+        np.testing.assert_allclose(mgg.mgg_sum(lay, torch.from_numpy(x)).numpy(), want, rtol=1e-5, atol=1e-4)
+        import triton
+        assert dict(os.environ) == before, "run"
+        assert torch.cuda.is_available() or not triton.knobs.runtime.interpret
+        print("clean")
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "clean" in done.stdout, done.stderr[-2000:]

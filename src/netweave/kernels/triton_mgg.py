@@ -8,7 +8,10 @@ partial sums are added into the partition's output row, which other warps may sh
 
 - **Memory.** The local shard is the GPU's own embeddings. "Remote" rows come from another memory: a
   peer GPU's buffer, or pinned host memory read in place (zero-copy) on a single-GPU machine.
-- **CPU path.** Under ``TRITON_INTERPRET=1`` the same kernel runs on the CPU, which is what the tests use.
+- **CPU path.** Without a GPU the same kernel runs on the CPU in Triton's interpreter, which is what
+  the tests use. The interpreter is switched on only while the kernel is built and launched
+  (:func:`_cpu_interpreter`); importing or using this module leaves ``os.environ`` and Triton's
+  settings as they were.
 - **Non-overlapped baseline.** It gathers every remote row into a local buffer first, then aggregates
   everything from local memory.
 - **Normalisation.** ``mean`` and ``gcn`` are applied outside the kernel, which only sums: GCN
@@ -17,7 +20,7 @@ partial sums are added into the partition's output row, which other warps may sh
 
 from __future__ import annotations
 
-import os
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -26,20 +29,29 @@ from .layout import Layout
 
 
 def _triton():
-    """torch and triton; without a GPU, Triton's interpreter is switched on (the CPU path)."""
+    """torch and triton, imported as they are (nothing is configured here)."""
     try:
         import torch
-        if not torch.cuda.is_available():
-            os.environ["TRITON_INTERPRET"] = "1"
         import triton
         import triton.language as tl
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise NetweaveError(f"the MGG kernels need torch and triton ({exc.name} is missing): "
                             "pip install -e '.[kernels]'") from None
-    knobs = getattr(triton, "knobs", None)
-    if not torch.cuda.is_available() and knobs is not None:
-        knobs.runtime.interpret = True  # in case triton was imported (and read the environment) earlier
     return torch, triton, tl
+
+
+@contextmanager
+def _cpu_interpreter():
+    """Without a GPU, Triton's interpreter for the duration of the block (the CPU path): ``triton.jit``
+    reads the setting when it wraps a kernel and the interpreter while it runs one. ``knobs.runtime.scope``
+    puts Triton's runtime settings and their environment variables (``TRITON_INTERPRET``) back after."""
+    torch, triton, _ = _triton()
+    if torch.cuda.is_available():
+        yield
+        return
+    with triton.knobs.runtime.scope():
+        triton.knobs.runtime.interpret = True
+        yield
 
 
 _KERNEL = None
@@ -49,8 +61,19 @@ def _kernel():
     global _KERNEL
     if _KERNEL is not None:
         return _KERNEL
+    with _cpu_interpreter():
+        _KERNEL = _build_kernel()
+    return _KERNEL
+
+
+def _build_kernel():
     torch, triton, tl = _triton()
 
+    # Sums are ``tl.reduce(x, 0, tl.standard._sum_combine)``, what ``tl.sum`` does for float32: ``tl.sum``
+    # is itself a ``@triton.jit`` function, wrapped for the interpreter only if TRITON_INTERPRET was set
+    # when triton was imported, whereas ``tl.reduce`` is a builtin that the interpreter replaces (with
+    # numpy for this combine function). So the CPU path works however triton was imported, with no
+    # process-wide setting.
     @triton.jit
     def mgg_warp(out_ptr, local_ptr, remote_ptr, l_row, l_start, l_end, l_idx, r_row, r_start, r_end, r_idx,
                  n_lnp, n_rnp, dim, stride, DIST: tl.constexpr, PS: tl.constexpr, BLOCK_D: tl.constexpr,
@@ -70,7 +93,7 @@ def _kernel():
             rvals = tl.load(remote_ptr + rid[:, None] * stride + cols[None, :], mask=rm[:, None] & cmask[None, :],
                             other=0.0)
             if not OVERLAP:  # the in-house baseline: wait for the remote rows before any local work
-                rsum = tl.sum(rvals, axis=0)
+                rsum = tl.reduce(rvals, 0, tl.standard._sum_combine)
                 rrow = tl.load(r_row + p, mask=has_r, other=0)
                 tl.atomic_add(out_ptr + rrow * stride + cols, rsum, mask=cmask & has_r)
             # 2. aggregate the local partition while the remote rows are in flight
@@ -82,13 +105,14 @@ def _kernel():
             lvals = tl.load(local_ptr + lid[:, None] * stride + cols[None, :], mask=lm[:, None] & cmask[None, :],
                             other=0.0)
             lrow = tl.load(l_row + p, mask=has_l, other=0)
-            tl.atomic_add(out_ptr + lrow * stride + cols, tl.sum(lvals, axis=0), mask=cmask & has_l)
+            lsum = tl.reduce(lvals, 0, tl.standard._sum_combine)
+            tl.atomic_add(out_ptr + lrow * stride + cols, lsum, mask=cmask & has_l)
             # 3. then reduce the remote rows (Figure 6b step 2)
             if OVERLAP:
                 rrow = tl.load(r_row + p, mask=has_r, other=0)
-                tl.atomic_add(out_ptr + rrow * stride + cols, tl.sum(rvals, axis=0), mask=cmask & has_r)
+                rsum = tl.reduce(rvals, 0, tl.standard._sum_combine)
+                tl.atomic_add(out_ptr + rrow * stride + cols, rsum, mask=cmask & has_r)
 
-    _KERNEL = mgg_warp
     return mgg_warp
 
 
@@ -111,10 +135,12 @@ def run_gpu(layout: Layout, g: int, local, remote, out, overlap: bool = True) ->
         return
     lo = work.rows[0]
     target = out[lo:work.rows[1]]
-    _kernel()[(warps,)](target, local, remote, as_t(lnp[:, 0]), as_t(lnp[:, 1]), as_t(lnp[:, 2]), as_t(work.local_idx),
-                        as_t(rnp[:, 0]), as_t(rnp[:, 1]), as_t(rnp[:, 2]), as_t(remote_ids), len(lnp), len(rnp),
-                        out.shape[1], out.stride(0), DIST=c.dist, PS=_pow2(c.ps), BLOCK_D=_pow2(out.shape[1]),
-                        OVERLAP=overlap)
+    kernel = _kernel()
+    with _cpu_interpreter():
+        kernel[(warps,)](target, local, remote, as_t(lnp[:, 0]), as_t(lnp[:, 1]), as_t(lnp[:, 2]), as_t(work.local_idx),
+                         as_t(rnp[:, 0]), as_t(rnp[:, 1]), as_t(rnp[:, 2]), as_t(remote_ids), len(lnp), len(rnp),
+                         out.shape[1], out.stride(0), DIST=c.dist, PS=_pow2(c.ps), BLOCK_D=_pow2(out.shape[1]),
+                         OVERLAP=overlap)
 
 
 def mgg_sum(layout: Layout, x, overlap: bool = True, remote=None):

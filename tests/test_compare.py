@@ -10,7 +10,7 @@ from netweave.cli import main
 from netweave.compare import CompareConfig, compare, write_report
 from netweave.errors import NetweaveError
 
-SMALL = dict(ina_workers=4, switch_memory=100_000, routing_topology="leafspine:leaves=4,spines=2,hosts=4,ina=0.5,pipelines=2,seed=1",
+SMALL = dict(ina_dataset="cora", ina_workers=4, switch_memory=100_000, routing_topology="leafspine:leaves=4,spines=2,hosts=4,ina=0.5,pipelines=2,seed=1",
              routing_workers=8, precision_topology="fattree:k=4,ina=0.4,seed=1,gbps=10", precision_workers=8,
              train_workers=2, epochs=2)
 
@@ -66,3 +66,20 @@ def test_cli_compare_json_and_bad_section(capsys):
     assert (e.value.code or 0) == 0 and [s["name"] for s in json.loads(out)["sections"]] == ["ina", "routing"]
     with pytest.raises(NetweaveError, match="unknown section"):
         compare(CompareConfig(sections=("magic",)))
+
+
+def test_each_section_says_what_to_see_and_where_it_differs_and_plots_numbers():
+    sections = compare(CompareConfig(**{**SMALL, "sections": ("exchange", "ina", "routing", "precision")}))
+    for s in sections:
+        assert s.note and s.differs and s.metrics, s.name
+        for metric in s.metrics:  # a chart plots a number, never a label such as the memory column
+            assert all(isinstance(r[metric], (int, float)) for r in s.rows), (s.name, metric)
+
+
+def test_the_default_ina_regime_is_the_papers_and_switchgnn_wins_there():
+    """Defaults: a Reddit-like layer that does not fit 2 MB of aggregators (SwitchGNN §6's regime)."""
+    (s,) = compare(CompareConfig(sections=("ina",)))
+    rows = {(r["strategy"], r["memory"]): r for r in s.rows}
+    host, straw, sgnn = rows[("host", "–")], rows[("straw", "2 MB")], rows[("switchgnn", "2 MB")]
+    assert sgnn["traffic_MB"] < straw["traffic_MB"] < host["traffic_MB"]
+    assert sgnn["completion_us"] < host["completion_us"]

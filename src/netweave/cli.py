@@ -311,8 +311,10 @@ def ina(
     sim = SimConfig(buffer_bytes=None if buffer is None else parse_bytes(buffer, "--buffer"), congestion_control=cc,
                     ecn_bytes=parse_bytes(ecn, "--ecn"), loss=loss, timeout_us=timeout_us,
                     background_load=background, seed=seed)
-    config = LayerConfig(dataset, workers, topology, parse_switch_memory(switch_memory), strategy.value, order.value, feature_dim,
-                         gbps, seed, start, method.value, _str(parts_file), verify, sim)
+    config = LayerConfig(dataset=dataset, workers=workers, topology=topology,
+                         switch_memory=parse_switch_memory(switch_memory), strategy=strategy.value, order=order.value,
+                         feature_dim=feature_dim, gbps=gbps, seed=seed, start=start, method=method.value,
+                         parts_file=_str(parts_file), verify=verify, sim=sim)
     report, result = simulate_layer(config)
     if timeline is not None:
         save_timeline_csv(result.timeline, timeline)

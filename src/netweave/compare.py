@@ -4,7 +4,8 @@ baseline, measured in one run (issue 9).
 Sections (each a list of rows; a section whose optional dependency is missing is skipped with one line):
 1. **exchange** — DGCL: the graph allgather on a GPU server (``dgx1``), P2P vs SPST, predicted time and
    bytes under the α–β cost model (the default, calibrated on gloo/TCP) and DGCL's §5.1.
-2. **ina** — SwitchGNN: one layer through an INA switch, host vs strawman vs SwitchGNN.
+2. **ina** — SwitchGNN: one layer of a Reddit-like graph through an INA switch whose aggregators cannot
+   hold it (the paper's regime), host vs strawman vs SwitchGNN.
 3. **routing** — ARO: gradient aggregation in a leaf-spine with INA switches, PS / ECMP / GRID / AggTree / ARO.
 4. **precision** — PAHInA: precision-heterogeneous aggregation, PS / ATP / GRID / PAHInA training time.
 5. **training** — a short real distributed run (4 workers, SPST plan): accuracy and bytes (needs torch).
@@ -25,8 +26,11 @@ from .report.section import Section
 class CompareConfig:
     dataset: str = "cora"
     exchange_topology: str = "dgx1"
-    ina_workers: int = 8
-    switch_memory: int = 200_000
+    # SwitchGNN's regime (§6): a Reddit-like graph (602 features) whose layer does not fit the
+    # switch, at 1 % of Reddit and 32 hosts so that it simulates in seconds
+    ina_dataset: str = "reddit-like:scale=0.01"
+    ina_workers: int = 32
+    switch_memory: int = 2_000_000
     routing_topology: str = "leafspine:leaves=8,spines=8,hosts=8,ina=0.3,pipelines=4,seed=1"
     routing_workers: int = 40
     precision_topology: str = "fattree:k=8,ina=0.05,seed=1,gbps=10"
@@ -42,15 +46,22 @@ def exchange(c: CompareConfig, graph) -> Section:
     from .partition import comm_relation
     from .plan import p2p_guard, p2p_plan, plan_cost, spst_plan, worker_links
     from .plan.cost import COST_MODELS, DEFAULT_COST_MODEL, DGCL_MODEL
+    from .scenarios import feature_bytes, feature_dim
     from .topology import load_topology_spec
 
     topo = load_topology_spec(c.exchange_topology)
     links = worker_links(topo)
     comm = comm_relation(graph, partition_by_method(graph, "metis", None, topo, c.seed))
-    fb = 4 * (graph.feature_dim or 128)
-    s = Section("exchange", f"Embedding exchange (DGCL) of {c.dataset} on {topo.name}, {fb} B per embedding",
-                ("planner", "cost_model", "predicted_time_ms", "stages", "total_MB", "speedup"), baseline="p2p",
-                metric="predicted_time_ms")
+    fb = feature_bytes(feature_dim(None, graph))
+    s = Section(name="exchange", title=f"Embedding exchange (DGCL) of {c.dataset} on {topo.name}, {fb} B per embedding",
+                columns=("planner", "cost_model", "predicted_time_ms", "stages", "total_MB", "speedup"), baseline="p2p",
+                metrics=("predicted_time_ms", "total_MB"),
+                note="SPST relays embeddings over fast links so that fewer bytes cross slow ones: under DGCL's "
+                     "bandwidth-only model it beats P2P; under the α–β model (1.6 ms per stage, measured for "
+                     "gloo/TCP) a small graph's transfers cannot pay for extra stages, and SPST's guard keeps one "
+                     "P2P stage.",
+                differs="Times are predicted, not measured on GPUs; the α–β model is netweave's addition, "
+                        "calibrated on gloo over TCP between network namespaces, not on NVLink.")
     direct = p2p_plan(comm, links, fb) if links.complete else None
     greedy = spst_plan(comm, links, fb, c.seed, guard_p2p=False)
     for model in (COST_MODELS[DEFAULT_COST_MODEL], DGCL_MODEL):  # the default first, then the paper's §5.1
@@ -65,27 +76,34 @@ def exchange(c: CompareConfig, graph) -> Section:
     return s
 
 
-def ina(c: CompareConfig, graph) -> Section:
+def ina(c: CompareConfig) -> Section:
     from .ina import boundary_relation
     from .ina.plan import ina_plan
     from .partition import metis_partition
     from .sim import SimConfig, sim_network
+    from .graph import load_dataset
+    from .scenarios import feature_bytes, feature_dim
     from .sim.layer import plan_report
     from .topology import load_topology_spec
 
+    graph = load_dataset(c.ina_dataset)
     rel = boundary_relation(graph, metis_partition(graph, c.ina_workers, seed=c.seed))
     net = sim_network(load_topology_spec(f"star:n={c.ina_workers},gbps=100,latency_us=2"))
-    fb = 4 * (graph.feature_dim or 128)
-    s = Section("ina", f"One GCN layer of {c.dataset} through an INA switch ({c.ina_workers} hosts, 100 Gb/s, "
-                       f"{c.switch_memory / 1e3:g} KB of aggregators)",
-                ("strategy", "memory", "traffic_MB", "traffic_reduction", "completion_us", "max_queue_KB", "blocks"),
-                metric="completion_us",
-                baseline="host")
+    fb = feature_bytes(feature_dim(None, graph))
+    s = Section(name="ina", title=f"One GCN layer of {c.ina_dataset} through an INA switch ({c.ina_workers} hosts, "
+                                  f"100 Gb/s, {c.switch_memory / 1e6:g} MB of aggregators)",
+                columns=("strategy", "memory", "traffic_MB", "traffic_reduction", "completion_us", "max_queue_KB",
+                         "blocks"), baseline="host", metrics=("traffic_MB", "completion_us"),
+                note="When the layer does not fit the switch's aggregators, the strawman aggregates what fits (about "
+                     "half of the host-based traffic, no faster); SwitchGNN's GAMR order and multi-level blocks keep "
+                     "most of it in the switch and finish sooner than host-based exchange.",
+                differs="Simulated, not a Tofino; a Reddit-like graph at 1 % of Reddit on 32 hosts with 2 MB of "
+                        "aggregators, where the paper runs full Reddit on 128 workers with 10-100 MB.")
     for strategy, memory, order in (("host", None, "random"), ("straw", None, "random"),
                                     ("straw", c.switch_memory, "random"), ("switchgnn", c.switch_memory, "gamr")):
         plan = ina_plan(rel, strategy, fb, memory, order, c.seed)
         r, _ = plan_report(rel, plan, net, SimConfig(seed=c.seed))
-        s.rows.append({"strategy": strategy, "memory": "–" if strategy == "host" else ("UL" if memory is None else f"{memory / 1e3:g} KB"),
+        s.rows.append({"strategy": strategy, "memory": "–" if strategy == "host" else ("UL" if memory is None else f"{memory / 1e6:g} MB"),
                        "traffic_MB": r["traffic_bytes"] / 1e6, "traffic_reduction": r["traffic_reduction"],
                        "completion_us": r["completion_time_s"] * 1e6, "max_queue_KB": r["max_queue_bytes"] / 1e3,
                        "blocks": r["num_blocks"]})
@@ -99,8 +117,15 @@ def routing(c: CompareConfig) -> Section:
 
     topo = load_topology_spec(c.routing_topology)
     jobs = random_job(topo, c.routing_workers, seed=c.seed)
-    s = Section("routing", f"Gradient aggregation of {c.routing_workers} workers in {topo.name} (INA, 4 pipelines)",
-                ("algorithm", "rate_gbps", "rate_x_ps", "solve_ms", "optimal"), baseline="ps", metric="rate_gbps")
+    s = Section(name="routing", title=f"Gradient aggregation of {c.routing_workers} workers in {topo.name} "
+                                      "(INA, 4 pipelines)",
+                columns=("algorithm", "rate_gbps", "rate_x_ps", "solve_ms", "optimal"), baseline="ps",
+                metrics=("rate_gbps",),
+                note="ARO routes each task's flows so that they meet at INA pipelines and merge there, so its slowest "
+                     "task aggregates several times faster than through a plain PS; ECMP, GRID and AggTree do not "
+                     "see the pipelines.",
+                differs="Rates from netweave's max-min evaluator on an 8x8 leaf-spine with 40 workers (the paper: "
+                        "24x24 with 200), solved exactly with HiGHS.")
     base = None
     for algorithm in ("ps", "ecmp", "grid", "aggtree", "aro"):
         r = route_jobs(topo, jobs, algorithm, seed=c.seed)
@@ -118,9 +143,15 @@ def precision(c: CompareConfig) -> Section:
 
     topo = load_topology_spec(c.precision_topology)
     jobs = random_job(topo, c.precision_workers, seed=c.seed, mix=PRECISION_MIX)
-    s = Section("precision", f"Precision-heterogeneous aggregation (fp8:fp16:fp32 = 5:3:2) of {c.precision_workers} "
-                             f"workers in {topo.name}", ("scheme", "training_time_s", "time_reduction", "ina_efficiency",
-                                                        "min_rate_gbps"), baseline="ps", metric="training_time_s")
+    s = Section(name="precision", title=f"Precision-heterogeneous aggregation (fp8:fp16:fp32 = 5:3:2) of "
+                                        f"{c.precision_workers} workers in {topo.name}",
+                columns=("scheme", "training_time_s", "time_reduction", "ina_efficiency", "min_rate_gbps"),
+                baseline="ps", metrics=("training_time_s", "ina_efficiency"),
+                note="PAHInA aggregates each precision at a nearby switch with capacity for it, without up-casting, "
+                     "and rates the workers by eq. 2, so training takes a fraction of GRID's and ATP's time.",
+                differs="Training time from netweave's model with its constants (100 MB of fp32 gradients, 1000 "
+                        "iterations); ties between equal paths go to fewer hops, then less load, then a seeded "
+                        "order (the paper leaves them open).")
     base = None
     for scheme in ("ps", "atp", "grid", "pahina"):
         m = route_precision(topo, jobs, scheme, c.seed).metrics
@@ -132,9 +163,14 @@ def precision(c: CompareConfig) -> Section:
 
 
 def training(c: CompareConfig) -> Section:
-    s = Section("training", f"Distributed GCN training of {c.dataset}: {c.train_workers} workers, {c.epochs} epochs",
-                ("comm", "test_acc", "exchange_MB_per_epoch", "epoch_ms"), baseline="allreduce",
-                metric="exchange_MB_per_epoch")
+    s = Section(name="training", title=f"Distributed GCN training of {c.dataset}: {c.train_workers} workers, "
+                                       f"{c.epochs} epochs",
+                columns=("comm", "test_acc", "exchange_MB_per_epoch", "epoch_ms"), baseline="allreduce",
+                metrics=("exchange_MB_per_epoch", "epoch_ms"),
+                note="Both exchanges give the same logits, hence the same accuracy; the plan sends only the halo "
+                     "embeddings, the all-reduce baseline the whole N x D matrix of every layer.",
+                differs="gloo over loopback with the processes sharing this machine's cores: the epoch time "
+                        "measures volume and software overhead, not a GPU cluster.")
     try:
         import torch  # noqa: F401
         import torch_geometric  # noqa: F401
@@ -160,8 +196,8 @@ def compare(c: CompareConfig) -> list[Section]:
     unknown = set(c.sections) - set(CompareConfig.sections)
     if unknown:
         raise NetweaveError(f"unknown section {', '.join(sorted(unknown))}; choose from {', '.join(CompareConfig.sections)}")
-    graph = load_dataset(c.dataset) if {"exchange", "ina"} & set(c.sections) else None
-    runners = {"exchange": lambda: exchange(c, graph), "ina": lambda: ina(c, graph), "routing": lambda: routing(c),
+    graph = load_dataset(c.dataset) if "exchange" in c.sections else None
+    runners = {"exchange": lambda: exchange(c, graph), "ina": lambda: ina(c), "routing": lambda: routing(c),
                "precision": lambda: precision(c), "training": lambda: training(c)}
     out = []
     for name in c.sections:

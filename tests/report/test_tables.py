@@ -44,7 +44,7 @@ def test_a_wide_header_wraps_onto_two_lines():
 
 def test_caption_says_what_to_see_and_baseline(sections):
     text = render(sections[0])
-    assert sections[0].note in text and "differs from the paper" in text and "Baseline (dim): p2p." in text
+    assert sections[0].note in text and "differs from the paper" in text and "Baseline (dimmed rows): p2p." in text
 
 
 def test_skipped_section_prints_its_reason_verbatim(sections):

@@ -64,5 +64,5 @@ def caption(s: Section) -> str:
     if s.differs:
         lines.append(f"Where netweave differs from the paper: {s.differs}")
     if s.baseline:
-        lines.append(f"Baseline (dim): {s.baseline}.")
+        lines.append(f"Baseline (dimmed rows): {s.baseline}.")
     return "\n".join(lines)

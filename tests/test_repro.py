@@ -8,7 +8,7 @@ import pytest
 
 from netweave.cli import main
 from netweave.errors import NetweaveError
-from netweave.repro import RECORDED_MGG, REPROS, reproduce, reproduce_all
+from netweave.repro import MGG_RUN, REPROS, reproduce, reproduce_all
 
 
 def _cli(args, capsys) -> dict:
@@ -22,7 +22,9 @@ def _cli(args, capsys) -> dict:
 def tiny(tmp_path_factory):
     """``netweave repro all --scale tiny`` once, its cases in a pool of two processes."""
     out = tmp_path_factory.mktemp("repro")
-    results = reproduce_all(out, scale="tiny", workers=2)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv(MGG_RUN, raising=False)
+        results = reproduce_all(out, scale="tiny", workers=2)
     return out, {r["name"]: r for r in results}
 
 
@@ -55,13 +57,39 @@ def test_mgg_repro_needs_a_gpu_or_a_recorded_run(tiny):
         gpu = torch.cuda.is_available()
     except ImportError:
         gpu = False
-    if gpu or RECORDED_MGG.exists():
+    if gpu:
         assert results["mgg-fig11"]["rows"]
     else:
         assert "needs a GPU" in results["mgg-fig11"]["netweave"]  # listed with its reason, the others ran
         assert not (out / "mgg-fig11.jsonl").exists()
-        with pytest.raises(NetweaveError, match="needs a GPU"):
+        with pytest.raises(NetweaveError, match=f"needs a GPU .*set {MGG_RUN}"):
             reproduce("mgg-fig11", out, scale="tiny")
+
+
+def test_mgg_repro_replays_the_recorded_run_the_user_names(tmp_path, monkeypatch):
+    """Issue 16: the recorded run came from benchmarks/results/ of the source checkout (absent from an
+    installed package); now only from the file the user names in $NETWEAVE_MGG_RUN, read up front."""
+    try:
+        import torch
+        gpu = torch.cuda.is_available()
+    except ImportError:
+        gpu = False
+    if gpu:
+        pytest.skip("with a GPU the case measures instead of replaying")
+    run = tmp_path / "my-mgg.json"
+    run.write_text(json.dumps({"device": "H100", "rows": [{"tuned": "Config(ps=8, dist=2, wpb=4)",
+                                                          "tuner_path": [["Config(1)", 0.004], ["Config(8)", 0.001]]}]}))
+    monkeypatch.setenv(MGG_RUN, str(run))
+    r = reproduce("mgg-fig11", tmp_path / "out1", scale="tiny")
+    assert [row["latency_ms"] for row in r["rows"]] == [4.0, 1.0] and "Config(ps=8" in r["netweave"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(MGG_RUN, "missing.json")
+    with pytest.raises(NetweaveError, match=f"^{MGG_RUN}=missing.json: cannot read it .*bench_mgg.py"):
+        reproduce("mgg-fig11", tmp_path / "out2", scale="tiny")
+    run.write_text('{"rows": []}')
+    monkeypatch.setenv(MGG_RUN, str(run))
+    with pytest.raises(NetweaveError, match="is not a recorded MGG run"):
+        reproduce("mgg-fig11", tmp_path / "out3", scale="tiny")
 
 
 def test_unknown_names_and_scales_and_list(tmp_path, capsys):

@@ -1,25 +1,28 @@
 # Two entry points for a fresh machine (see README): `make demo` and `make test`.
-# Both create .venv and install netweave into it when missing or when pyproject.toml changed.
+# Both create .venv and install netweave into it when missing or when pyproject.toml changed:
+# `make demo` with the `demo` extra (what the main job needs), `make test` with the `test` extra.
+# Each extra has its own stamp, keyed on pyproject.toml, so neither install stands for the other.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+SUM    := $(shell cksum pyproject.toml | cut -d' ' -f1)
+stamp   = $(VENV)/.installed-$(1)-$(SUM)
 
 .PHONY: demo test bench clean
 
-$(STAMP): pyproject.toml
+$(VENV)/.installed-%-$(SUM): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
-	rm -f $(VENV)/.installed-* && touch $@
+	$(BIN)/python -m pip install -q -e '.[$*]'
+	rm -f $(VENV)/.installed-$*-* && touch $@
 
-demo: $(STAMP)
+demo: $(call stamp,demo)
 	$(BIN)/netweave compare --report report
 
-test: $(STAMP)
+test: $(call stamp,test)
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+bench: $(call stamp,test)
 	$(BIN)/python benchmarks/bench_partition.py
 	$(BIN)/python benchmarks/bench_plan.py
 	$(BIN)/python benchmarks/bench_train.py

@@ -117,6 +117,8 @@ def test_the_layer_takes_memory_from_the_topology_by_default(tmp_path):
 def test_switch_memory_option_and_bad_input(tmp_path, rel):
     assert parse_switch_memory("topology") == "topology" and parse_switch_memory("unlimited") is None
     assert parse_switch_memory("1MB") == 1_000_000
+    with pytest.raises(NetweaveError, match="'biggest' is not a size.* or 'unlimited', or 'topology'"):
+        parse_switch_memory("biggest")
     with pytest.raises(NetweaveError, match="--switch-memory 'biggest'"):
         simulate_layer(LayerConfig(workers=4, switch_memory="biggest"))
     net = sim_network(load_topology_spec(topology(tmp_path)))

@@ -30,7 +30,10 @@ def parse_switch_memory(raw, where: str = "--switch-memory") -> int | str | None
         return None
     if isinstance(raw, str) and raw.strip().lower() == FROM_TOPOLOGY:
         return FROM_TOPOLOGY
-    return parse_bytes(raw, where)
+    try:
+        return parse_bytes(raw, where)
+    except NetweaveError as exc:
+        raise NetweaveError(f"{exc}, or 'unlimited', or {FROM_TOPOLOGY!r} (each switch's aggregator_memory)") from None
 
 
 @dataclass(frozen=True)

@@ -282,7 +282,7 @@ def ina(
     dataset: str = typer.Argument("cora", help=DATASET_HELP),
     workers: int = typer.Option(8, "--workers", "-n", help="Workers (one partition and one host each)."),
     topology: Optional[str] = typer.Option(None, "--topology", help="A star or leaf-spine with WORKERS hosts (default star:n=WORKERS,gbps=GBPS,latency_us=2). " + TOPOLOGY_HELP),
-    switch_memory: str = typer.Option("100MB", "--switch-memory", help="Aggregator memory per switch (128 B aggregators), or 'unlimited'."),
+    switch_memory: str = typer.Option("topology", "--switch-memory", help="Aggregator memory per switch (128 B aggregators): 'topology' (each switch's aggregator_memory, 100MB where the topology gives none), one size for every switch (e.g. 100MB), or 'unlimited'."),
     strategy: Strategy = typer.Option(Strategy.switchgnn, "--strategy", help="host (BNS-GCN), straw (§2.3.2 strawman) or switchgnn (GAMR + multi-level blocks)."),
     order: Order = typer.Option(Order.gamr, "--order", help="Sending order: gamr (priority BFS, §3.2) or random."),
     feature_dim: Optional[int] = typer.Option(None, "--feature-dim", help="D float32 values per feature (default: the dataset's, else 128)."),

@@ -390,13 +390,14 @@ def route(
     as_json: bool = JsonOpt,
 ):
     """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates."""
-    from .route import evaluate_routes, load_jobs, random_job
+    from .route import evaluate_routes, load_jobs
     from .route.jobs import parse_precision_mix
-    from .route.plan import load_routes, route_jobs, route_precision, save_routes
+    from .route.plan import PrecisionResult, load_routes, save_routes
+    from .scenarios import RouteScenario
     from .topology import load_topology_spec
 
-    topo = load_topology_spec(topology)
     if evaluate is not None:
+        topo = load_topology_spec(topology)
         routes, jobs = load_routes(evaluate)
         if jobs_file is not None:
             jobs = load_jobs(jobs_file)
@@ -405,35 +406,20 @@ def route(
                   "min_rate_gbps": min(ev.rates_gbps.values()),
                   "bottleneck": {k: (None if v is None else list(v)) for k, v in ev.bottleneck.items()}}
         return emit_json(report) if as_json else out.print(table(f"routes {evaluate} on {topo.name}", report))
-    if (jobs_file is None) == (workers is None):
-        raise NetweaveError("give exactly one of --jobs FILE and --workers W")
-    mix = parse_precision_mix(precisions) if precisions else None
-    jobs = load_jobs(jobs_file) if jobs_file is not None else random_job(topo, workers, ps, seed, mix)
-    # GRID and PS have precision-aware variants, used when a task mixes precisions; with one precision
-    # per task they stay on ARO's model, so one jobs file compares every algorithm on one model.
-    # ARO, ECMP and AggTree take one precision per task (route_jobs refuses a mix).
-    mixed = any(len(set(t.precisions)) > 1 for j in jobs for t in j.tasks)
-    precision_mode = algorithm in (Algorithm.pahina, Algorithm.atp) or (algorithm in (Algorithm.grid, Algorithm.ps) and mixed)
-    if precision_mode:
-        result = route_precision(topo, jobs, algorithm.value, seed, switch_gbps)
-        report = result.summary()
-        if out_file is not None:
-            save_routes(result, out_file)
-            report["out"] = str(out_file)
-        if as_json:
-            return emit_json(report)
-        return out.print(table(f"{algorithm.value} (precision-aware) on {topo.name}",
-                               {k: v for k, v in report.items() if k not in ("tasks", "output_streams_gbps")}))
-    accelerations = tuple(a.strip() for a in accelerate.split(",") if a.strip())
-    result = route_jobs(topo, jobs, algorithm.value, seed, time_limit, accelerations)
+    result = RouteScenario(
+        topology=topology, algorithm=algorithm.value, jobs_file=_str(jobs_file), workers=workers, ps=ps,
+        precisions=parse_precision_mix(precisions) if precisions else None, switch_gbps=switch_gbps,
+        time_limit_s=time_limit, accelerations=tuple(a.strip() for a in accelerate.split(",") if a.strip()),
+        seed=seed).run()
     report = result.summary()
     if out_file is not None:
         save_routes(result, out_file)
         report["out"] = str(out_file)
     if as_json:
         return emit_json(report)
-    shown = {k: v for k, v in report.items() if k != "tasks"}
-    out.print(table(f"{algorithm.value} routing on {topo.name}", shown))
+    aware = isinstance(result, PrecisionResult)
+    shown = {k: v for k, v in report.items() if k not in ("tasks", "output_streams_gbps")}
+    out.print(table(f"{algorithm.value} {'(precision-aware) ' if aware else 'routing '}on {result.topology}", shown))
 
 
 # -- aggsvc --------------------------------------------------------------------------------------

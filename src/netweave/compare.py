@@ -111,13 +111,11 @@ def ina(c: CompareConfig) -> Section:
 
 
 def routing(c: CompareConfig) -> Section:
-    from .route import random_job
-    from .route.plan import route_jobs
-    from .topology import load_topology_spec
+    from .scenarios import RouteScenario
 
-    topo = load_topology_spec(c.routing_topology)
-    jobs = random_job(topo, c.routing_workers, seed=c.seed)
-    s = Section(name="routing", title=f"Gradient aggregation of {c.routing_workers} workers in {topo.name} "
+    results = {a: RouteScenario(topology=c.routing_topology, algorithm=a, workers=c.routing_workers, seed=c.seed).run()
+               for a in ("ps", "ecmp", "grid", "aggtree", "aro")}
+    s = Section(name="routing", title=f"Gradient aggregation of {c.routing_workers} workers in {results['ps'].topology} "
                                       "(INA, 4 pipelines)",
                 columns=("algorithm", "rate_gbps", "rate_x_ps", "solve_ms", "optimal"), baseline="ps",
                 metrics=("rate_gbps",),
@@ -126,25 +124,20 @@ def routing(c: CompareConfig) -> Section:
                      "see the pipelines.",
                 differs="Rates from netweave's max-min evaluator on an 8x8 leaf-spine with 40 workers (the paper: "
                         "24x24 with 200), solved exactly with HiGHS.")
-    base = None
-    for algorithm in ("ps", "ecmp", "grid", "aggtree", "aro"):
-        r = route_jobs(topo, jobs, algorithm, seed=c.seed)
-        base = base or r.min_rate_gbps
+    base = results["ps"].min_rate_gbps
+    for algorithm, r in results.items():
         s.rows.append({"algorithm": algorithm, "rate_gbps": r.min_rate_gbps, "rate_x_ps": r.min_rate_gbps / base,
                        "solve_ms": r.solve_time_s * 1e3, "optimal": r.optimal})
     return s
 
 
 def precision(c: CompareConfig) -> Section:
-    from .route import random_job
-    from .route.plan import route_precision
-    from .scenarios import PRECISION_MIX
-    from .topology import load_topology_spec
+    from .scenarios import PRECISION_MIX, RouteScenario
 
-    topo = load_topology_spec(c.precision_topology)
-    jobs = random_job(topo, c.precision_workers, seed=c.seed, mix=PRECISION_MIX)
+    metrics = {a: RouteScenario(topology=c.precision_topology, algorithm=a, workers=c.precision_workers,
+                                precisions=PRECISION_MIX, seed=c.seed).run() for a in ("ps", "atp", "grid", "pahina")}
     s = Section(name="precision", title=f"Precision-heterogeneous aggregation (fp8:fp16:fp32 = 5:3:2) of "
-                                        f"{c.precision_workers} workers in {topo.name}",
+                                        f"{c.precision_workers} workers in {metrics['ps'].topology}",
                 columns=("scheme", "training_time_s", "time_reduction", "ina_efficiency", "min_rate_gbps"),
                 baseline="ps", metrics=("training_time_s", "ina_efficiency"),
                 note="PAHInA aggregates each precision at a nearby switch with capacity for it, without up-casting, "
@@ -152,10 +145,9 @@ def precision(c: CompareConfig) -> Section:
                 differs="Training time from netweave's model with its constants (100 MB of fp32 gradients, 1000 "
                         "iterations); ties between equal paths go to fewer hops, then less load, then a seeded "
                         "order (the paper leaves them open).")
-    base = None
-    for scheme in ("ps", "atp", "grid", "pahina"):
-        m = route_precision(topo, jobs, scheme, c.seed).metrics
-        base = base or m.training_time_s
+    base = metrics["ps"].metrics.training_time_s
+    for scheme, r in metrics.items():
+        m = r.metrics
         s.rows.append({"scheme": scheme, "training_time_s": m.training_time_s,
                        "time_reduction": 1 - m.training_time_s / base, "ina_efficiency": m.ina_efficiency,
                        "min_rate_gbps": m.min_worker_rate_gbps})

@@ -64,23 +64,18 @@ def run_case(kind: str, params: dict) -> dict:
         except TypeError as exc:
             raise NetweaveError(f"bad ina parameter: {exc}") from None
         return report
-    from .route import random_job
     from .route.jobs import parse_precision_mix
-    from .route.plan import route_jobs, route_precision
-    from .scenarios import PRECISION_MIX
-    from .topology import load_topology_spec
+    from .scenarios import PRECISION_MIX, RouteScenario
 
-    topo = load_topology_spec(params["topology"])
-    seed = int(params.get("seed", 0))
-    if kind == "route":
-        jobs = random_job(topo, int(params["workers"]), params.get("ps"), seed)
-        report = route_jobs(topo, jobs, params.get("algorithm", "aro"), seed).summary()
-    else:
-        raw = params.get("precisions")
-        mix = parse_precision_mix(raw, "precisions") if raw is not None else PRECISION_MIX
-        jobs = random_job(topo, int(params["workers"]), params.get("ps"), seed, mix)
-        report = route_precision(topo, jobs, params.get("algorithm", "pahina"), seed).summary()
-    return {k: v for k, v in report.items() if k != "tasks"}
+    raw = params.get("precisions")
+    mix = None if kind == "route" else (parse_precision_mix(raw, "precisions") if raw is not None else PRECISION_MIX)
+    missing = [k for k in ("topology", "workers") if k not in params]
+    if missing:
+        raise NetweaveError(f"a sweep of kind {kind} needs {' and '.join(missing)} in grid or fixed")
+    result = RouteScenario(topology=params["topology"], algorithm=params.get("algorithm", "aro" if kind == "route" else "pahina"),
+                           workers=int(params["workers"]), ps=params.get("ps"), precisions=mix,
+                           seed=int(params.get("seed", 0))).run()
+    return {k: v for k, v in result.summary().items() if k != "tasks"}
 
 
 def sweep(config: dict, out_dir: str | Path, workers: int | None = None, ray: str | None = None,

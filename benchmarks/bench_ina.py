@@ -59,7 +59,8 @@ def run(rel, net, strategy, memory, order, feature_bytes, repeats=1, seed=0):
     plan_s = time.perf_counter() - t0
     times, report, result = [], None, None
     for _ in range(repeats):
-        report, result = plan_report(rel, plan, net, SimConfig(seed=seed))
+        layer = plan_report(rel, plan, net, SimConfig(seed=seed))
+        report, result = layer.summary(), layer.result
         times.append(report["sim_time_s"])
     report |= {"order": order, "plan_time_s": plan_s, "sim_time_s": statistics.median(times)}
     return report, result

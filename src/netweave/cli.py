@@ -304,18 +304,20 @@ def ina(
 ):
     """Simulate one GNN layer's propagation through in-network multicast and aggregation (SwitchGNN)."""
     from .sim import SimConfig
-    from .sim.layer import LayerConfig, parse_switch_memory, simulate_layer
+    from .scenarios import InaScenario
+    from .sim.layer import parse_switch_memory
     from .sim.timeline import plot_timelines, save_timeline_csv
     from .topology.yaml_io import parse_bytes
 
     sim = SimConfig(buffer_bytes=None if buffer is None else parse_bytes(buffer, "--buffer"), congestion_control=cc,
                     ecn_bytes=parse_bytes(ecn, "--ecn"), loss=loss, timeout_us=timeout_us,
                     background_load=background, seed=seed)
-    config = LayerConfig(dataset=dataset, workers=workers, topology=topology,
+    config = InaScenario(dataset=dataset, workers=workers, topology=topology,
                          switch_memory=parse_switch_memory(switch_memory), strategy=strategy.value, order=order.value,
                          feature_dim=feature_dim, gbps=gbps, seed=seed, start=start, method=method.value,
                          parts_file=_str(parts_file), verify=verify, sim=sim)
-    report, result = simulate_layer(config)
+    r = config.run()
+    report, result = r.summary(), r.sim
     if timeline is not None:
         save_timeline_csv(result.timeline, timeline)
         report["timeline"] = str(timeline)

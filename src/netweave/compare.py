@@ -102,7 +102,7 @@ def ina(c: CompareConfig) -> Section:
     for strategy, memory, order in (("host", None, "random"), ("straw", None, "random"),
                                     ("straw", c.switch_memory, "random"), ("switchgnn", c.switch_memory, "gamr")):
         plan = ina_plan(rel, strategy, fb, memory, order, c.seed)
-        r, _ = plan_report(rel, plan, net, SimConfig(seed=c.seed))
+        r = plan_report(rel, plan, net, SimConfig(seed=c.seed)).summary()
         s.rows.append({"strategy": strategy, "memory": "–" if strategy == "host" else ("UL" if memory is None else f"{memory / 1e6:g} MB"),
                        "traffic_MB": r["traffic_bytes"] / 1e6, "traffic_reduction": r["traffic_reduction"],
                        "completion_us": r["completion_time_s"] * 1e6, "max_queue_KB": r["max_queue_bytes"] / 1e3,

@@ -134,7 +134,7 @@ def _ina_case(p: dict) -> dict:
     memory = int(p["paper_memory_mb"] * 1e6 * p["reddit"])  # the paper's memory for Reddit, scaled with the graph
     row = {"paper_memory_mb": p["paper_memory_mb"]}
     for strategy, order in [("straw", "random")] + [("switchgnn", o) for o in p["orders"]]:
-        r, _ = plan_report(rel, ina_plan(rel, strategy, 4 * g.feature_dim, memory, order), net, SimConfig())
+        r = plan_report(rel, ina_plan(rel, strategy, 4 * g.feature_dim, memory, order), net, SimConfig()).summary()
         key = strategy if strategy == "straw" else f"switchgnn_{order}"
         row[f"{key}_reduction"] = r["traffic_reduction"]
         row[f"{key}_max_queue_mb"] = r["max_queue_bytes"] / 1e6

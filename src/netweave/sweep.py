@@ -13,7 +13,7 @@ Config::
     fixed: {workers: 8}  # the same for every case
 
 A case's parameters are the keyword arguments of the kind's runner:
-- ``ina``: :class:`~netweave.sim.layer.LayerConfig`;
+- ``ina``: :class:`~netweave.scenarios.InaScenario`;
 - ``route``: ``topology``, ``workers``, ``algorithm``, ``seed``;
 - ``precision``: the same plus ``precisions``.
 
@@ -54,13 +54,14 @@ def cases(config: dict) -> list[dict]:
 def run_case(kind: str, params: dict) -> dict:
     """One case (runs in a worker process or a Ray task)."""
     if kind == "ina":
-        from .sim.layer import LayerConfig, parse_switch_memory, simulate_layer
+        from .scenarios import InaScenario
+        from .sim.layer import parse_switch_memory
 
         p = dict(params)
         if isinstance(p.get("switch_memory"), str):
             p["switch_memory"] = parse_switch_memory(p["switch_memory"], "switch_memory")
         try:
-            report, _ = simulate_layer(LayerConfig(**p))
+            report = InaScenario(**p).run().summary()
         except TypeError as exc:
             raise NetweaveError(f"bad ina parameter: {exc}") from None
         return report

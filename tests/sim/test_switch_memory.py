@@ -11,7 +11,8 @@ from netweave.ina import boundary_relation
 from netweave.ina.plan import ina_plan
 from netweave.partition import metis_partition
 from netweave.sim import sim_network, simulate
-from netweave.sim.layer import DEFAULT_MEMORY, LayerConfig, parse_switch_memory, plan_memory, simulate_layer
+from netweave.scenarios import InaScenario
+from netweave.sim.layer import DEFAULT_MEMORY, parse_switch_memory, plan_memory
 from netweave.topology import load_topology_spec
 
 F = 64 * 4  # two 128-byte aggregators per destination
@@ -93,24 +94,29 @@ def test_equal_memories_plan_exactly_as_one_memory(tmp_path, rel):
     net = sim_network(load_topology_spec(topology(tmp_path, "8KB", "8KB", "8KB")))
     memory, edge_memory = plan_memory(net, rel)
     assert memory == 8000 and edge_memory is None
-    report, _ = simulate_layer(LayerConfig(workers=4, topology=topology(tmp_path, "8KB", "8KB", "8KB"),
+    report = layer_report(InaScenario(workers=4, topology=topology(tmp_path, "8KB", "8KB", "8KB"),
                                            strategy="switchgnn", feature_dim=64))
-    one, _ = simulate_layer(LayerConfig(workers=4, topology=topology(tmp_path, "1MB", "1MB", "1MB"),
+    one = layer_report(InaScenario(workers=4, topology=topology(tmp_path, "1MB", "1MB", "1MB"),
                                         switch_memory=8000, strategy="switchgnn", feature_dim=64))
     assert report["switch_memory_bytes"] == one["switch_memory_bytes"] == 8000
     same = ("num_blocks", "traffic_bytes", "completion_time_s", "peak_aggregator_bytes", "unaggregated_messages")
     assert {k: report[k] for k in same} == {k: one[k] for k in same}
 
 
+def layer_report(scenario):
+    return scenario.run().summary()
+
+
 def test_the_layer_takes_memory_from_the_topology_by_default(tmp_path):
     path = topology(tmp_path)
-    report, result = simulate_layer(LayerConfig(workers=4, topology=path, strategy="switchgnn", feature_dim=64))
+    run = InaScenario(workers=4, topology=path, strategy="switchgnn", feature_dim=64).run()
+    report, result = run.summary(), run.sim
     assert report["switch_memory_bytes"] == [2000, 64000, DEFAULT_MEMORY]
     assert report["unaggregated_messages"] == 0 and (result.peak_aggregator_bytes <= [2000, 64000, DEFAULT_MEMORY]).all()
-    forced, _ = simulate_layer(LayerConfig(workers=4, topology=path, switch_memory=64000, strategy="switchgnn",
+    forced = layer_report(InaScenario(workers=4, topology=path, switch_memory=64000, strategy="switchgnn",
                                            feature_dim=64))
     assert forced["switch_memory_bytes"] == 64000 and forced["num_blocks"] < report["num_blocks"]
-    star, _ = simulate_layer(LayerConfig(workers=4, strategy="straw"))
+    star = layer_report(InaScenario(workers=4, strategy="straw"))
     assert star["switch_memory_bytes"] == DEFAULT_MEMORY  # a builder's star: 100MB as before
 
 
@@ -120,7 +126,7 @@ def test_switch_memory_option_and_bad_input(tmp_path, rel):
     with pytest.raises(NetweaveError, match="'biggest' is not a size.* or 'unlimited', or 'topology'"):
         parse_switch_memory("biggest")
     with pytest.raises(NetweaveError, match="--switch-memory 'biggest'"):
-        simulate_layer(LayerConfig(workers=4, switch_memory="biggest"))
+        InaScenario(workers=4, switch_memory="biggest").run()
     net = sim_network(load_topology_spec(topology(tmp_path)))
     plan = ina_plan(rel, "straw", F, np.array([1000, 2000]))
     with pytest.raises(NetweaveError, match="memory for 2 switches but the network has 3"):

@@ -7,7 +7,8 @@ names). ``cli``, ``compare``, ``repro`` and ``sweep`` parse, build a scenario, r
 
 from .defaults import FEATURE_DIM, PRECISION_MIX, SWITCH_MEMORY_BYTES, feature_bytes, feature_dim
 from .exchange import ExchangeResult, ExchangeScenario, PlanCheck, PlanCheckResult
+from .ina import InaResult, InaScenario
 from .route import RouteScenario
 
-__all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "RouteScenario", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES",
+__all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "RouteScenario", "InaScenario", "InaResult", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES",
            "feature_bytes", "feature_dim"]

@@ -1,0 +1,132 @@
+"""SwitchGNN's layer as a scenario: dataset → partition → boundary relation → InaPlan → simulation
+(→ numeric check). What ``netweave ina`` and ``sweep`` (kind ``ina``) run."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import NetweaveError
+from ..sim.layer import LayerReport
+from ..sim.network import FROM_TOPOLOGY
+from ..sim.simulate import SimConfig, SimResult
+from .defaults import feature_bytes, feature_dim
+
+
+@dataclass(frozen=True, kw_only=True)
+class InaScenario:
+    """A layer to simulate.
+
+    ``topology`` defaults to ``star:n=WORKERS`` at ``gbps`` with 2 µs links (§6). ``switch_memory``
+    :data:`~netweave.sim.network.FROM_TOPOLOGY` takes every switch's ``aggregator_memory`` from the
+    topology (100 MB where it gives none), an int (bytes) overrides it for every switch, ``None`` is
+    unlimited (``straw`` → UL). ``feature_dim`` defaults to the dataset's, else 128. ``verify``
+    carries random features and checks the delivered sums against ``A_cross @ X``.
+    """
+
+    dataset: str = "cora"
+    workers: int = 8
+    topology: str | None = None
+    switch_memory: int | str | None = FROM_TOPOLOGY
+    strategy: str = "switchgnn"
+    order: str = "gamr"
+    feature_dim: int | None = None
+    gbps: float = 100.0
+    seed: int = 0
+    start: int | None = None
+    method: str = "metis"
+    parts_file: str | None = None
+    verify: bool = False
+    sim: SimConfig = field(default_factory=SimConfig)
+
+    def check(self) -> None:
+        from ..ina.orders import ORDERS
+        from ..ina.plan import STRATEGIES
+
+        if self.strategy not in STRATEGIES:
+            raise NetweaveError(f"unknown strategy {self.strategy!r}; use one of {', '.join(STRATEGIES)}")
+        if self.order not in ORDERS:
+            raise NetweaveError(f"unknown order {self.order!r}; use one of {', '.join(ORDERS)}")
+        if self.workers < 2:
+            raise NetweaveError(f"--workers {self.workers}: propagation across workers needs at least 2")
+        if self.gbps <= 0:
+            raise NetweaveError(f"--gbps {self.gbps} must be positive")
+        if isinstance(self.switch_memory, str) and self.switch_memory != FROM_TOPOLOGY:
+            raise NetweaveError(f"--switch-memory {self.switch_memory!r}: give bytes (100MB), 'unlimited' or "
+                                f"{FROM_TOPOLOGY!r}")
+        if isinstance(self.switch_memory, int) and self.switch_memory < 0:
+            raise NetweaveError(f"--switch-memory {self.switch_memory} B must not be negative")
+        self.sim.check()
+
+    def run(self) -> "InaResult":
+        from ..graph import load_dataset
+        from ..ina import boundary_relation
+        from ..ina.plan import ina_plan
+        from ..partition import load_partition, partition_by_method
+        from ..progress import stage
+        from ..sim.layer import check_sums, plan_memory, plan_report
+        from ..sim.network import sim_network
+        from ..topology import load_topology_spec
+
+        self.check()
+        topo = load_topology_spec(self.topology or f"star:n={self.workers},gbps={self.gbps:g},latency_us=2")
+        if len(topo.workers) != self.workers:
+            raise NetweaveError(f"--workers {self.workers} but topology {topo.name!r} has {len(topo.workers)} hosts; "
+                                "make them agree")
+        net = sim_network(topo)
+        t0 = time.perf_counter()
+        with stage(f"loading {self.dataset}"):
+            g = load_dataset(self.dataset)
+        with stage("partitioning"):
+            if self.parts_file:
+                parts = load_partition(self.parts_file, g.num_nodes, self.workers)
+            else:
+                parts = partition_by_method(g, self.method, self.workers, None, self.seed)
+        dim = feature_dim(self.feature_dim, g)
+        t1 = time.perf_counter()
+        with stage(f"planning {self.strategy}"):
+            rel = boundary_relation(g, parts)
+            if self.start is not None and not (0 <= self.start < g.num_nodes
+                                               and rel.send_ptr[self.start + 1] > rel.send_ptr[self.start]):
+                raise NetweaveError(f"--start {self.start} is not a boundary vertex (one with a neighbour on another worker)")
+            memory, edge_memory = plan_memory(net, rel, self.switch_memory)
+            plan = ina_plan(rel, self.strategy, feature_bytes(dim), memory, self.order, self.seed, self.start,
+                            edge_memory)
+        t2 = time.perf_counter()
+        values = np.random.default_rng(self.seed).standard_normal((g.num_nodes, dim)) if self.verify else None
+        with stage(f"simulating {plan.num_units:,} messages"):
+            layer = plan_report(rel, plan, net, self.sim, values)
+        error = None if values is None else check_sums(g, parts.parts, values, layer.result.sums)
+        return InaResult(scenario=self, topology_name=topo.name, num_nodes=g.num_nodes, num_edges=g.num_edges,
+                         layer=layer, load_partition_time_s=t1 - t0, plan_time_s=t2 - t1, verify_max_rel_error=error)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class InaResult:
+    """A simulated layer: ``layer`` holds the plan, the simulator's result and the host baseline;
+    ``verify_max_rel_error`` is set when the scenario verified the sums."""
+
+    scenario: InaScenario
+    topology_name: str
+    num_nodes: int
+    num_edges: int
+    layer: LayerReport
+    load_partition_time_s: float
+    plan_time_s: float
+    verify_max_rel_error: float | None = None
+
+    @property
+    def sim(self) -> SimResult:
+        return self.layer.result
+
+    def summary(self) -> dict:
+        """The JSON report of ``netweave ina`` (units in key names)."""
+        s = self.scenario
+        out = {"dataset": s.dataset, "num_nodes": self.num_nodes, "num_edges": self.num_edges, "workers": s.workers,
+               "topology": self.topology_name, "order": s.order, **self.layer.summary(),
+               "load_partition_time_s": self.load_partition_time_s, "plan_time_s": self.plan_time_s}
+        if self.verify_max_rel_error is not None:
+            out["verify_max_rel_error"] = self.verify_max_rel_error
+        return out

@@ -1,0 +1,24 @@
+"""InaScenario wires dataset → partition → relation → InaPlan → simulation, with a typed result."""
+
+import pytest
+
+from netweave.errors import NetweaveError
+from netweave.scenarios import FEATURE_DIM, InaScenario, feature_bytes
+
+
+def test_a_verified_layer_and_its_summary():
+    r = InaScenario(dataset="cora", workers=4, strategy="switchgnn", switch_memory=20_000, verify=True, seed=1).run()
+    assert r.verify_max_rel_error is not None and r.verify_max_rel_error < 1e-9  # sums equal A_cross @ X
+    s = r.summary()
+    assert s["traffic_reduction"] == pytest.approx(1 - r.sim.traffic_bytes / r.layer.host_traffic_bytes)
+    assert s["num_blocks"] == r.layer.plan.num_blocks > 1 and s["feature_bytes"] == feature_bytes(1433)
+    assert InaScenario(dataset="er:n=80,m=300", workers=4).run().layer.plan.feature_bytes == feature_bytes(FEATURE_DIM)
+
+
+def test_keyword_only_and_one_line_errors():
+    with pytest.raises(TypeError):
+        InaScenario("cora")  # noqa
+    with pytest.raises(NetweaveError, match="--workers 1"):
+        InaScenario(workers=1).run()
+    with pytest.raises(NetweaveError, match="has 8 hosts"):
+        InaScenario(workers=4, topology="star:n=8").run()

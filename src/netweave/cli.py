@@ -6,7 +6,6 @@ Bad input ends with one line ``netweave: error: …`` on stderr and exit status 
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from enum import Enum
@@ -15,10 +14,9 @@ from typing import Optional
 
 import numpy as np
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from .errors import NetweaveError
+from .report.console import emit_json, finish, out, show, table
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Plan, simulate and run the communication of distributed training.")
@@ -27,54 +25,11 @@ topology_app = typer.Typer(no_args_is_help=True, help="Inspect and export topolo
 app.add_typer(graph_app, name="graph")
 app.add_typer(topology_app, name="topology")
 
-out = Console()
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout.")
 WorkersOpt = typer.Option(None, "--workers", min=1, help="Local processes for the cases (default: all cores; 1: in this process).")
 RayOpt = typer.Option(None, "--ray", help="Run the cases on Ray: auto, local or HOST:PORT / ray://HOST:PORT (needs the ray extra).")
 DATASET_HELP = "Dataset spec: cora, planetoid:DIR:NAME, npz:FILE, snap:FILE|GLOB, musae:DIR, rmat:n=…,m=…, reddit-like:scale=… (see `netweave datasets`)."
 TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1[:gpus=K], dgx1x2, pcie8, star:n=…, leafspine:leaves=…,spines=…,hosts=…, fattree:k=…, random:switches=…,degree=…,hosts=…"
-
-
-def emit_json(obj: dict) -> None:
-    """The one JSON object of a ``--json`` run."""
-    sys.stdout.write(json.dumps(obj, default=_jsonable) + "\n")
-
-
-def _jsonable(value):
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def finish(result: dict, artefact, out_file: Path | None, as_json: bool, title: str, hidden=()) -> bool:
-    """Save ``artefact`` to ``--out`` if given, then print one JSON object (returns True) or a table."""
-    if out_file is not None:
-        artefact.save(out_file)
-        result["out"] = str(out_file)
-    if as_json:
-        emit_json(result)
-        return True
-    out.print(table(title, {k: v for k, v in result.items() if k not in hidden}))
-    return False
-
-
-def table(title: str, rows: dict | list[tuple], columns: tuple[str, ...] = ("", "")) -> Table:
-    t = Table(title=title, show_header=any(columns), title_justify="left")
-    for c in columns:
-        t.add_column(c)
-    for row in rows.items() if isinstance(rows, dict) else rows:
-        t.add_row(*(_fmt(v) for v in row))
-    return t
-
-
-def _fmt(value) -> str:
-    if isinstance(value, float):
-        return f"{value:,.4g}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    if isinstance(value, list):
-        return ", ".join(map(_fmt, value[:8])) + (" …" if len(value) > 8 else "")
-    return str(value)
 
 
 # -- datasets ------------------------------------------------------------------------------------

@@ -1,0 +1,59 @@
+"""A command's result on the console: one JSON object on stdout (``--json``) or rich tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from .columns import cell
+
+out = Console()
+
+
+def emit_json(obj: dict) -> None:
+    """The one JSON object of a ``--json`` run."""
+    sys.stdout.write(json.dumps(obj, default=_jsonable) + "\n")
+
+
+def _jsonable(value):
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def finish(result: dict, artefact, out_file: Path | None, as_json: bool, title: str, hidden=()) -> bool:
+    """Save ``artefact`` to ``--out`` if given, then print one JSON object (returns True) or a table."""
+    if out_file is not None:
+        artefact.save(out_file)
+        result["out"] = str(out_file)
+    return show(result, as_json, title, hidden)
+
+
+def show(result: dict, as_json: bool, title: str, hidden=()) -> bool:
+    """Print ``result`` as one JSON object (returns True) or as a two-column table without ``hidden`` keys."""
+    if as_json:
+        emit_json(result)
+        return True
+    out.print(table(title, {k: v for k, v in result.items() if k not in hidden}))
+    return False
+
+
+def table(title: str, rows: dict | list[tuple], columns: tuple[str, ...] = ("", "")) -> Table:
+    """A rich table of ``rows`` (a dict reads as key/value rows) under ``columns``."""
+    t = Table(title=title, show_header=any(columns), title_justify="left")
+    for c in columns:
+        t.add_column(c)
+    for row in rows.items() if isinstance(rows, dict) else rows:
+        t.add_row(*(value_text(v) for v in row))
+    return t
+
+
+def value_text(value) -> str:
+    """:func:`~netweave.report.columns.cell`, and a list as its first eight items."""
+    if isinstance(value, list):
+        return ", ".join(map(value_text, value[:8])) + (" …" if len(value) > 8 else "")
+    return cell(value)

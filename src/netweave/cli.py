@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import sys
 import time
-from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import typer
 
+from .cli_options import (COST_MODEL_HELP, DATASET_HELP, GAMR_START_HELP, PARTITIONER_HELP, TOPOLOGY_HELP, Algorithm,
+                          Comm, CostModelName, JsonOpt, Method, Model, Order, Planner, RayOpt, Strategy, WorkersOpt)
 from .errors import NetweaveError
 from .report.console import emit_json, finish, out, show, table
 
@@ -24,12 +25,6 @@ graph_app = typer.Typer(no_args_is_help=True, help="Inspect graphs.")
 topology_app = typer.Typer(no_args_is_help=True, help="Inspect and export topologies.")
 app.add_typer(graph_app, name="graph")
 app.add_typer(topology_app, name="topology")
-
-JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout.")
-WorkersOpt = typer.Option(None, "--workers", min=1, help="Local processes for the cases (default: all cores; 1: in this process).")
-RayOpt = typer.Option(None, "--ray", help="Run the cases on Ray: auto, local or HOST:PORT / ray://HOST:PORT (needs the ray extra).")
-DATASET_HELP = "Dataset spec: cora, planetoid:DIR:NAME, npz:FILE, snap:FILE|GLOB, musae:DIR, rmat:n=…,m=…, reddit-like:scale=… (see `netweave datasets`)."
-TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1[:gpus=K], dgx1x2, pcie8, star:n=…, leafspine:leaves=…,spines=…,hosts=…, fattree:k=…, random:switches=…,degree=…,hosts=…"
 
 
 # -- datasets ------------------------------------------------------------------------------------
@@ -55,18 +50,10 @@ def graph_stats(dataset: str = typer.Argument(..., help=DATASET_HELP), as_json: 
     t0 = time.perf_counter()
     g = load_dataset(dataset)
     stats = g.stats() | {"load_time_s": time.perf_counter() - t0}
-    if as_json:
-        return emit_json(stats)
-    out.print(table(f"graph {dataset}", stats))
+    show(stats, as_json, f"graph {dataset}")
 
 
 # -- partition -----------------------------------------------------------------------------------
-class Method(str, Enum):
-    metis = "metis"
-    random = "random"
-    range = "range"
-    hierarchical = "hierarchical"
-
 
 def make_partition(graph, method: Method, parts: int | None, topology, seed: int):
     from .partition import partition_by_method
@@ -107,18 +94,6 @@ def partition(
 
 
 # -- plan ----------------------------------------------------------------------------------------
-class Planner(str, Enum):
-    p2p = "p2p"
-    spst = "spst"
-
-
-class CostModelName(str, Enum):  # netweave.plan.cost.COST_MODELS (a test keeps them equal)
-    alpha_beta = "alpha-beta"
-    dgcl = "dgcl"
-
-
-COST_MODEL_HELP = ("Cost model of the exchange: alpha-beta (default: per-stage overhead, link latency, achieved "
-                   "bandwidth; calibrated on gloo/TCP) or dgcl (the paper's §5.1, bandwidth only). It picks SPST or P2P.")
 
 
 @app.command()
@@ -128,7 +103,7 @@ def plan(
     planner: Planner = typer.Option(Planner.spst, "--planner", help="spst (DGCL Alg. 1) or p2p (direct, one stage)."),
     parts_file: Optional[Path] = typer.Option(None, "--parts-file", help="A partition .npz (from `netweave partition --out`)."),
     parts: Optional[int] = typer.Option(None, "--parts", "-k", help="Parts; must equal the topology's workers (the default)."),
-    method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
+    method: Method = typer.Option(Method.metis, "--method", help=PARTITIONER_HELP),
     feature_dim: Optional[int] = typer.Option(None, "--feature-dim", help="Float32 values per embedding (default: the dataset's, else 128)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the partitioner and of SPST's vertex order."),
     cost_model: Optional[CostModelName] = typer.Option(None, "--cost-model", help=COST_MODEL_HELP + " Both are reported."),
@@ -157,16 +132,6 @@ def plan(
 
 
 # -- train ---------------------------------------------------------------------------------------
-class Model(str, Enum):
-    gcn = "gcn"
-    sage = "sage"
-    gin = "gin"
-
-
-class Comm(str, Enum):
-    p2p = "p2p"
-    spst = "spst"
-    allreduce = "allreduce"
 
 
 @app.command()
@@ -185,7 +150,7 @@ def train(
     normalize_features: bool = typer.Option(True, "--normalize-features/--raw-features", help="Row-normalise the input features as PyG's NormalizeFeatures (the standard recipe)."),
     cost_model: Optional[CostModelName] = typer.Option(None, "--cost-model", help=COST_MODEL_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of the model, dropout, partitioner and planner."),
-    method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
+    method: Method = typer.Option(Method.metis, "--method", help=PARTITIONER_HELP),
     parts_file: Optional[Path] = typer.Option(None, "--parts-file", help="A partition .npz with WORKERS parts."),
     plan_file: Optional[Path] = typer.Option(None, "--plan-file", help="A plan .npz (from `netweave plan --out`) for that partition."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds to wait for the rendezvous and for any peer."),
@@ -221,15 +186,6 @@ def _str(path: Optional[Path]) -> Optional[str]:
 
 
 # -- ina -----------------------------------------------------------------------------------------
-class Strategy(str, Enum):
-    host = "host"
-    straw = "straw"
-    switchgnn = "switchgnn"
-
-
-class Order(str, Enum):
-    random = "random"
-    gamr = "gamr"
 
 
 @app.command()
@@ -243,8 +199,8 @@ def ina(
     feature_dim: Optional[int] = typer.Option(None, "--feature-dim", help="D float32 values per feature (default: the dataset's, else 128)."),
     gbps: float = typer.Option(100.0, "--gbps", help="Link speed of the default star."),
     seed: int = typer.Option(0, "--seed", help="Seed of METIS, the orders, loss and background traffic."),
-    start: Optional[int] = typer.Option(None, "--start", help="GAMR start vertex (default: highest degree)."),
-    method: Method = typer.Option(Method.metis, "--method", help="Partitioner when no --parts-file is given."),
+    start: Optional[int] = typer.Option(None, "--start", help=GAMR_START_HELP),
+    method: Method = typer.Option(Method.metis, "--method", help=PARTITIONER_HELP),
     parts_file: Optional[Path] = typer.Option(None, "--parts-file", help="A partition .npz with WORKERS parts."),
     loss: float = typer.Option(0.0, "--loss", help="Probability that a message is lost on a link (recovered by timeout + pull, §3.4)."),
     buffer: Optional[str] = typer.Option(None, "--buffer", help="Switch buffer per output port, e.g. 1MB (default unlimited); overflow drops."),
@@ -279,9 +235,7 @@ def ina(
     if plot is not None:
         plot_timelines({strategy.value: result.timeline}, plot)
         report["plot"] = str(plot)
-    if as_json:
-        return emit_json(report)
-    out.print(table(f"{strategy.value} on {dataset}, {workers} workers, {report['topology']}", report))
+    show(report, as_json, f"{strategy.value} on {dataset}, {workers} workers, {report['topology']}")
 
 
 @app.command()
@@ -290,7 +244,7 @@ def timeslot(
     order: Order = typer.Option(Order.gamr, "--order", help="gamr (priority BFS, §3.2.2) or random."),
     k: int = typer.Option(1, "--k", help="Vertices entering (and results leaving) the switch per slot."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random order."),
-    start: Optional[int] = typer.Option(None, "--start", help="GAMR start vertex (default: highest degree)."),
+    start: Optional[int] = typer.Option(None, "--start", help=GAMR_START_HELP),
     as_json: bool = JsonOpt,
 ):
     """The time-slot model of §3.2.1 (eqs. 3–6): every vertex's aggregator needs its neighbours;
@@ -314,21 +268,10 @@ def timeslot(
               "mean_queue": float(r.Q.mean()) if slots else 0.0,
               "output_busy_share": float(r.f.sum() / (k * r.z)) if r.z else 0.0,
               "order_time_s": t1 - t0, "model_time_s": time.perf_counter() - t1}
-    if as_json:
-        return emit_json(report)
-    out.print(table(f"time-slot model of {dataset}, {order.value} order, k={k}", report))
+    show(report, as_json, f"time-slot model of {dataset}, {order.value} order, k={k}")
 
 
 # -- route ---------------------------------------------------------------------------------------
-class Algorithm(str, Enum):
-    aro = "aro"
-    ecmp = "ecmp"
-    grid = "grid"
-    aggtree = "aggtree"
-    ps = "ps"
-    pahina = "pahina"
-    atp = "atp"
-
 
 @app.command()
 def route(
@@ -406,9 +349,7 @@ def aggsvc_demo(
                   mix=parse_precision_mix(precisions) if precisions else PRECISION_MIX)
     if not report["exact"]:
         raise NetweaveError("the PS's sums differ from the integer sums of what the workers sent")
-    if as_json:
-        return emit_json(report)
-    out.print(table("aggregation service on loopback", report))
+    show(report, as_json, "aggregation service on loopback")
 
 
 # -- kernels -------------------------------------------------------------------------------------

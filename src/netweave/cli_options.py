@@ -1,0 +1,68 @@
+"""The ``netweave`` command's shared vocabulary: the choices of its options (enums) and the help
+texts and options that several sub-commands repeat. Imports only typer: ``netweave --help`` stays fast."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import typer
+
+JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout.")
+WorkersOpt = typer.Option(None, "--workers", min=1, help="Local processes for the cases (default: all cores; 1: in this process).")
+RayOpt = typer.Option(None, "--ray", help="Run the cases on Ray: auto, local or HOST:PORT / ray://HOST:PORT (needs the ray extra).")
+DATASET_HELP = "Dataset spec: cora, planetoid:DIR:NAME, npz:FILE, snap:FILE|GLOB, musae:DIR, rmat:n=…,m=…, reddit-like:scale=… (see `netweave datasets`)."
+TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1[:gpus=K], dgx1x2, pcie8, star:n=…, leafspine:leaves=…,spines=…,hosts=…, fattree:k=…, random:switches=…,degree=…,hosts=…"
+COST_MODEL_HELP = ("Cost model of the exchange: alpha-beta (default: per-stage overhead, link latency, achieved "
+                   "bandwidth; calibrated on gloo/TCP) or dgcl (the paper's §5.1, bandwidth only). It picks SPST or P2P.")
+PARTITIONER_HELP = "Partitioner when no --parts-file is given."
+GAMR_START_HELP = "GAMR start vertex (default: highest degree)."
+
+
+class Method(str, Enum):
+    metis = "metis"
+    random = "random"
+    range = "range"
+    hierarchical = "hierarchical"
+
+
+class Planner(str, Enum):
+    p2p = "p2p"
+    spst = "spst"
+
+
+class CostModelName(str, Enum):  # netweave.plan.cost.COST_MODELS (a test keeps them equal)
+    alpha_beta = "alpha-beta"
+    dgcl = "dgcl"
+
+
+class Model(str, Enum):
+    gcn = "gcn"
+    sage = "sage"
+    gin = "gin"
+
+
+class Comm(str, Enum):
+    p2p = "p2p"
+    spst = "spst"
+    allreduce = "allreduce"
+
+
+class Strategy(str, Enum):
+    host = "host"
+    straw = "straw"
+    switchgnn = "switchgnn"
+
+
+class Order(str, Enum):
+    random = "random"
+    gamr = "gamr"
+
+
+class Algorithm(str, Enum):
+    aro = "aro"
+    ecmp = "ecmp"
+    grid = "grid"
+    aggtree = "aggtree"
+    ps = "ps"
+    pahina = "pahina"
+    atp = "atp"

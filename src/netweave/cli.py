@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import typer
 
 from .cli_options import (COST_MODEL_HELP, DATASET_HELP, GAMR_START_HELP, PARTITIONER_HELP, TOPOLOGY_HELP, Algorithm,
@@ -55,12 +54,6 @@ def graph_stats(dataset: str = typer.Argument(..., help=DATASET_HELP), as_json: 
 
 # -- partition -----------------------------------------------------------------------------------
 
-def make_partition(graph, method: Method, parts: int | None, topology, seed: int):
-    from .partition import partition_by_method
-
-    return partition_by_method(graph, method.value, parts, topology, seed)
-
-
 @app.command()
 def partition(
     dataset: str = typer.Argument(..., help=DATASET_HELP),
@@ -73,24 +66,12 @@ def partition(
     as_json: bool = JsonOpt,
 ):
     """Partition a graph and report edge cut, balance, halo and exchange volume."""
-    from .graph import load_dataset
-    from .partition import comm_relation, partition_stats
+    from .scenarios import PartitionScenario
 
-    t0 = time.perf_counter()
-    g = load_dataset(dataset)
-    t1 = time.perf_counter()
-    p = make_partition(g, method, parts, topology, seed)
-    t2 = time.perf_counter()
-    comm = comm_relation(g, p)
-    t3 = time.perf_counter()
-    dim = feature_dim if feature_dim is not None else (g.feature_dim or 128)
-    if dim < 1:
-        raise NetweaveError(f"--feature-dim {dim} must be positive")
-    stats = {"dataset": dataset, "num_nodes": g.num_nodes, "num_edges": g.num_edges, "seed": seed,
-             "feature_dim": dim} | partition_stats(g, p, comm, 4 * dim)
-    stats |= {"load_time_s": t1 - t0, "partition_time_s": t2 - t1, "comm_relation_time_s": t3 - t2}
-    finish(stats, p, out_file, as_json, f"{method.value} partition of {dataset} into {p.num_parts} parts",
-           hidden=("part_sizes", "halo_sizes"))
+    r = PartitionScenario(dataset=dataset, method=method.value, parts=parts, topology=topology, seed=seed,
+                          feature_dim=feature_dim).run()
+    finish(r.summary(), r.partition, out_file, as_json,
+           f"{method.value} partition of {dataset} into {r.partition.num_parts} parts", hidden=("part_sizes", "halo_sizes"))
 
 
 # -- plan ----------------------------------------------------------------------------------------
@@ -249,25 +230,9 @@ def timeslot(
 ):
     """The time-slot model of §3.2.1 (eqs. 3–6): every vertex's aggregator needs its neighbours;
     vertices reach the switch in ORDER, k per slot; reports the completion slot z and the queue."""
-    from .graph import load_dataset
-    from .ina import gamr_order, graph_timeslot
+    from .scenarios import TimeslotScenario
 
-    if k < 1:
-        raise NetweaveError(f"--k {k} must be at least 1")
-    g = load_dataset(dataset)
-    t0 = time.perf_counter()
-    if order is Order.gamr:
-        seq = gamr_order(g.indptr, g.indices, start=start)
-    else:
-        seq = np.random.default_rng(seed).permutation(g.num_nodes)
-    t1 = time.perf_counter()
-    r = graph_timeslot(g.indptr, g.indices, seq, k)
-    slots = r.f.size
-    report = {"dataset": dataset, "num_nodes": g.num_nodes, "order": order.value, "k": k, "z": r.z,
-              "arrival_slots": slots, "drain_slots": r.z - slots, "max_queue": int(r.Q.max(initial=0)),
-              "mean_queue": float(r.Q.mean()) if slots else 0.0,
-              "output_busy_share": float(r.f.sum() / (k * r.z)) if r.z else 0.0,
-              "order_time_s": t1 - t0, "model_time_s": time.perf_counter() - t1}
+    report = TimeslotScenario(dataset=dataset, order=order.value, k=k, seed=seed, start=start).run().summary()
     show(report, as_json, f"time-slot model of {dataset}, {order.value} order, k={k}")
 
 
@@ -290,22 +255,13 @@ def route(
     as_json: bool = JsonOpt,
 ):
     """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates."""
-    from .route import evaluate_routes, load_jobs
     from .route.jobs import parse_precision_mix
-    from .route.plan import PrecisionResult, load_routes, save_routes
-    from .scenarios import RouteScenario
-    from .topology import load_topology_spec
+    from .route.plan import PrecisionResult, save_routes
+    from .scenarios import RouteCheck, RouteScenario
 
     if evaluate is not None:
-        topo = load_topology_spec(topology)
-        routes, jobs = load_routes(evaluate)
-        if jobs_file is not None:
-            jobs = load_jobs(jobs_file)
-        ev = evaluate_routes(topo, jobs, routes)
-        report = {"routes": str(evaluate), "evaluated_rates_gbps": ev.rates_gbps,
-                  "min_rate_gbps": min(ev.rates_gbps.values()),
-                  "bottleneck": {k: (None if v is None else list(v)) for k, v in ev.bottleneck.items()}}
-        return emit_json(report) if as_json else out.print(table(f"routes {evaluate} on {topo.name}", report))
+        r = RouteCheck(topology=topology, routes_file=str(evaluate), jobs_file=_str(jobs_file)).run()
+        return show(r.summary(), as_json, f"routes {evaluate} on {r.topology_name}")
     result = RouteScenario(
         topology=topology, algorithm=algorithm.value, jobs_file=_str(jobs_file), workers=workers, ps=ps,
         precisions=parse_precision_mix(precisions) if precisions else None, switch_gbps=switch_gbps,

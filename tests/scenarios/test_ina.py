@@ -22,3 +22,13 @@ def test_keyword_only_and_one_line_errors():
         InaScenario(workers=1).run()
     with pytest.raises(NetweaveError, match="has 8 hosts"):
         InaScenario(workers=4, topology="star:n=8").run()
+
+
+def test_timeslot_of_a_ring_in_gamr_order():
+    from netweave.scenarios import TimeslotScenario
+
+    s = TimeslotScenario(dataset="ring:n=12", order="gamr").run().summary()
+    assert s["arrival_slots"] == 12 and s["z"] >= 12 and s["drain_slots"] == s["z"] - 12
+    assert 0 < s["output_busy_share"] <= 1
+    with pytest.raises(NetweaveError, match="--k 0 must be at least 1"):
+        TimeslotScenario(k=0).run()

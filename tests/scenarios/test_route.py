@@ -34,3 +34,14 @@ def test_one_source_of_jobs():
         RouteScenario(topology=LEAFSPINE).run()
     with pytest.raises(NetweaveError, match="unknown algorithm"):
         RouteScenario(topology=LEAFSPINE, algorithm="magic", workers=3).run()
+
+
+def test_route_check_evaluates_saved_routes_to_the_planned_rates(tmp_path):
+    from netweave.route.plan import save_routes
+    from netweave.scenarios import RouteCheck
+
+    r = RouteScenario(topology=LEAFSPINE, algorithm="aro", workers=6, seed=2).run()
+    save_routes(r, tmp_path / "routes.json")
+    s = RouteCheck(topology=LEAFSPINE, routes_file=str(tmp_path / "routes.json")).run().summary()
+    assert s["routes"] == str(tmp_path / "routes.json") and s["min_rate_gbps"] == min(s["evaluated_rates_gbps"].values())
+    assert s["min_rate_gbps"] == pytest.approx(r.summary()["min_rate_gbps"])

@@ -7,8 +7,10 @@ names). ``cli``, ``compare``, ``repro`` and ``sweep`` parse, build a scenario, r
 
 from .defaults import FEATURE_DIM, PRECISION_MIX, SWITCH_MEMORY_BYTES, feature_bytes, feature_dim
 from .exchange import ExchangeResult, ExchangeScenario, PlanCheck, PlanCheckResult
-from .ina import InaResult, InaScenario
-from .route import RouteScenario
+from .ina import InaResult, InaScenario, TimeslotResult, TimeslotScenario
+from .partition import PartitionResult, PartitionScenario
+from .route import RouteCheck, RouteCheckResult, RouteScenario
 
-__all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "RouteScenario", "InaScenario", "InaResult", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES",
+__all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "RouteScenario", "RouteCheck", "RouteCheckResult", "InaScenario", "InaResult",
+           "TimeslotScenario", "TimeslotResult", "PartitionScenario", "PartitionResult", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES",
            "feature_bytes", "feature_dim"]

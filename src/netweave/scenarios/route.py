@@ -60,3 +60,40 @@ class RouteScenario:
         if self.algorithm in PRECISION_AWARE or (self.algorithm in ("grid", "ps") and mixed):
             return route_precision(topo, jobs, self.algorithm, self.seed, self.switch_gbps)
         return route_jobs(topo, jobs, self.algorithm, self.seed, self.time_limit_s, self.accelerations)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RouteCheck:
+    """Evaluate saved routes (``netweave route --evaluate``) on ``topology``: their jobs, or ``jobs_file``'s."""
+
+    topology: str
+    routes_file: str
+    jobs_file: str | None = None
+
+    def run(self) -> "RouteCheckResult":
+        from ..route import evaluate_routes, load_jobs
+        from ..route.plan import load_routes
+        from ..topology import load_topology_spec
+
+        topo = load_topology_spec(self.topology)
+        routes, jobs = load_routes(self.routes_file)
+        if self.jobs_file is not None:
+            jobs = load_jobs(self.jobs_file)
+        ev = evaluate_routes(topo, jobs, routes)
+        return RouteCheckResult(check=self, topology_name=topo.name, rates_gbps=ev.rates_gbps, bottleneck=ev.bottleneck)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class RouteCheckResult:
+    """Each flow's evaluated rate (Gb/s) and its bottleneck link (None: none)."""
+
+    check: RouteCheck
+    topology_name: str
+    rates_gbps: dict
+    bottleneck: dict
+
+    def summary(self) -> dict:
+        """The JSON report of ``netweave route --evaluate``."""
+        return {"routes": self.check.routes_file, "evaluated_rates_gbps": self.rates_gbps,
+                "min_rate_gbps": min(self.rates_gbps.values()),
+                "bottleneck": {k: (None if v is None else list(v)) for k, v in self.bottleneck.items()}}

@@ -31,7 +31,7 @@ from netweave.ina.plan import ina_plan
 from netweave.partition import metis_partition
 from netweave.sim import SimConfig, sim_network
 from netweave.sim.layer import plan_report
-from netweave.sim.timeline import plot_timelines
+from netweave.report.timeline import plot_timelines
 from netweave.topology import load_topology_spec
 
 HERE = Path(__file__).resolve().parent

@@ -198,7 +198,8 @@ def ina(
     from .sim import SimConfig
     from .scenarios import InaScenario
     from .sim.layer import parse_switch_memory
-    from .sim.timeline import plot_timelines, save_timeline_csv
+    from .report.timeline import plot_timelines
+    from .sim.timeline import save_timeline_csv
     from .topology.yaml_io import parse_bytes
 
     sim = SimConfig(buffer_bytes=None if buffer is None else parse_bytes(buffer, "--buffer"), congestion_control=cc,

@@ -257,7 +257,7 @@ def route(
 ):
     """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates."""
     from .route.jobs import parse_precision_mix
-    from .route.plan import PrecisionResult, save_routes
+    from .route.plan import PrecisionResult
     from .scenarios import RouteCheck, RouteScenario
 
     if evaluate is not None:
@@ -268,15 +268,9 @@ def route(
         precisions=parse_precision_mix(precisions) if precisions else None, switch_gbps=switch_gbps,
         time_limit_s=time_limit, accelerations=tuple(a.strip() for a in accelerate.split(",") if a.strip()),
         seed=seed).run()
-    report = result.summary()
-    if out_file is not None:
-        save_routes(result, out_file)
-        report["out"] = str(out_file)
-    if as_json:
-        return emit_json(report)
-    aware = isinstance(result, PrecisionResult)
-    shown = {k: v for k, v in report.items() if k not in ("tasks", "output_streams_gbps")}
-    out.print(table(f"{algorithm.value} {'(precision-aware) ' if aware else 'routing '}on {result.topology}", shown))
+    kind = "(precision-aware)" if isinstance(result, PrecisionResult) else "routing"
+    finish(result.summary(), result, out_file, as_json, f"{algorithm.value} {kind} on {result.topology}",
+           hidden=("tasks", "output_streams_gbps"))
 
 
 # -- aggsvc --------------------------------------------------------------------------------------

@@ -79,6 +79,9 @@ class RouteResult:
                 "upper_bound_gbps": self.upper_bound_gbps, "evaluated_rates_gbps": self.evaluated_rates_gbps,
                 "min_rate_gbps": self.min_rate_gbps, "total_rate_gbps": self.total_rate_gbps}
 
+    def save(self, path: str | Path) -> None:
+        save_routes(self, path)
+
 
 @dataclass(frozen=True, kw_only=True)
 class PrecisionResult:
@@ -103,6 +106,9 @@ class PrecisionResult:
                 "tasks": {name: t.summary() for name, t in self.tasks.items()},
                 "output_streams_gbps": self.output_streams_gbps, "base_rate_gbps": self.base_rate_gbps,
                 "solve_time_s": self.solve_time_s, **self.metrics.summary()}
+
+    def save(self, path: str | Path) -> None:
+        save_routes(self, path)
 
 
 def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, time_limit: float = 60.0,

@@ -12,9 +12,8 @@ model trains by default the way its reference implementation does:
   on every layer, which is how PyG's node-classification examples train them, with 64 hidden
   units (GIN's social-network setting; GraphSAGE's supervised models are wider).
 
-Every recipe row-normalises the input features (``x_v / Σ_c x_vc`` after shifting the minimum to 0,
-PyG's ``NormalizeFeatures``;
-Kipf & Welling's preprocessing). Bag-of-words counts of a few hundred ones per row otherwise
+Every recipe row-normalises the input features (``x_v / Σ_c x_vc`` after shifting the minimum to 0:
+PyG's ``NormalizeFeatures``, Kipf & Welling's preprocessing). Bag-of-words counts of a few hundred ones per row otherwise
 saturate the first layer: on Amazon Photo, GraphSAGE trained on raw counts collapses to one
 prediction for every vertex (loss ln C).
 """
@@ -73,10 +72,10 @@ def normalize_rows(features, shift: float) -> np.ndarray:
     return dense / np.maximum(dense.sum(axis=1, keepdims=True, dtype=np.float32), np.float32(1.0))
 
 
-def param_groups(convs, recipe_weight_decay: float, first_layer_only: bool) -> list[dict]:
+def param_groups(convs, weight_decay: float, first_layer_only: bool) -> list[dict]:
     """Adam parameter groups: ``weight_decay`` on the first layer (or on all), none elsewhere."""
     if not first_layer_only:
-        return [{"params": [p for c in convs for p in c.parameters()], "weight_decay": recipe_weight_decay}]
+        return [{"params": [p for c in convs for p in c.parameters()], "weight_decay": weight_decay}]
     rest = [p for c in convs[1:] for p in c.parameters()]
-    groups = [{"params": list(convs[0].parameters()), "weight_decay": recipe_weight_decay}]
+    groups = [{"params": list(convs[0].parameters()), "weight_decay": weight_decay}]
     return groups + ([{"params": rest, "weight_decay": 0.0}] if rest else [])

@@ -11,6 +11,6 @@ from .ina import InaResult, InaScenario, TimeslotResult, TimeslotScenario
 from .partition import PartitionResult, PartitionScenario
 from .route import RouteCheck, RouteCheckResult, RouteScenario
 
-__all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "RouteScenario", "RouteCheck", "RouteCheckResult", "InaScenario", "InaResult",
-           "TimeslotScenario", "TimeslotResult", "PartitionScenario", "PartitionResult", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES",
-           "feature_bytes", "feature_dim"]
+__all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "RouteScenario", "RouteCheck",
+           "RouteCheckResult", "InaScenario", "InaResult", "TimeslotScenario", "TimeslotResult", "PartitionScenario",
+           "PartitionResult", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES", "feature_bytes", "feature_dim"]

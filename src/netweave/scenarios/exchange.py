@@ -70,10 +70,11 @@ class ExchangeScenario:
         else:
             plan = direct
         t3 = time.perf_counter()
+        costs = {name: plan_cost(plan, links, m) for name, m in COST_MODELS.items()}
         return ExchangeResult(
-            scenario=self, topology_name=topo.name, plan=plan, links=links, cost=plan_cost(plan, links, model),
+            scenario=self, topology_name=topo.name, plan=plan, links=links, cost=costs[model.name],
             p2p_cost=None if direct is None else plan_cost(direct, links, model),
-            time_by_model_s={name: plan_cost(plan, links, m).total_s for name, m in COST_MODELS.items()},
+            time_by_model_s={name: c.total_s for name, c in costs.items()},
             partition_time_s=t1 - t0, planning_time_s=(t3 - t2) if self.planner == "spst" else (t2 - t1))
 
 

@@ -46,6 +46,34 @@ def test_bad_configs_are_one_line(tmp_path):
         sweep({"kind": "ina", "grid": {"colour": ["red"]}}, tmp_path / "i", workers=1)
 
 
+def test_every_kind_maps_its_yaml_onto_its_scenario(tmp_path):
+    """A case's keys are the scenario's fields, strings as on the command line (sizes, mixes, heuristics)."""
+    from netweave.scenarios import ExchangeScenario, InaScenario, RouteScenario
+    from netweave.scenarios.fields import scenario_from
+
+    ina = scenario_from("ina", {"dataset": "cora", "switch_memory": "2MB", "loss": 0.01})
+    assert isinstance(ina, InaScenario) and ina.switch_memory == 2_000_000 and ina.sim.loss == 0.01
+    prec = scenario_from("precision", {"topology": "fattree:k=4", "workers": 4, "precisions": "fp8:1,fp16:1",
+                                       "accelerations": "app,sro"})
+    assert isinstance(prec, RouteScenario) and prec.algorithm == "pahina" and prec.precisions == {"fp8": 1, "fp16": 1}
+    assert prec.accelerations == ("app", "sro")
+    rows = sweep({"kind": "exchange", "grid": {"planner": ["p2p", "spst"]},
+                  "fixed": {"dataset": "cora", "topology": "dgx1:gpus=4", "cost_model": "dgcl"}}, tmp_path, workers=1)
+    direct = ExchangeScenario(dataset="cora", topology="dgx1:gpus=4", planner="p2p", cost_model="dgcl").run()
+    assert rows[0]["result"]["predicted_time_s"] == direct.cost.total_s and rows[1]["result"]["planner"] == "spst"
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"kind": "route", "grid": {"seed": [0]}, "fixed": {"topology": "fattree:k=4"}}, "needs workers"),
+    ({"kind": "ina", "grid": {"colour": ["red"]}}, "bad ina parameter 'colour': not a field of InaScenario"),
+    ({"kind": "exchange", "grid": {"planner": ["spst", "magic"]}}, "unknown planner 'magic'"),
+])
+def test_a_bad_case_fails_before_anything_is_written(tmp_path, config, message):
+    with pytest.raises(NetweaveError, match=message):
+        sweep(config, tmp_path / "out", workers=1)
+    assert not (tmp_path / "out").exists()
+
+
 def test_cli_sweep(tmp_path, capsys, closed_port):
     from netweave.cli import main
 

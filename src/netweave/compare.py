@@ -41,19 +41,16 @@ class CompareConfig:
     sections: tuple[str, ...] = ("exchange", "ina", "routing", "precision", "training")
 
 
-def exchange(c: CompareConfig, graph) -> Section:
-    from .partition import partition_by_method
-    from .partition import comm_relation
-    from .plan import p2p_guard, p2p_plan, plan_cost, spst_plan, worker_links
-    from .plan.cost import COST_MODELS, DEFAULT_COST_MODEL, DGCL_MODEL
-    from .scenarios import feature_bytes, feature_dim
-    from .topology import load_topology_spec
+def exchange(c: CompareConfig) -> Section:
+    from .plan.cost import DEFAULT_COST_MODEL, DGCL_MODEL
+    from .scenarios import ExchangeScenario
 
-    topo = load_topology_spec(c.exchange_topology)
-    links = worker_links(topo)
-    comm = comm_relation(graph, partition_by_method(graph, "metis", None, topo, c.seed))
-    fb = feature_bytes(feature_dim(None, graph))
-    s = Section(name="exchange", title=f"Embedding exchange (DGCL) of {c.dataset} on {topo.name}, {fb} B per embedding",
+    scenarios = [ExchangeScenario(dataset=c.dataset, topology=c.exchange_topology, cost_model=model, seed=c.seed)
+                 for model in (DEFAULT_COST_MODEL, DGCL_MODEL.name)]  # the default first, then the paper's §5.1
+    inputs = scenarios[0].prepare()
+    results = [sc.run(inputs) for sc in scenarios]
+    s = Section(name="exchange", title=f"Embedding exchange (DGCL) of {c.dataset} on {results[0].topology_name}, "
+                                       f"{results[0].plan.feature_bytes} B per embedding",
                 columns=("planner", "cost_model", "predicted_time_ms", "stages", "total_MB", "speedup"), baseline="p2p",
                 metrics=("predicted_time_ms", "total_MB"),
                 note="SPST relays embeddings over fast links so that fewer bytes cross slow ones: under DGCL's "
@@ -62,34 +59,27 @@ def exchange(c: CompareConfig, graph) -> Section:
                      "P2P stage.",
                 differs="Times are predicted, not measured on GPUs; the α–β model is netweave's addition, "
                         "calibrated on gloo over TCP between network namespaces, not on NVLink.")
-    direct = p2p_plan(comm, links, fb) if links.complete else None
-    greedy = spst_plan(comm, links, fb, c.seed, guard_p2p=False)
-    for model in (COST_MODELS[DEFAULT_COST_MODEL], DGCL_MODEL):  # the default first, then the paper's §5.1
-        spst = greedy if direct is None else p2p_guard(greedy, direct, lambda p: plan_cost(p, links, model).total_s)
-        plans = {"p2p": direct, "spst": spst}
-        costs = {k: plan_cost(p, links, model) for k, p in plans.items() if p is not None}
-        base = costs.get("p2p")
-        for name, cost in costs.items():
-            s.rows.append({"planner": name, "cost_model": model.name, "predicted_time_ms": cost.total_s * 1e3,
-                           "stages": plans[name].num_stages, "total_MB": float(cost.link_bytes.sum()) / 1e6,
+    for r in results:
+        base = r.p2p_cost
+        for name, plan, cost in (("p2p", r.p2p, r.p2p_cost), ("spst", r.plan, r.cost)):
+            if plan is None:
+                continue
+            s.rows.append({"planner": name, "cost_model": cost.model, "predicted_time_ms": cost.total_s * 1e3,
+                           "stages": plan.num_stages, "total_MB": float(cost.link_bytes.sum()) / 1e6,
                            "speedup": (base.total_s / cost.total_s) if base is not None and cost.total_s > 0 else None})
     return s
 
 
 def ina(c: CompareConfig) -> Section:
-    from .ina import boundary_relation
-    from .ina.plan import ina_plan
-    from .partition import metis_partition
-    from .sim import SimConfig, sim_network
-    from .graph import load_dataset
-    from .scenarios import feature_bytes, feature_dim
-    from .sim.layer import plan_report
-    from .topology import load_topology_spec
+    from .scenarios import InaScenario
+    from .sim import SimConfig
 
-    graph = load_dataset(c.ina_dataset)
-    rel = boundary_relation(graph, metis_partition(graph, c.ina_workers, seed=c.seed))
-    net = sim_network(load_topology_spec(f"star:n={c.ina_workers},gbps=100,latency_us=2"))
-    fb = feature_bytes(feature_dim(None, graph))
+    runs = [InaScenario(dataset=c.ina_dataset, workers=c.ina_workers, strategy=strategy, switch_memory=memory,
+                        order=order, seed=c.seed, sim=SimConfig(seed=c.seed))
+            for strategy, memory, order in (("host", None, "random"), ("straw", None, "random"),
+                                            ("straw", c.switch_memory, "random"),
+                                            ("switchgnn", c.switch_memory, "gamr"))]
+    inputs = runs[0].prepare()
     s = Section(name="ina", title=f"One GCN layer of {c.ina_dataset} through an INA switch ({c.ina_workers} hosts, "
                                   f"100 Gb/s, {c.switch_memory / 1e6:g} MB of aggregators)",
                 columns=("strategy", "memory", "traffic_MB", "traffic_reduction", "completion_us", "max_queue_KB",
@@ -99,11 +89,11 @@ def ina(c: CompareConfig) -> Section:
                      "most of it in the switch and finish sooner than host-based exchange.",
                 differs="Simulated, not a Tofino; a Reddit-like graph at 1 % of Reddit on 32 hosts with 2 MB of "
                         "aggregators, where the paper runs full Reddit on 128 workers with 10-100 MB.")
-    for strategy, memory, order in (("host", None, "random"), ("straw", None, "random"),
-                                    ("straw", c.switch_memory, "random"), ("switchgnn", c.switch_memory, "gamr")):
-        plan = ina_plan(rel, strategy, fb, memory, order, c.seed)
-        r = plan_report(rel, plan, net, SimConfig(seed=c.seed)).summary()
-        s.rows.append({"strategy": strategy, "memory": "–" if strategy == "host" else ("UL" if memory is None else f"{memory / 1e6:g} MB"),
+    for sc in runs:
+        r = sc.run(inputs).layer.summary()
+        s.rows.append({"strategy": sc.strategy,
+                       "memory": "–" if sc.strategy == "host" else ("UL" if sc.switch_memory is None
+                                                                     else f"{sc.switch_memory / 1e6:g} MB"),
                        "traffic_MB": r["traffic_bytes"] / 1e6, "traffic_reduction": r["traffic_reduction"],
                        "completion_us": r["completion_time_s"] * 1e6, "max_queue_KB": r["max_queue_bytes"] / 1e3,
                        "blocks": r["num_blocks"]})
@@ -183,13 +173,10 @@ def training(c: CompareConfig) -> Section:
 
 def compare(c: CompareConfig) -> list[Section]:
     """Run every requested section; each is timed."""
-    from .graph import load_dataset
-
     unknown = set(c.sections) - set(CompareConfig.sections)
     if unknown:
         raise NetweaveError(f"unknown section {', '.join(sorted(unknown))}; choose from {', '.join(CompareConfig.sections)}")
-    graph = load_dataset(c.dataset) if "exchange" in c.sections else None
-    runners = {"exchange": lambda: exchange(c, graph), "ina": lambda: ina(c), "routing": lambda: routing(c),
+    runners = {"exchange": lambda: exchange(c), "ina": lambda: ina(c), "routing": lambda: routing(c),
                "precision": lambda: precision(c), "training": lambda: training(c)}
     out = []
     for name in c.sections:

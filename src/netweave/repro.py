@@ -19,7 +19,6 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from .cases import run_cases
@@ -49,21 +48,24 @@ class Repro:
     reduce: Callable[[dict, list[dict]], tuple[list[dict], str, list[str], str]]  # (scale, results) -> rows, x, ys, summary
 
 
-@lru_cache(maxsize=2)
-def _reddit(scale: float):
-    """The Reddit-like graph at ``scale``, once per process (the cases of one repro share it)."""
-    from .graph import load_dataset
-
-    return load_dataset(f"reddit-like:scale={scale}")
+def _reddit(scale: float) -> str:
+    """The spec of the Reddit-like graph at ``scale``."""
+    return f"reddit-like:scale={scale}"
 
 
-def _dgcl_comm(scale: float, spec: str):
-    from .partition import comm_relation, partition_by_method
-    from .topology import load_topology_spec
+_INPUTS: dict = {}
 
-    g = _reddit(scale)
-    topo = load_topology_spec(spec)
-    return g, topo, comm_relation(g, partition_by_method(g, "metis", None, topo, 0))
+
+def _inputs(scenario):
+    """``scenario.prepare()``, shared by the cases of one reproduction that run in this process
+    (the graph, partition and relation do not depend on the planner, strategy or memory; the two
+    most recent are kept)."""
+    key = (type(scenario).__name__, *scenario.inputs_key())
+    if key not in _INPUTS:
+        while len(_INPUTS) >= 2:
+            _INPUTS.pop(next(iter(_INPUTS)))
+        _INPUTS[key] = scenario.prepare()
+    return _INPUTS[key]
 
 
 # -- DGCL Table 8: SPST planning time -----------------------------------------------------------
@@ -72,16 +74,12 @@ TABLE8_REPEATS = 3  # planning runs per GPU count; the median is reported
 
 
 def _table8_case(p: dict) -> dict:
-    from .plan import spst_plan, worker_links
+    from .scenarios import ExchangeScenario
 
-    g, topo, comm = _dgcl_comm(p["reddit"], p["topology"])
-    links = worker_links(topo)
-    times = []
-    for _ in range(p["repeats"]):
-        t0 = time.perf_counter()
-        spst_plan(comm, links, 4 * g.feature_dim, 0)
-        times.append(time.perf_counter() - t0)
-    return {"gpus": len(topo.workers), "edges": g.num_edges, "spst_s": statistics.median(times)}
+    sc = ExchangeScenario(dataset=_reddit(p["reddit"]), topology=p["topology"], cost_model="dgcl", seed=0)
+    inputs = _inputs(sc)
+    times = [sc.run(inputs).planning_time_s for _ in range(p["repeats"])]
+    return {"gpus": inputs.links.num_workers, "edges": inputs.graph.num_edges, "spst_s": statistics.median(times)}
 
 
 def _table8_reduce(z: dict, results: list[dict]):
@@ -92,14 +90,13 @@ def _table8_reduce(z: dict, results: list[dict]):
 
 # -- DGCL Figure 8: communication vs number of GPUs ---------------------------------------------
 def _fig8_case(p: dict) -> dict:
-    from .plan import p2p_plan, plan_cost, spst_plan, worker_links
+    from .scenarios import ExchangeScenario
 
-    _, topo, comm = _dgcl_comm(p["reddit"], p["topology"])
-    links = worker_links(topo)
-    fb = 4 * 128  # 128-d float32 embeddings
-    spst = plan_cost(spst_plan(comm, links, fb, 0), links).total_s
-    p2p = plan_cost(p2p_plan(comm, links, fb), links).total_s if links.complete else float("nan")
-    return {"gpus": len(topo.workers), "topology": topo.name, "spst_ms": spst * 1e3, "p2p_ms": p2p * 1e3}
+    sc = ExchangeScenario(dataset=_reddit(p["reddit"]), topology=p["topology"], cost_model="dgcl", feature_dim=128,
+                          seed=0)  # 128-d float32 embeddings on DGCL's §5.1 model
+    r = sc.run(_inputs(sc))
+    return {"gpus": r.links.num_workers, "topology": r.topology_name, "spst_ms": r.cost.total_s * 1e3,
+            "p2p_ms": r.p2p_cost.total_s * 1e3 if r.p2p_cost is not None else float("nan")}
 
 
 def _fig8_reduce(z: dict, rows: list[dict]):
@@ -108,33 +105,20 @@ def _fig8_reduce(z: dict, rows: list[dict]):
 
 
 # -- SwitchGNN Figures 17 and 18: one layer through the switch, per switch memory ------------------
-@lru_cache(maxsize=2)
-def _ina_setup(scale: float, workers: int):
-    from .ina import boundary_relation
-    from .partition import metis_partition
-    from .sim import sim_network
-    from .topology import load_topology_spec
-
-    g = _reddit(scale)
-    rel = boundary_relation(g, metis_partition(g, workers, seed=0))
-    return g, rel, sim_network(load_topology_spec(f"star:n={workers},latency_us=2"))
-
-
 def _ina_cases(z: dict, orders: list[str]) -> list[dict]:
     return [{"reddit": z["ina_reddit"], "workers": z["ina_workers"], "paper_memory_mb": mb, "orders": orders}
             for mb in z["memories"]]
 
 
 def _ina_case(p: dict) -> dict:
-    from .ina.plan import ina_plan
-    from .sim import SimConfig
-    from .sim.layer import plan_report
+    from .scenarios import InaScenario
 
-    g, rel, net = _ina_setup(p["reddit"], p["workers"])
     memory = int(p["paper_memory_mb"] * 1e6 * p["reddit"])  # the paper's memory for Reddit, scaled with the graph
     row = {"paper_memory_mb": p["paper_memory_mb"]}
     for strategy, order in [("straw", "random")] + [("switchgnn", o) for o in p["orders"]]:
-        r = plan_report(rel, ina_plan(rel, strategy, 4 * g.feature_dim, memory, order), net, SimConfig()).summary()
+        sc = InaScenario(dataset=_reddit(p["reddit"]), workers=p["workers"], strategy=strategy, order=order,
+                         switch_memory=memory, seed=0)
+        r = sc.run(_inputs(sc)).layer.summary()
         key = strategy if strategy == "straw" else f"switchgnn_{order}"
         row[f"{key}_reduction"] = r["traffic_reduction"]
         row[f"{key}_max_queue_mb"] = r["max_queue_bytes"] / 1e6
@@ -161,14 +145,12 @@ ARO_PAPER_GBPS = {"aro": 26.33, "ecmp": 7.92, "grid": 1.75, "aggtree": 8.76}
 
 
 def _aro_case(p: dict) -> dict:
-    from .route import random_job
-    from .route.plan import route_jobs
-    from .topology import load_topology_spec
+    from .scenarios import RouteScenario
 
     n, seed = p["leaves"], p["seed"]
-    topo = load_topology_spec(f"leafspine:leaves={n},spines={n},hosts={n},ina=0.2,pipelines=4,seed={seed}")
-    jobs = random_job(topo, p["workers"], seed=seed)
-    return {"seed": seed, **{a: route_jobs(topo, jobs, a, seed).min_rate_gbps for a in ARO_ALGORITHMS}}
+    spec = f"leafspine:leaves={n},spines={n},hosts={n},ina=0.2,pipelines=4,seed={seed}"
+    return {"seed": seed, **{a: RouteScenario(topology=spec, algorithm=a, workers=p["workers"], seed=seed).run().min_rate_gbps
+                             for a in ARO_ALGORITHMS}}
 
 
 def _aro_reduce(z: dict, results: list[dict]):
@@ -179,18 +161,14 @@ def _aro_reduce(z: dict, results: list[dict]):
 
 # -- PAHInA Figure 9: training time vs workers ----------------------------------------------------
 def _pahina_case(p: dict) -> dict:
-    import numpy as np
-
-    from .route import random_job
-    from .route.pahina import SCHEMES, plan_precision
-    from .topology import load_topology_spec, vary_switch_links
+    from .route.pahina import SCHEMES
+    from .scenarios import PRECISION_MIX, RouteScenario
 
     k, workers, seed = p["k"], p["workers"], p["seed"]
     ina = min(1.0, max(workers / 8, 1) / (5 * k * k / 4))  # about one INA switch per 8 workers
-    base = load_topology_spec(f"fattree:k={k},ina={ina:.4f},seed={seed},gbps=10")
-    topo = vary_switch_links(base, 5, 20, np.random.default_rng(seed))  # hosts at 10 Gb/s (§VI-C)
-    task = random_job(topo, workers, seed=seed, mix={"fp8": 5, "fp16": 3, "fp32": 2})[0].tasks[0]
-    return {"workers": workers, **{s: plan_precision(topo, task, s, seed)[3].training_time_s for s in SCHEMES}}
+    spec = f"fattree:k={k},ina={ina:.4f},seed={seed},gbps=10,switch_gbps=5-20"  # §VI-C: 10 Gb/s hosts, 5-20 between switches
+    return {"workers": workers, **{s: RouteScenario(topology=spec, algorithm=s, workers=workers, precisions=PRECISION_MIX,
+                                                    seed=seed).run().metrics.training_time_s for s in SCHEMES}}
 
 
 def _pahina_reduce(z: dict, results: list[dict]):
@@ -240,7 +218,9 @@ def _mgg_case(p: dict) -> dict:
     if gpu:
         from .kernels.bench import bench_kernels
 
-        run = bench_kernels(_reddit(p["reddit"]), 4, 64, do_tune=True)
+        from .graph import load_dataset
+
+        run = bench_kernels(load_dataset(_reddit(p["reddit"])), 4, 64, do_tune=True)
         return {"tuned": str(run["tuned"]), "path_s": [t for _, t in run["tuner_path"]]}
     if "recorded" in p:
         return p["recorded"]

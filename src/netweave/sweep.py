@@ -12,10 +12,11 @@ Config::
       seed: [0, 1]
     fixed: {workers: 8}  # the same for every case
 
-A case's parameters are the keyword arguments of the kind's runner:
-- ``ina``: :class:`~netweave.scenarios.InaScenario`;
-- ``route``: ``topology``, ``workers``, ``algorithm``, ``seed``;
-- ``precision``: the same plus ``precisions``.
+A case's parameters are the fields of the kind's scenario (:mod:`netweave.scenarios.fields`):
+``exchange`` → :class:`~netweave.scenarios.ExchangeScenario`, ``partition`` →
+:class:`~netweave.scenarios.PartitionScenario`, ``ina`` → :class:`~netweave.scenarios.InaScenario`
+(plus the simulator's options), ``route`` → :class:`~netweave.scenarios.RouteScenario`, and
+``precision`` → the same with PAHInA and §VI's precision mix by default.
 
 Results are appended to ``OUT/results.jsonl`` as each case finishes. An interrupted sweep resumes
 by skipping the cases already there (:mod:`netweave.cases`, which also explains ``--ray``).
@@ -29,8 +30,7 @@ from pathlib import Path
 from ._files import read_yaml
 from .cases import run_cases
 from .errors import NetweaveError
-
-KINDS = ("ina", "route", "precision")
+from .scenarios.fields import KINDS
 
 
 def load_config(path: str | Path) -> dict:
@@ -52,35 +52,20 @@ def cases(config: dict) -> list[dict]:
 
 
 def run_case(kind: str, params: dict) -> dict:
-    """One case (runs in a worker process or a Ray task)."""
-    if kind == "ina":
-        from .scenarios import InaScenario
-        from .sim.layer import parse_switch_memory
+    """One case (runs in a worker process or a Ray task): its scenario's ``summary()``."""
+    from .scenarios.fields import scenario_from
 
-        p = dict(params)
-        if isinstance(p.get("switch_memory"), str):
-            p["switch_memory"] = parse_switch_memory(p["switch_memory"], "switch_memory")
-        try:
-            report = InaScenario(**p).run().summary()
-        except TypeError as exc:
-            raise NetweaveError(f"bad ina parameter: {exc}") from None
-        return report
-    from .route.jobs import parse_precision_mix
-    from .scenarios import PRECISION_MIX, RouteScenario
-
-    raw = params.get("precisions")
-    mix = None if kind == "route" else (parse_precision_mix(raw, "precisions") if raw is not None else PRECISION_MIX)
-    missing = [k for k in ("topology", "workers") if k not in params]
-    if missing:
-        raise NetweaveError(f"a sweep of kind {kind} needs {' and '.join(missing)} in grid or fixed")
-    result = RouteScenario(topology=params["topology"], algorithm=params.get("algorithm", "aro" if kind == "route" else "pahina"),
-                           workers=int(params["workers"]), ps=params.get("ps"), precisions=mix,
-                           seed=int(params.get("seed", 0))).run()
-    return {k: v for k, v in result.summary().items() if k != "tasks"}
+    return {k: v for k, v in scenario_from(kind, params).run().summary().items() if k != "tasks"}
 
 
 def sweep(config: dict, out_dir: str | Path, workers: int | None = None, ray: str | None = None,
           on_result=None) -> list[dict]:
-    """Run the cases not yet in ``OUT/results.jsonl``; returns every row (old and new) in grid order."""
+    """Run the cases not yet in ``OUT/results.jsonl``; returns every row (old and new) in grid order.
+
+    Every case's scenario is built first, so that a bad field fails before anything runs or is written."""
+    from .scenarios.fields import scenario_from
+
+    for params in cases(config):
+        scenario_from(config["kind"], params)
     return run_cases(run_case, (config["kind"],), cases(config), Path(out_dir) / "results.jsonl", workers, ray,
                      on_result, f"sweep {config.get('name', config['kind'])}")

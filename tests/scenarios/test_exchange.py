@@ -46,3 +46,16 @@ def test_feature_width_defaults_and_errors():
         ExchangeScenario(dataset="cora", topology="star:n=4", feature_dim=0).run()
     with pytest.raises(NetweaveError, match="unknown planner"):
         ExchangeScenario(dataset="cora", topology="star:n=4", planner="ring").run()
+
+
+def test_prepared_inputs_are_shared_and_must_match():
+    """One prepare() serves both cost models (compare's exchange section); inputs of another
+    dataset are refused rather than silently planned."""
+    a = ExchangeScenario(dataset="cora", topology="dgx1:gpus=4", cost_model="alpha-beta")
+    b = ExchangeScenario(dataset="cora", topology="dgx1:gpus=4", cost_model="dgcl")
+    inputs = a.prepare()
+    shared, alone = b.run(inputs), b.run()
+    assert shared.cost.total_s == alone.cost.total_s and shared.plan.num_hops == alone.plan.num_hops
+    assert shared.p2p.num_stages == 1 and shared.p2p_cost.total_s == alone.p2p_cost.total_s
+    with pytest.raises(ValueError, match="inputs prepared for"):
+        ExchangeScenario(dataset="citeseer", topology="dgx1:gpus=4").run(inputs)

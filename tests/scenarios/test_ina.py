@@ -32,3 +32,13 @@ def test_timeslot_of_a_ring_in_gamr_order():
     assert 0 < s["output_busy_share"] <= 1
     with pytest.raises(NetweaveError, match="--k 0 must be at least 1"):
         TimeslotScenario(k=0).run()
+
+
+def test_prepared_inputs_serve_every_strategy_and_must_match():
+    base = InaScenario(dataset="cora", workers=4, strategy="host")
+    inputs = base.prepare()
+    for strategy in ("host", "straw", "switchgnn"):
+        sc = InaScenario(dataset="cora", workers=4, strategy=strategy, switch_memory=200_000)
+        assert sc.run(inputs).summary()["traffic_bytes"] == sc.run().summary()["traffic_bytes"]
+    with pytest.raises(ValueError, match="inputs prepared for"):
+        InaScenario(dataset="cora", workers=4, seed=1).run(inputs)

@@ -102,3 +102,22 @@ def test_star_and_random():
 def test_builder_spec_errors(spec, match):
     with pytest.raises(NetweaveError, match=match):
         load_topology_spec(spec)
+
+
+def test_switch_gbps_draws_the_switch_links_like_pahinas_setting():
+    """``switch_gbps=5-20`` is vary_switch_links with the builder's seed (PAHInA §VI-C, as repro runs it)."""
+    import numpy as np
+
+    from netweave.errors import NetweaveError
+    from netweave.topology import load_topology_spec, vary_switch_links
+
+    spec = load_topology_spec("fattree:k=4,seed=3,gbps=10,switch_gbps=5-20")
+    by_hand = vary_switch_links(load_topology_spec("fattree:k=4,seed=3,gbps=10"), 5, 20, np.random.default_rng(3))
+    assert [l.gbps for l in spec.links] == [l.gbps for l in by_hand.links]
+    hosts = {n.name for n in spec.nodes if n.is_worker}
+    between = [l.gbps for l in spec.links if l.a not in hosts and l.b not in hosts]
+    assert min(between) >= 5 and max(between) <= 20 and len(set(between)) > 1
+    assert all(l.gbps == 10 for l in spec.links if l.a in hosts or l.b in hosts)
+    for bad in ("20-5", "0-3", "fast"):
+        with pytest.raises(NetweaveError, match="switch_gbps"):
+            load_topology_spec(f"fattree:k=4,switch_gbps={bad}")

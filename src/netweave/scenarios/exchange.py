@@ -11,7 +11,9 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import NetweaveError
-from ..plan import GraphCommPlan, PlanCost
+from ..graph import Graph
+from ..partition import CommRelation
+from ..plan import GraphCommPlan, PlanCost, WorkerLinks
 from ..plan.cost import COST_MODELS, DEFAULT_COST_MODEL
 from .defaults import feature_bytes, feature_dim
 
@@ -40,42 +42,82 @@ class ExchangeScenario:
     parts_file: str | None = None
     seed: int = 0
 
-    def run(self) -> "ExchangeResult":
-        from ..graph import load_dataset
-        from ..partition import comm_relation, load_partition, partition_by_method
-        from ..plan import p2p_plan, plan_cost, spst_plan, worker_links
+    def check(self) -> None:
+        """Reject an unknown planner or cost model with one line."""
         from ..plan.cost import cost_model
-        from ..topology import load_topology_spec
 
         if self.planner not in PLANNERS:
             raise NetweaveError(f"unknown planner {self.planner!r}; use one of {', '.join(PLANNERS)}")
-        model = cost_model(self.cost_model)
+        cost_model(self.cost_model)
+
+    def prepare(self) -> "ExchangeInputs":
+        """Load, partition and relate: the inputs every planner and cost model of this scenario
+        shares (a caller that runs several planners or models passes them to :meth:`run`)."""
+        from ..graph import load_dataset
+        from ..partition import comm_relation, load_partition, partition_by_method
+        from ..plan import worker_links
+        from ..topology import load_topology_spec
+
         topo = load_topology_spec(self.topology)
         links = worker_links(topo)
         graph = load_dataset(self.dataset)
-        fb = feature_bytes(feature_dim(self.feature_dim, graph))
         t0 = time.perf_counter()
         if self.parts_file is not None:
             parts = load_partition(self.parts_file, graph.num_nodes, links.num_workers)
         else:
             parts = partition_by_method(graph, self.method, self.parts, topo, self.seed)
         comm = comm_relation(graph, parts)
+        return ExchangeInputs(key=self.inputs_key(), graph=graph, topology_name=topo.name, links=links, comm=comm,
+                              partition_time_s=time.perf_counter() - t0)
+
+    def inputs_key(self) -> tuple:
+        """The fields that :meth:`prepare` depends on."""
+        return (self.dataset, self.topology, self.method, self.parts, self.parts_file, self.seed)
+
+    def run(self, inputs: "ExchangeInputs | None" = None) -> "ExchangeResult":
+        """Plan and cost; ``inputs`` from :meth:`prepare` of a scenario with the same :meth:`inputs_key`."""
+        from ..plan import p2p_plan, plan_cost, spst_plan
+        from ..plan.cost import cost_model
+
+        self.check()
+        model = cost_model(self.cost_model)
+        if inputs is None:
+            inputs = self.prepare()
+        elif inputs.key != self.inputs_key():
+            raise ValueError(f"inputs prepared for {inputs.key}, not {self.inputs_key()}")
+        links, comm = inputs.links, inputs.comm
+        fb = feature_bytes(feature_dim(self.feature_dim, inputs.graph))
         t1 = time.perf_counter()
         direct = p2p_plan(comm, links, fb) if links.complete else None
         t2 = time.perf_counter()
         if self.planner == "spst":
             plan = spst_plan(comm, links, fb, self.seed, model=model)
         elif direct is None:
-            raise NetweaveError(f"p2p needs a logical link between every pair of workers of {topo.name}; use --planner spst")
+            raise NetweaveError(f"p2p needs a logical link between every pair of workers of {inputs.topology_name}; "
+                                "use --planner spst")
         else:
             plan = direct
         t3 = time.perf_counter()
         costs = {name: plan_cost(plan, links, m) for name, m in COST_MODELS.items()}
         return ExchangeResult(
-            scenario=self, topology_name=topo.name, plan=plan, links=links, cost=costs[model.name],
-            p2p_cost=None if direct is None else plan_cost(direct, links, model),
+            scenario=self, topology_name=inputs.topology_name, plan=plan, links=links, cost=costs[model.name],
+            p2p=direct, p2p_cost=None if direct is None else plan_cost(direct, links, model),
             time_by_model_s={name: c.total_s for name, c in costs.items()},
-            partition_time_s=t1 - t0, planning_time_s=(t3 - t2) if self.planner == "spst" else (t2 - t1))
+            partition_time_s=inputs.partition_time_s,
+            planning_time_s=(t3 - t2) if self.planner == "spst" else (t2 - t1))
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class ExchangeInputs:
+    """What :meth:`ExchangeScenario.prepare` returns: the graph, the topology's logical links and
+    the partition's communication relation; ``key`` names the scenario fields they came from."""
+
+    key: tuple
+    graph: Graph
+    topology_name: str
+    links: WorkerLinks
+    comm: CommRelation
+    partition_time_s: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,8 +126,8 @@ class ExchangeResult:
 
     Attributes:
         plan: the plan (its ``.save`` writes DESIGN's ``.npz``); links: the topology's logical links.
-        cost: the plan's cost on the scenario's model; p2p_cost: P2P's on the same model (None when
-            some pair of workers has no logical link).
+        cost: the plan's cost on the scenario's model; p2p, p2p_cost: the P2P plan and its cost on the
+            same model (None when some pair of workers has no logical link).
         time_by_model_s: the plan's predicted seconds under every cost model, by name.
     """
 
@@ -94,6 +136,7 @@ class ExchangeResult:
     plan: GraphCommPlan
     links: object
     cost: PlanCost
+    p2p: GraphCommPlan | None
     p2p_cost: PlanCost | None
     time_by_model_s: dict[str, float] = field(default_factory=dict)
     partition_time_s: float = 0.0

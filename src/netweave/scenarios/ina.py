@@ -10,7 +10,9 @@ import numpy as np
 
 from ..errors import NetweaveError
 from ..sim.layer import LayerReport
-from ..sim.network import FROM_TOPOLOGY
+from ..graph import Graph
+from ..ina.boundary import BoundaryRelation
+from ..sim.network import FROM_TOPOLOGY, SimNetwork
 from ..sim.simulate import SimConfig, SimResult
 from .defaults import feature_bytes, feature_dim
 
@@ -60,13 +62,17 @@ class InaScenario:
             raise NetweaveError(f"--switch-memory {self.switch_memory} B must not be negative")
         self.sim.check()
 
-    def run(self) -> "InaResult":
+    def inputs_key(self) -> tuple:
+        """The fields that :meth:`prepare` depends on."""
+        return (self.dataset, self.workers, self.topology, self.gbps, self.method, self.parts_file, self.seed)
+
+    def prepare(self) -> "InaInputs":
+        """Topology, graph, partition and boundary relation: what every strategy, order and memory
+        of this layer shares (a caller that runs several passes them to :meth:`run`)."""
         from ..graph import load_dataset
         from ..ina import boundary_relation
-        from ..ina.plan import ina_plan
         from ..partition import load_partition, partition_by_method
         from ..progress import stage
-        from ..sim.layer import check_sums, plan_memory, plan_report
         from ..sim.network import sim_network
         from ..topology import load_topology_spec
 
@@ -84,23 +90,60 @@ class InaScenario:
                 parts = load_partition(self.parts_file, g.num_nodes, self.workers)
             else:
                 parts = partition_by_method(g, self.method, self.workers, None, self.seed)
+        t1 = time.perf_counter()
+        with stage("boundary relation"):
+            rel = boundary_relation(g, parts)
+        return InaInputs(key=self.inputs_key(), topology_name=topo.name, net=net, graph=g, parts=parts.parts,
+                         relation=rel, load_partition_time_s=t1 - t0, relation_time_s=time.perf_counter() - t1)
+
+    def run(self, inputs: "InaInputs | None" = None) -> "InaResult":
+        """Plan and simulate; ``inputs`` from :meth:`prepare` of a scenario with the same :meth:`inputs_key`."""
+        from ..ina.plan import ina_plan
+        from ..progress import stage
+        from ..sim.layer import check_sums, plan_memory, plan_report
+
+        self.check()
+        if inputs is None:
+            inputs = self.prepare()
+        elif inputs.key != self.inputs_key():
+            raise ValueError(f"inputs prepared for {inputs.key}, not {self.inputs_key()}")
+        g, rel = inputs.graph, inputs.relation
         dim = feature_dim(self.feature_dim, g)
         t1 = time.perf_counter()
         with stage(f"planning {self.strategy}"):
-            rel = boundary_relation(g, parts)
             if self.start is not None and not (0 <= self.start < g.num_nodes
                                                and rel.send_ptr[self.start + 1] > rel.send_ptr[self.start]):
                 raise NetweaveError(f"--start {self.start} is not a boundary vertex (one with a neighbour on another worker)")
-            memory, edge_memory = plan_memory(net, rel, self.switch_memory)
+            memory, edge_memory = plan_memory(inputs.net, rel, self.switch_memory)
             plan = ina_plan(rel, self.strategy, feature_bytes(dim), memory, self.order, self.seed, self.start,
                             edge_memory)
         t2 = time.perf_counter()
         values = np.random.default_rng(self.seed).standard_normal((g.num_nodes, dim)) if self.verify else None
         with stage(f"simulating {plan.num_units:,} messages"):
-            layer = plan_report(rel, plan, net, self.sim, values)
-        error = None if values is None else check_sums(g, parts.parts, values, layer.result.sums)
-        return InaResult(scenario=self, topology_name=topo.name, num_nodes=g.num_nodes, num_edges=g.num_edges,
-                         layer=layer, load_partition_time_s=t1 - t0, plan_time_s=t2 - t1, verify_max_rel_error=error)
+            layer = plan_report(rel, plan, inputs.net, self.sim, values)
+        error = None if values is None else check_sums(g, inputs.parts, values, layer.result.sums)
+        return InaResult(scenario=self, topology_name=inputs.topology_name, num_nodes=g.num_nodes,
+                         num_edges=g.num_edges, layer=layer, load_partition_time_s=inputs.load_partition_time_s,
+                         plan_time_s=inputs.relation_time_s + t2 - t1, verify_max_rel_error=error)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class InaInputs:
+    """What :meth:`InaScenario.prepare` returns; ``key`` names the scenario fields they came from.
+
+    Attributes:
+        net: the simulator's network of the topology; parts: (N,) worker of each vertex;
+        relation: the partition's boundary relation (who needs whose features).
+    """
+
+    key: tuple
+    topology_name: str
+    net: SimNetwork
+    graph: Graph
+    parts: np.ndarray
+    relation: BoundaryRelation
+    load_partition_time_s: float
+    relation_time_s: float
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -114,7 +157,7 @@ class InaResult:
     num_edges: int
     layer: LayerReport
     load_partition_time_s: float
-    plan_time_s: float
+    plan_time_s: float  # the boundary relation and the plan
     verify_max_rel_error: float | None = None
 
     @property

@@ -43,16 +43,20 @@ class RouteScenario:
     accelerations: tuple[str, ...] = ()
     seed: int = 0
 
+    def check(self) -> None:
+        """Reject an unknown algorithm, or both or neither source of jobs, with one line."""
+        if self.algorithm not in ALGORITHMS:
+            raise NetweaveError(f"unknown algorithm {self.algorithm!r}; use one of {', '.join(ALGORITHMS)}")
+        if (self.jobs_file is None) == (self.workers is None):
+            raise NetweaveError("give exactly one of --jobs FILE and --workers W")
+
     def run(self):
         """:class:`RouteResult` on ARO's model or :class:`PrecisionResult` on PAHInA's (see module)."""
         from ..route import load_jobs, random_job
         from ..route.plan import route_jobs, route_precision
         from ..topology import load_topology_spec
 
-        if self.algorithm not in ALGORITHMS:
-            raise NetweaveError(f"unknown algorithm {self.algorithm!r}; use one of {', '.join(ALGORITHMS)}")
-        if (self.jobs_file is None) == (self.workers is None):
-            raise NetweaveError("give exactly one of --jobs FILE and --workers W")
+        self.check()
         topo = load_topology_spec(self.topology)
         jobs = (load_jobs(self.jobs_file) if self.jobs_file is not None
                 else random_job(topo, self.workers, self.ps, self.seed, self.precisions))

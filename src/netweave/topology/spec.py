@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from .._spec import parse_kv_spec, take
 from ..errors import NetweaveError
 from . import builders
@@ -20,7 +22,17 @@ def size(raw: str) -> int:
         raise ValueError(raw) from None
 
 
+def gbps_range(raw: str) -> tuple[int, int]:
+    """``5-20``: integer Gb/s bounds of switch-to-switch links (``LOW-HIGH``, 1 <= LOW <= HIGH)."""
+    low, _, high = raw.partition("-")
+    lo, hi = int(low), int(high)  # ValueError names the spec
+    if not 1 <= lo <= hi:
+        raise ValueError(raw)
+    return lo, hi
+
+
 _NET = {"gbps": (float, 100.0), "latency_us": (float, 1.0)}
+_VARY = {"switch_gbps": (gbps_range, None)}  # PAHInA §VI-C: switch links drawn from LOW..HIGH Gb/s (seeded)
 _INA = {"pipelines": (int, 1), "memory": (size, 0)}
 BUILDERS = {
     "dgx1": ("dgx1[:gpus=2..8]  one DGX-1: 8 GPUs, NVLink hybrid cube-mesh (DGCL Table 1 speeds); gpus: a job on the first ones",
@@ -29,12 +41,13 @@ BUILDERS = {
     "pcie8": ("pcie8  8 GPUs on PCIe switches, two sockets joined by QPI", builders.pcie8, {}),
     "star": ("star:n=…[,gbps,ina=1,pipelines,memory]  n hosts on one (INA) switch", builders.star,
              {"n": (int, ...), "ina": (bool, True)} | _NET | _INA),
-    "leafspine": ("leafspine:leaves=…,spines=…,hosts=…[,ina=0.2,pipelines=4,seed,gbps,memory]  two-tier Clos",
+    "leafspine": ("leafspine:leaves=…,spines=…,hosts=…[,ina=0.2,pipelines=4,seed,gbps,memory,switch_gbps=LO-HI]  two-tier Clos",
                   builders.leaf_spine,
                   {"leaves": (int, ...), "spines": (int, ...), "hosts": (int, ...), "ina": (float, 0.0),
-                   "seed": (int, 0)} | _NET | _INA),
-    "fattree": ("fattree:k=…[,ina,pipelines,seed,gbps,memory]  k-ary fat-tree", builders.fat_tree,
-                {"k": (int, ...), "ina": (float, 0.0), "seed": (int, 0)} | _NET | _INA),
+                   "seed": (int, 0)} | _NET | _INA | _VARY),
+    "fattree": ("fattree:k=…[,ina,pipelines,seed,gbps,memory,switch_gbps=LO-HI]  k-ary fat-tree (switch_gbps: "
+                "switch links drawn from LO..HI Gb/s with the seed, PAHInA §VI-C)", builders.fat_tree,
+                {"k": (int, ...), "ina": (float, 0.0), "seed": (int, 0)} | _NET | _INA | _VARY),
     "random": ("random:switches=…,degree=…,hosts=…[,seed,gbps]  random regular switch graph", builders.random_regular,
                {"switches": (int, ...), "degree": (int, ...), "hosts": (int, ...), "seed": (int, 0)} | _NET),
 }
@@ -52,4 +65,9 @@ def load_topology_spec(spec: str) -> Topology:
             f"unknown topology {spec!r}: not a YAML file and not a builder ({', '.join(BUILDERS)}); "
             "run `netweave topology show --help` for the builder specs")
     _, build, allowed = BUILDERS[name]
-    return build(**take(params, spec, allowed))
+    kwargs = take(params, spec, allowed)
+    vary = kwargs.pop("switch_gbps", None)
+    topo = build(**kwargs)
+    if vary is not None:
+        topo = builders.vary_switch_links(topo, *vary, np.random.default_rng(kwargs.get("seed", 0)))
+    return topo

@@ -24,7 +24,8 @@ from netweave.partition import Partition, comm_relation
 from netweave.runtime.graph_allgather import graph_allgather
 from netweave.plan import worker_links
 from netweave.plan.cost import DGCL_MODEL
-from netweave.runtime.job import TrainConfig, epoch_comm_s, prepare_job
+from netweave.runtime.job import epoch_comm_s
+from netweave.scenarios import TrainScenario
 from netweave.topology import load_topology_spec
 from netweave.runtime.launcher import init_group
 from netweave.runtime.rank_tables import rank_tables, tables_on
@@ -42,8 +43,8 @@ def main() -> None:
     torch.set_num_threads(1)
     graph = load_dataset(args.dataset)
     # Plans as DGCL makes them (SPST guarded on §5.1), so calibrate_cost.py can rebuild what was measured.
-    job, _ = prepare_job(TrainConfig(dataset=args.dataset, workers=world, comm=args.comm, topology=args.topology,
-                                     cost_model="dgcl"), graph)
+    job, _ = TrainScenario(dataset=args.dataset, workers=world, comm=args.comm, topology=args.topology,
+                           cost_model="dgcl").prepare(graph)
     links = worker_links(load_topology_spec(args.topology))
     comm = comm_relation(graph, Partition(job.parts, world, "job"))
     tables = tables_on(rank_tables(job.plan, comm, rank), "cpu")

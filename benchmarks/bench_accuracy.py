@@ -33,8 +33,7 @@ sys.path.insert(0, str(HERE))
 import pyg_reference  # noqa: E402
 
 from netweave.graph import load_dataset  # noqa: E402
-from netweave.runtime.job import TrainConfig  # noqa: E402
-from netweave.runtime.launcher import train  # noqa: E402
+from netweave.scenarios import TrainScenario  # noqa: E402
 
 CASES = [("cora", "gcn"), ("citeseer", "gcn"), ("amazon_photo", "gcn"), ("amazon_photo", "sage"),
          ("amazon_cs", "gcn"), ("amazon_cs", "sage")]
@@ -82,9 +81,9 @@ def main() -> None:
             ref = pyg_reference.train(reference, model, seed, args.epochs)
             runs["pyg"].append({"final": ref.final_test_acc, "best": ref.test_acc_at_best_val,
                                 "collapsed": ref.final_loss >= 0.99 * uniform})
-            r = train(TrainConfig(dataset=spec, workers=1, model=model, epochs=args.epochs, seed=seed))
-            runs["netweave"].append({"final": r["final_test_acc"], "best": r["test_acc_at_best_val"],
-                                     "collapsed": r["collapsed"] or r["final_loss"] >= 0.99 * uniform})
+            r = TrainScenario(dataset=spec, workers=1, model=model, epochs=args.epochs, seed=seed).run()
+            runs["netweave"].append({"final": r.final_test_acc, "best": r.test_acc_at_best_val,
+                                     "collapsed": r.collapsed or r.final_loss >= 0.99 * uniform})
             print(f"{name}/{model} seed {seed}: pyg {ref.final_test_acc:.4f}  netweave {r['final_test_acc']:.4f}",
                   file=sys.stderr, flush=True)
         row = {"dataset": name, "model": model, "seeds": args.seeds, "epochs": args.epochs,

@@ -21,8 +21,7 @@ import os
 import platform
 from pathlib import Path
 
-from netweave.runtime.job import TrainConfig
-from netweave.runtime.launcher import train
+from netweave.scenarios import TrainScenario
 
 HERE = Path(__file__).resolve().parent
 TOPOLOGY = str(HERE / "topologies" / "hetero4.yaml")
@@ -46,9 +45,8 @@ def main() -> None:
         if args.only and name not in args.only:
             continue
         for workers, comm in ((1, "none"), (4, "allreduce"), (4, "p2p"), (4, "spst")):
-            config = TrainConfig(dataset=spec, workers=workers, model="gcn", comm="spst" if comm == "none" else comm,
-                                 topology=None if workers == 1 else TOPOLOGY, epochs=args.epochs, timeout_s=600)
-            r = train(config)
+            r = TrainScenario(dataset=spec, workers=workers, model="gcn", comm="spst" if comm == "none" else comm,
+                              topology=None if workers == 1 else TOPOLOGY, epochs=args.epochs, timeout_s=600).run().summary()
             row = {"graph": name, "workers": workers, "comm": comm, "epochs": args.epochs,
                    **{k: r.get(k) for k in ("median_epoch_s", "median_compute_s", "median_comm_s", "median_sync_s",
                                             "exchange_bytes_per_epoch", "predicted_comm_s", "num_stages",

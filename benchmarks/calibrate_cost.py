@@ -3,7 +3,7 @@
 Input: ``benchmarks/results/train_netns.json`` (``bench_train_netns.py``: 3 graphs × P2P/SPST × 3
 widths, one graph allgather over tc-shaped veth links between network namespaces, gloo over
 TCP, median of 7). For each point the plan is rebuilt exactly as that benchmark built it
-(``prepare_job``: METIS seed 0 on ``hetero4.yaml``, SPST guarded on §5.1 as then) and checked against the recorded §5.1
+(``TrainScenario.prepare``: METIS seed 0 on ``hetero4.yaml``, SPST guarded on §5.1 as then) and checked against the recorded §5.1
 prediction, so the fit sees the plans that were measured.
 
 Model (``netweave.plan.cost``): ``t(S) = Σ_k [α + o·n^k + max_i(λ_i + t_i^k/η)]``. ``η`` is found
@@ -32,7 +32,7 @@ from scipy.optimize import nnls
 from netweave.graph import load_dataset
 from netweave.plan import worker_links
 from netweave.plan.cost import DGCL_MODEL, CostModel, plan_cost
-from netweave.runtime.job import TrainConfig, prepare_job
+from netweave.scenarios import TrainScenario
 from netweave.topology import load_topology_spec
 
 HERE = Path(__file__).resolve().parent
@@ -52,9 +52,8 @@ def rebuild(points: list[dict], data: Path) -> tuple[list, object]:
         key = (p["graph"], p["comm"])
         if key not in plans:
             spec = specs(data)[p["graph"]]
-            job, _ = prepare_job(TrainConfig(dataset=spec, workers=4, comm=p["comm"], topology=str(TOPOLOGY),
-                                             cost_model="dgcl"),
-                                 load_dataset(spec))
+            job, _ = TrainScenario(dataset=spec, workers=4, comm=p["comm"], topology=str(TOPOLOGY),
+                                   cost_model="dgcl").prepare(load_dataset(spec))
             plans[key] = job.plan
         plan = replace(plans[key], feature_bytes=4 * p["width"])
         dgcl = plan_cost(plan, links, DGCL_MODEL).total_s

@@ -140,26 +140,20 @@ def train(
     as_json: bool = JsonOpt,
 ):
     """Train a GNN on the full graph across WORKERS processes that exchange embeddings by a plan."""
-    from .runtime.job import TrainConfig
-    from .runtime.launcher import train as run_training
+    from .scenarios import TrainScenario
 
-    config = TrainConfig(dataset=dataset, workers=workers, model=model.value, comm=comm.value, topology=topology,
-                         epochs=epochs, hidden=hidden, layers=layers, lr=lr, weight_decay=weight_decay,
-                         dropout=dropout, seed=seed, method=method.value, parts_file=_str(parts_file),
-                         plan_file=_str(plan_file), timeout_s=timeout, device=device,
-                         dump_logits=_str(dump_logits), normalize_features=normalize_features,
-                         **({"cost_model": cost_model.value} if cost_model else {}))
-    report = run_training(config)
+    report = TrainScenario(
+        dataset=dataset, workers=workers, model=model.value, comm=comm.value, topology=topology, epochs=epochs,
+        hidden=hidden, layers=layers, lr=lr, weight_decay=weight_decay, dropout=dropout, seed=seed,
+        method=method.value, parts_file=_str(parts_file), plan_file=_str(plan_file), timeout_s=timeout, device=device,
+        dump_logits=_str(dump_logits), normalize_features=normalize_features,
+        **({"cost_model": cost_model.value} if cost_model else {})).run()
     if report is None:  # a torchrun rank other than 0
         return
     if as_json:
-        return emit_json(report)
-    step = max(1, len(report["epochs"]) // 10)
-    shown = [e for e in report["epochs"] if e["epoch"] % step == 0 or e["epoch"] == 1]
-    columns = ("epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_s", "comm_s", "exchange_MB")
-    rows = [tuple(e[c] for c in columns[:-1]) + (e["exchange_bytes"] / 1e6,) for e in shown]
-    out.print(table(f"{report['model']} on {dataset}, {report['workers']} worker(s), {report['comm']}", rows, columns))
-    out.print(table("summary", {k: v for k, v in report.items() if k != "epochs"}))
+        return emit_json(report.summary())
+    out.print(table(f"{report.model} on {dataset}, {report.workers} worker(s), {report.comm}", *report.epoch_rows()))
+    out.print(table("summary", {k: v for k, v in report.summary().items() if k != "epochs"}))
 
 
 def _str(path: Optional[Path]) -> Optional[str]:

@@ -159,15 +159,13 @@ def training(c: CompareConfig) -> Section:
     except ImportError as exc:
         s.skipped = f"skipped: training needs torch ({exc.name} is missing); enable it with pip install -e '.[train]'"
         return s
-    from .runtime.job import TrainConfig
-    from .runtime.launcher import train
+    from .scenarios import TrainScenario
 
     for comm in ("allreduce", "spst"):
-        r = train(TrainConfig(dataset=c.dataset, workers=c.train_workers, model="gcn", comm=comm, epochs=c.epochs,
-                              seed=c.seed, timeout_s=300))
-        s.rows.append({"comm": comm, "test_acc": r["final_test_acc"],
-                       "exchange_MB_per_epoch": r["exchange_bytes_per_epoch"] / 1e6,
-                       "epoch_ms": r["median_epoch_s"] * 1e3})
+        r = TrainScenario(dataset=c.dataset, workers=c.train_workers, model="gcn", comm=comm, epochs=c.epochs,
+                          seed=c.seed, timeout_s=300).run()
+        s.rows.append({"comm": comm, "test_acc": r.final_test_acc, "exchange_MB_per_epoch": r.exchange_bytes_per_epoch / 1e6,
+                       "epoch_ms": r.median_epoch_s * 1e3})
     return s
 
 

@@ -16,7 +16,7 @@ from netweave.errors import NetweaveError  # noqa: E402
 from netweave.graph import load_dataset  # noqa: E402
 from netweave.partition import comm_relation, metis_partition, random_partition  # noqa: E402
 from netweave.plan import p2p_plan, worker_links  # noqa: E402
-from netweave.runtime.job import TrainConfig, prepare_job  # noqa: E402
+from netweave.scenarios import TrainScenario  # noqa: E402
 from netweave.runtime.launcher import free_port, init_group  # noqa: E402
 from netweave.topology import star  # noqa: E402
 
@@ -30,16 +30,16 @@ def netweave(*args, env=None, timeout=120):
 
 
 @pytest.mark.parametrize("config, message", [
-    (TrainConfig(workers=0), "--workers 0"),
-    (TrainConfig(workers=4, topology="dgx1"), "has 8 workers"),
-    (TrainConfig(workers=2, model="gat"), "--model gat"),
-    (TrainConfig(workers=2, dropout=1.0), "--dropout"),
-    (TrainConfig(dataset="er:n=100,m=300", workers=2), "no class labels"),
-    (TrainConfig(workers=3000), "fewer than --workers"),
+    (TrainScenario(workers=0), "--workers 0"),
+    (TrainScenario(workers=4, topology="dgx1"), "has 8 workers"),
+    (TrainScenario(workers=2, model="gat"), "--model gat"),
+    (TrainScenario(workers=2, dropout=1.0), "--dropout"),
+    (TrainScenario(dataset="er:n=100,m=300", workers=2), "no class labels"),
+    (TrainScenario(workers=3000), "fewer than --workers"),
 ])
 def test_bad_settings_are_rejected_before_training(config, message):
     with pytest.raises(NetweaveError, match=message):
-        prepare_job(config)
+        config.prepare()
 
 
 def test_partition_and_plan_must_match(tmp_path):
@@ -47,14 +47,14 @@ def test_partition_and_plan_must_match(tmp_path):
     three = metis_partition(g, 3, seed=0)
     three.save(tmp_path / "three.npz")
     with pytest.raises(NetweaveError, match="has 3 parts but there are 4 workers"):
-        prepare_job(TrainConfig(workers=4, parts_file=str(tmp_path / "three.npz")))
+        TrainScenario(workers=4, parts_file=str(tmp_path / "three.npz")).prepare()
     four, other = metis_partition(g, 4, seed=0), random_partition(g, 4, seed=1)
     four.save(tmp_path / "four.npz")
     p2p_plan(comm_relation(g, other), worker_links(star(4)), 64).save(tmp_path / "other.npz")
     with pytest.raises(NetweaveError, match="planned for another partition"):
-        prepare_job(TrainConfig(workers=4, comm="p2p", parts_file=str(tmp_path / "four.npz"),
-                                plan_file=str(tmp_path / "other.npz")))
-    job, _ = prepare_job(TrainConfig(workers=4, comm="p2p", parts_file=str(tmp_path / "four.npz")))
+        TrainScenario(workers=4, comm="p2p", parts_file=str(tmp_path / "four.npz"),
+                                plan_file=str(tmp_path / "other.npz")).prepare()
+    job, _ = TrainScenario(workers=4, comm="p2p", parts_file=str(tmp_path / "four.npz")).prepare()
     assert np.array_equal(job.parts, four.parts) and job.plan.num_stages == 1
 
 

@@ -12,7 +12,7 @@ import torch_geometric.transforms as T  # noqa: E402
 from torch_geometric.data import Data  # noqa: E402
 
 from netweave.graph import load_dataset  # noqa: E402
-from netweave.runtime.job import TrainConfig  # noqa: E402
+from netweave.scenarios import TrainScenario  # noqa: E402
 from netweave.runtime.models import DistGNN  # noqa: E402
 from netweave.runtime.recipe import RECIPES, feature_shift, normalize_rows, param_groups  # noqa: E402
 from netweave.runtime.report import collapse_warning  # noqa: E402
@@ -43,8 +43,8 @@ def test_gcn_decays_only_its_first_layer_and_sage_every_layer():
 
 
 def test_unset_options_take_the_models_recipe_and_set_ones_win():
-    assert (TrainConfig(model="gcn").hidden, TrainConfig(model="sage").hidden) == (16, 64)
-    c = TrainConfig(model="gcn", hidden=32, weight_decay=0.0, decay_first_layer_only=False)
+    assert (TrainScenario(model="gcn").hidden, TrainScenario(model="sage").hidden) == (16, 64)
+    c = TrainScenario(model="gcn", hidden=32, weight_decay=0.0, decay_first_layer_only=False)
     assert (c.hidden, c.weight_decay, c.decay_first_layer_only, c.dropout) == (32, 0.0, False, 0.5)
 
 
@@ -70,10 +70,8 @@ def test_collapse_is_constant_logits_or_a_loss_stuck_at_ln_c():
 def test_amazon_photo_sage_learns_and_the_raw_recipe_is_flagged(shared):
     """The README's example collapsed to ln 8 with raw counts; the recipe learns, and the old
     settings are reported as collapsed instead of passing silently."""
-    from netweave.runtime.launcher import train
-
     spec = str(shared / "gnn_benchmark_npz" / "amazon_photo.npz")
-    good = train(TrainConfig(dataset=spec, model="sage", epochs=100, seed=0))
-    assert good["final_test_acc"] > 0.8 and not good["collapsed"]
-    raw = train(TrainConfig(dataset=spec, model="sage", epochs=100, seed=0, hidden=16, normalize_features=False))
-    assert raw["collapsed"] and raw["warnings"]
+    good = TrainScenario(dataset=spec, model="sage", epochs=100, seed=0).run()
+    assert good.final_test_acc > 0.8 and not good.collapsed
+    raw = TrainScenario(dataset=spec, model="sage", epochs=100, seed=0, hidden=16, normalize_features=False).run()
+    assert raw.collapsed and raw.warnings

@@ -9,7 +9,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 
 from netweave.graph import load_dataset  # noqa: E402
-from netweave.runtime.job import TrainConfig, prepare_job  # noqa: E402
+from netweave.scenarios import TrainScenario  # noqa: E402
 from netweave.runtime.launcher import exit_rank, free_port, init_group  # noqa: E402
 from netweave.runtime.job import exchanged_widths  # noqa: E402
 from netweave.runtime.trainer import train_rank  # noqa: E402
@@ -18,7 +18,7 @@ EPOCHS = 20
 
 
 def single(dataset: str, epochs: int, **kw):
-    job, graph = prepare_job(TrainConfig(dataset, 1, epochs=epochs, dump_logits="x", **kw))
+    job, graph = TrainScenario(dataset=dataset, workers=1, epochs=epochs, dump_logits="x", **kw).prepare()
     return train_rank(job, graph, 0, 1), graph
 
 
@@ -56,7 +56,7 @@ def test_four_workers_give_the_single_worker_logits(tmp_path, shared, name):
     dataset = "cora" if name == "cora" else str(shared / "gnn_benchmark_npz" / f"{name}.npz")
     expected, graph = single(dataset, EPOCHS)
     # SPST planned on §5.1: on amazon_photo it relays (several stages), which is what this must cover
-    jobs = [prepare_job(TrainConfig(dataset, 4, comm=comm, epochs=EPOCHS, dump_logits="x", cost_model="dgcl"))[0]
+    jobs = [TrainScenario(dataset=dataset, workers=4, comm=comm, epochs=EPOCHS, dump_logits="x", cost_model="dgcl").prepare()[0]
             for comm in ("p2p", "spst", "allreduce")]
     if name == "amazon_photo":
         assert jobs[1].plan.num_stages > 1

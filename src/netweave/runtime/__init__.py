@@ -1,10 +1,10 @@
 """Distributed full-graph GNN training that executes DGCL-style plans (needs the ``train`` extra).
 
-``train(TrainConfig(...))`` is ``netweave train`` from Python; importing this package does not
-import torch (the modules that run on a rank do).
+``netweave.scenarios.TrainScenario(...).run()`` is ``netweave train`` from Python; this package is
+what runs on the ranks. Importing it does not import torch (the modules that run on a rank do).
 """
 
-from .job import COMMS, TrainConfig, TrainJob, prepare_job
+from .job import TrainJob
 from .launcher import train
 
-__all__ = ["TrainConfig", "TrainJob", "prepare_job", "train", "COMMS"]
+__all__ = ["TrainJob", "train"]  # the report types: netweave.runtime.report (imports torch)

@@ -1,11 +1,12 @@
 """Start the ranks of a training run: N local processes, or the processes torchrun started.
 
-* ``train(config)`` from ``netweave train``: prepares the job once (partition, plan, validation),
-  then spawns ``--workers`` processes that meet on a free loopback port, and returns rank 0's
-  report. ``--workers 1`` trains in this process with no process group at all.
+* ``train(scenario)`` (what :meth:`netweave.scenarios.TrainScenario.run` calls): prepares the job
+  once (``scenario.prepare()``: partition, plan, validation), then spawns ``--workers`` processes
+  that meet on a free loopback port, and returns rank 0's :class:`~.report.TrainReport`.
+  ``--workers 1`` trains in this process with no process group at all.
 * Under ``torchrun`` (``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` in the environment)
-  every process calls ``train(config)`` too: rank 0 prepares the job and broadcasts it, all ranks
-  train, rank 0 returns the report and the others return ``None``.
+  every process calls ``train(scenario)`` too: rank 0 prepares the job and broadcasts it, all
+  ranks train, rank 0 returns the report and the others return ``None``.
 
 Failures end the run in bounded time with one line: a rank that raises or dies makes the launcher
 stop the others (torch.multiprocessing); a peer that stops answering makes collectives fail after
@@ -22,12 +23,18 @@ import socket
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import NetweaveError
 from ..graph import load_dataset
 from ..progress import warn
-from .job import TrainConfig, TrainJob, prepare_job
+from .job import TrainJob
+
+if TYPE_CHECKING:
+    from ..scenarios.train import TrainScenario
+    from .report import TrainReport
 
 _PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "Broken pipe", "Socket closed")
 
@@ -91,8 +98,8 @@ def _device(device: str, local_rank: int):
     return torch.device("cpu")
 
 
-def _run(job: TrainJob, rank: int, world: int, local_world: int, local_rank: int):
-    """Train as one rank; rank 0 returns the report (a dict), the others None."""
+def _run(job: TrainJob, rank: int, world: int, local_world: int, local_rank: int) -> TrainReport | None:
+    """Train as one rank; rank 0 returns the report, the others None."""
     import torch
     import torch.distributed as dist
 
@@ -112,7 +119,7 @@ def _run(job: TrainJob, rank: int, world: int, local_world: int, local_rank: int
     if rank != 0:
         return None
     report = run_report(job, graph, results, train_s)
-    for message in report["warnings"]:
+    for message in report.warnings:
         warn(message)  # on the launching terminal's stderr (spawned ranks inherit it)
     return report
 
@@ -131,7 +138,7 @@ def _spawned(rank: int, world: int, port: int, job: TrainJob, out_dir: str) -> N
         finally:
             dist.destroy_process_group()
         if report is not None:
-            Path(out_dir, "report.json").write_text(json.dumps(report))
+            Path(out_dir, "report.json").write_text(json.dumps(report.summary()))
     except Exception as exc:
         Path(out_dir, f"error-{rank}.txt").write_text(describe(exc))
         if os.environ.get("NETWEAVE_DEBUG"):
@@ -156,11 +163,13 @@ def _failure(exc, context, out_dir: str, world: int) -> NetweaveError:
     return NetweaveError(f"rank {root}: {errors.get(root, str(exc).strip().splitlines()[-1])}")
 
 
-def spawn(job: TrainJob) -> dict:
+def spawn(job: TrainJob) -> TrainReport:
     """Run ``job`` on ``workers`` local processes (gloo on loopback, or NCCL) and return rank 0's report."""
     import json
 
     import torch.multiprocessing as mp
+
+    from .report import TrainReport
 
     world = job.config.workers
     logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)  # we report failures ourselves
@@ -172,10 +181,10 @@ def spawn(job: TrainJob) -> dict:
                 pass
         except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:
             raise _failure(exc, context, out_dir, world) from None
-        return json.loads(Path(out_dir, "report.json").read_text())
+        return TrainReport.from_summary(json.loads(Path(out_dir, "report.json").read_text()))
 
 
-def train(config: TrainConfig) -> dict | None:
+def train(config: TrainScenario) -> TrainReport | None:
     """Prepare and run a training job; see the module docstring for the two ways it starts."""
     try:
         import torch  # noqa: F401
@@ -185,17 +194,13 @@ def train(config: TrainConfig) -> dict | None:
     if under_torchrun():
         return _torchrun(config)
     t0 = time.perf_counter()
-    job, _ = prepare_job(config)
+    job, _ = config.prepare()
     setup_s = time.perf_counter() - t0
-    if config.workers == 1:
-        report = _run(job, 0, 1, 1, 0)
-    else:
-        report = spawn(job)
-    report["prepare_s"] = setup_s
-    return report
+    report = _run(job, 0, 1, 1, 0) if config.workers == 1 else spawn(job)
+    return replace(report, prepare_s=setup_s)
 
 
-def _torchrun(config: TrainConfig) -> dict | None:
+def _torchrun(config: TrainScenario) -> TrainReport | None:
     """One rank of a torchrun job: rank 0 prepares and broadcasts the job (or its error)."""
     import torch.distributed as dist
 
@@ -204,13 +209,13 @@ def _torchrun(config: TrainConfig) -> dict | None:
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
     if config.workers not in (1, world):
         raise NetweaveError(f"--workers {config.workers} differs from torchrun's world size {world}")
-    config.workers = world
+    config = replace(config, workers=world)
     init_group(rank, world, "env://", config.timeout_s, config.device)
     try:
         box = [None]
         if rank == 0:
             try:
-                box = [prepare_job(config)[0]]
+                box = [config.prepare()[0]]
             except NetweaveError as exc:
                 box = [str(exc)]
         dist.broadcast_object_list(box, src=0)

@@ -1,4 +1,4 @@
-"""Rank results → the run's report (one JSON-able dict) and the optional logits file.
+"""Rank results → the run's :class:`TrainReport` and the optional logits file.
 
 Per epoch: ``epoch_s`` is the slowest rank's step time, ``comm_s``/``sync_s`` the mean over ranks
 of the time inside the embedding exchange / gradient all-reduce, ``compute_s`` the remainder, and
@@ -6,6 +6,8 @@ bytes are summed over ranks. Summaries are medians over the epochs after the fir
 """
 
 from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
@@ -35,7 +37,93 @@ def collapse_warning(results: list[RankResult], losses: np.ndarray, num_classes:
     return None
 
 
-def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: float) -> dict:
+@dataclass(frozen=True)
+class EpochRecord:
+    """One epoch: the loss and accuracies (fractions), seconds (the slowest rank's step; the mean
+    rank's time in the exchange and the gradient all-reduce; the rest), bytes summed over ranks."""
+
+    epoch: int
+    loss: float
+    train_acc: float
+    val_acc: float
+    test_acc: float
+    epoch_s: float
+    compute_s: float
+    comm_s: float
+    sync_s: float
+    exchange_bytes: int
+    sync_bytes: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainReport:
+    """A finished run: its settings, final and best accuracies, per-epoch medians (after the
+    warm-up epoch), the predicted exchange time, the collapse check and every epoch.
+
+    ``comm`` is ``none`` for one worker; ``num_hops``, ``num_stages`` and ``planner`` are the
+    plan's (None without one); ``prepare_s`` is the time of loading, partitioning and planning.
+    """
+
+    dataset: str
+    model: str
+    workers: int
+    comm: str
+    topology: str | None
+    num_hops: int | None
+    num_stages: int | None
+    planner: str | None
+    epochs_run: int
+    hidden: int
+    layers: int
+    lr: float
+    weight_decay: float
+    decay_first_layer_only: bool
+    dropout: float
+    normalize_features: bool
+    seed: int
+    final_loss: float
+    final_train_acc: float
+    final_val_acc: float
+    final_test_acc: float
+    best_val_acc: float
+    test_acc_at_best_val: float
+    median_epoch_s: float
+    median_compute_s: float
+    median_comm_s: float
+    median_sync_s: float
+    exchange_bytes_per_epoch: int
+    sync_bytes_per_epoch: int
+    predicted_comm_s: float | None
+    cost_model: str | None
+    train_s: float
+    collapsed: bool
+    warnings: tuple[str, ...]
+    epochs: tuple[EpochRecord, ...]
+    logits_file: str | None = None
+    prepare_s: float | None = None
+
+    def summary(self) -> dict:
+        """The JSON report of ``netweave train`` (units in key names; ``epochs`` a list of dicts)."""
+        return asdict(self) | {"warnings": list(self.warnings)}
+
+    @classmethod
+    def from_summary(cls, data: dict) -> "TrainReport":
+        """The report back from :meth:`summary` (how a spawned rank 0 hands it to the launcher)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names} | {
+            "warnings": tuple(data["warnings"]), "epochs": tuple(EpochRecord(**e) for e in data["epochs"])})
+
+    def epoch_rows(self, shown: int = 10) -> tuple[list[tuple], tuple[str, ...]]:
+        """About ``shown`` epochs (the first, then every k-th) as table rows, and their columns."""
+        step = max(1, len(self.epochs) // shown)
+        columns = ("epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_s", "comm_s", "exchange_MB")
+        rows = [(e.epoch, e.loss, e.train_acc, e.val_acc, e.test_acc, e.epoch_s, e.comm_s, e.exchange_bytes / 1e6)
+                for e in self.epochs if e.epoch % step == 0 or e.epoch == 1]
+        return rows, columns
+
+
+def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: float) -> TrainReport:
+    """The run's report from every rank's result (rank 0 calls it)."""
     cfg = job.config
     per_rank = np.stack([r.per_epoch for r in sorted(results, key=lambda r: r.rank)])  # (P, E, 5)
     col = {name: per_rank[:, :, i] for i, name in enumerate(PER_EPOCH)}
@@ -44,39 +132,37 @@ def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: 
     metrics = results[0].metrics
     acc = {name: metrics[:, 1 + 2 * i] / np.maximum(metrics[:, 2 + 2 * i], 1)
            for i, name in enumerate(("train_acc", "val_acc", "test_acc"))}
-    epochs = [{"epoch": e + 1, "loss": float(metrics[e, 0]), **{k: float(v[e]) for k, v in acc.items()},
-               "epoch_s": float(epoch_s[e]), "compute_s": float(epoch_s[e] - comm_s[e] - sync_s[e]),
-               "comm_s": float(comm_s[e]), "sync_s": float(sync_s[e]),
-               "exchange_bytes": int(col["exchange_bytes"][:, e].sum()), "sync_bytes": int(col["sync_bytes"][:, e].sum())}
-              for e in range(cfg.epochs)]
+    epochs = tuple(EpochRecord(epoch=e + 1, loss=float(metrics[e, 0]), **{k: float(v[e]) for k, v in acc.items()},
+                               epoch_s=float(epoch_s[e]), compute_s=float(epoch_s[e] - comm_s[e] - sync_s[e]),
+                               comm_s=float(comm_s[e]), sync_s=float(sync_s[e]),
+                               exchange_bytes=int(col["exchange_bytes"][:, e].sum()),
+                               sync_bytes=int(col["sync_bytes"][:, e].sum()))
+                   for e in range(cfg.epochs))
     steady = epochs[1:] if len(epochs) > 1 else epochs
 
     def median(key):
-        return float(np.median([row[key] for row in steady]))
+        return float(np.median([getattr(row, key) for row in steady]))
 
     best = int(np.argmax(acc["val_acc"]))
     warning = collapse_warning(results, metrics[:, 0], graph.num_classes)
-    report = {
-        "dataset": cfg.dataset, "model": cfg.model, "workers": cfg.workers,
-        "comm": cfg.comm if cfg.workers > 1 else "none", "topology": job.topology_name, **job.info,
-        "epochs_run": cfg.epochs, "hidden": cfg.hidden, "layers": cfg.layers, "lr": cfg.lr,
-        "weight_decay": cfg.weight_decay, "decay_first_layer_only": cfg.decay_first_layer_only,
-        "dropout": cfg.dropout, "normalize_features": cfg.normalize_features, "seed": cfg.seed,
-        "final_loss": epochs[-1]["loss"], "final_train_acc": epochs[-1]["train_acc"],
-        "final_val_acc": epochs[-1]["val_acc"], "final_test_acc": epochs[-1]["test_acc"],
-        "best_val_acc": float(acc["val_acc"][best]), "test_acc_at_best_val": float(acc["test_acc"][best]),
-        "median_epoch_s": median("epoch_s"), "median_compute_s": median("compute_s"),
-        "median_comm_s": median("comm_s"), "median_sync_s": median("sync_s"),
-        "exchange_bytes_per_epoch": int(median("exchange_bytes")), "sync_bytes_per_epoch": int(median("sync_bytes")),
-        "predicted_comm_s": job.predicted_comm_s,
-        "cost_model": cfg.cost_model if job.plan is not None else None, "train_s": train_s,
-        "collapsed": warning is not None, "warnings": [warning] if warning else [], "epochs": epochs,
-    }
+    logits_file = None
     if cfg.dump_logits:
         logits = np.zeros((graph.num_nodes, graph.num_classes), dtype=np.float32)
         for r in results:
             logits[r.own_ids] = r.logits
         with open(cfg.dump_logits, "wb") as f:
             np.save(f, logits)
-        report["logits_file"] = cfg.dump_logits
-    return report
+        logits_file = cfg.dump_logits
+    return TrainReport(
+        dataset=cfg.dataset, model=cfg.model, workers=cfg.workers, comm=cfg.comm if cfg.workers > 1 else "none",
+        topology=job.topology_name, num_hops=job.num_hops, num_stages=job.num_stages, planner=job.planner,
+        epochs_run=cfg.epochs, hidden=cfg.hidden, layers=cfg.layers, lr=cfg.lr, weight_decay=cfg.weight_decay,
+        decay_first_layer_only=cfg.decay_first_layer_only, dropout=cfg.dropout,
+        normalize_features=cfg.normalize_features, seed=cfg.seed, final_loss=epochs[-1].loss,
+        final_train_acc=epochs[-1].train_acc, final_val_acc=epochs[-1].val_acc, final_test_acc=epochs[-1].test_acc,
+        best_val_acc=float(acc["val_acc"][best]), test_acc_at_best_val=float(acc["test_acc"][best]),
+        median_epoch_s=median("epoch_s"), median_compute_s=median("compute_s"), median_comm_s=median("comm_s"),
+        median_sync_s=median("sync_s"), exchange_bytes_per_epoch=int(median("exchange_bytes")),
+        sync_bytes_per_epoch=int(median("sync_bytes")), predicted_comm_s=job.predicted_comm_s,
+        cost_model=cfg.cost_model if job.plan is not None else None, train_s=train_s,
+        collapsed=warning is not None, warnings=(warning,) if warning else (), epochs=epochs, logits_file=logits_file)

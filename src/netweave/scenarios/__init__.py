@@ -10,7 +10,8 @@ from .exchange import ExchangeResult, ExchangeScenario, PlanCheck, PlanCheckResu
 from .ina import InaResult, InaScenario, TimeslotResult, TimeslotScenario
 from .partition import PartitionResult, PartitionScenario
 from .route import RouteCheck, RouteCheckResult, RouteScenario
+from .train import TrainScenario
 
 __all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "RouteScenario", "RouteCheck",
            "RouteCheckResult", "InaScenario", "InaResult", "TimeslotScenario", "TimeslotResult", "PartitionScenario",
-           "PartitionResult", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES", "feature_bytes", "feature_dim"]
+           "PartitionResult", "TrainScenario", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES", "feature_bytes", "feature_dim"]

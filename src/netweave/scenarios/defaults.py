@@ -10,9 +10,9 @@
 from __future__ import annotations
 
 from ..errors import NetweaveError
+from ..units import BYTES_PER_VALUE, feature_bytes  # noqa: F401 (re-exported: the defaults' one home)
 
 FEATURE_DIM = 128
-BYTES_PER_VALUE = 4  # float32
 PRECISION_MIX: dict[str, float] = {"fp8": 5.0, "fp16": 3.0, "fp32": 2.0}
 SWITCH_MEMORY_BYTES = 100_000_000
 
@@ -23,8 +23,3 @@ def feature_dim(requested: int | None, graph=None, where: str = "--feature-dim")
     if dim < 1:
         raise NetweaveError(f"{where} {dim} must be positive")
     return int(dim)
-
-
-def feature_bytes(dim: int) -> int:
-    """Bytes of one embedding of ``dim`` float32 values."""
-    return BYTES_PER_VALUE * int(dim)

@@ -25,7 +25,7 @@ def tiny(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv(MGG_RUN, raising=False)
         results = reproduce_all(out, scale="tiny", workers=2)
-    return out, {r["name"]: r for r in results}
+    return out, {r.name: r.summary() for r in results}
 
 
 @pytest.mark.parametrize("name", [n for n in REPROS if n != "mgg-fig11"])
@@ -80,7 +80,7 @@ def test_mgg_repro_replays_the_recorded_run_the_user_names(tmp_path, monkeypatch
     run.write_text(json.dumps({"device": "H100", "rows": [{"tuned": "Config(ps=8, dist=2, wpb=4)",
                                                           "tuner_path": [["Config(1)", 0.004], ["Config(8)", 0.001]]}]}))
     monkeypatch.setenv(MGG_RUN, str(run))
-    r = reproduce("mgg-fig11", tmp_path / "out1", scale="tiny")
+    r = reproduce("mgg-fig11", tmp_path / "out1", scale="tiny").summary()
     assert [row["latency_ms"] for row in r["rows"]] == [4.0, 1.0] and "Config(ps=8" in r["netweave"]
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(MGG_RUN, "missing.json")

@@ -18,7 +18,7 @@ import csv
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .cases import run_cases
@@ -255,13 +255,37 @@ REPROS = {r.name: r for r in [
 ]}
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReproResult:
+    """One reproduction's outcome: the quoted claim, netweave's one-line ``netweave`` summary and
+    the reduced ``rows`` (as in ``NAME.csv``); ``skipped`` when it could not run here (its reason is
+    then the summary). Seconds: ``seconds`` this run's wall time, ``case_seconds`` every case's,
+    resumed ones included."""
+
+    name: str
+    paper: str
+    netweave: str
+    rows: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+    out: str = ""
+    scale: str = ""
+    cases: int = 0
+    cases_run: int = 0
+    case_seconds: float = 0.0
+    skipped: bool = False
+
+    def summary(self) -> dict:
+        """The JSON report of ``netweave repro NAME``."""
+        return asdict(self)
+
+
 def run_repro_case(name: str, params: dict) -> dict:
     """One case of one reproduction (module level: it runs in worker processes and Ray tasks)."""
     return REPROS[name].case(params)
 
 
 def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | None = None,
-              workers: int | None = None, ray: str | None = None) -> dict:
+              workers: int | None = None, ray: str | None = None) -> ReproResult:
     """Run one reproduction and write its CSV, plot and paper-vs-netweave table.
 
     Its cases run in a process pool (``workers``, default all cores) or on Ray (``ray``, see
@@ -296,12 +320,12 @@ def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | N
                                     f"| netweave | {summary} |\n| scale | {mode}: {len(results)} cases, {case_seconds:.1f} s "
                                     f"in all; {len(fresh)} run now ({seconds:.1f} s wall), the rest resumed from {name}.jsonl |\n"
                                     f"\n![{name}]({name}.png)\n")
-    return {"name": name, "paper": r.paper, "netweave": summary, "rows": rows, "seconds": seconds, "out": str(out),
-            "scale": mode, "cases": len(results), "cases_run": len(fresh), "case_seconds": case_seconds}
+    return ReproResult(name=name, paper=r.paper, netweave=summary, rows=rows, seconds=seconds, out=str(out), scale=mode,
+                       cases=len(results), cases_run=len(fresh), case_seconds=case_seconds)
 
 
 def reproduce_all(out_dir: str | Path, full: bool = False, scale: str | None = None, workers: int | None = None,
-                  ray: str | None = None, on_done: Callable[[dict], None] | None = None) -> list[dict]:
+                  ray: str | None = None, on_done: Callable[[ReproResult], None] | None = None) -> list[ReproResult]:
     """Every reproduction in turn, and ``OUT/summary.md``: one row per result, paper against netweave.
 
     A reproduction that cannot run here (``mgg-fig11`` without a GPU or a recorded run) is listed
@@ -314,13 +338,13 @@ def reproduce_all(out_dir: str | Path, full: bool = False, scale: str | None = N
         except NetweaveError as exc:
             if name != "mgg-fig11":
                 raise
-            r = {"name": name, "paper": REPROS[name].paper, "netweave": f"skipped: {exc}", "case_seconds": 0.0}
+            r = ReproResult(name=name, paper=REPROS[name].paper, netweave=f"skipped: {exc}", skipped=True)
         results.append(r)
         if on_done:
             on_done(r)
     flag = " --full" if full or scale == "full" else ""
     lines = ["| result | paper | netweave | case time | command |", "|---|---|---|---|---|"]
-    lines += [f"| {r['name']} | {r['paper']} | {r['netweave']} | {r['case_seconds']:.0f} s | `netweave repro {r['name']}{flag}` |"
+    lines += [f"| {r.name} | {r.paper} | {r.netweave} | {r.case_seconds:.0f} s | `netweave repro {r.name}{flag}` |"
               for r in results]
     Path(out_dir, "summary.md").write_text("# netweave repro: paper against netweave\n\n" + "\n".join(lines) + "\n")
     return results

@@ -4,6 +4,7 @@ texts and options that several sub-commands repeat. Imports only typer: ``netwea
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 
 import typer
 
@@ -15,6 +16,8 @@ TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1[:gpus=K], dgx1x2, pcie
 COST_MODEL_HELP = ("Cost model of the exchange: alpha-beta (default: per-stage overhead, link latency, achieved "
                    "bandwidth; calibrated on gloo/TCP) or dgcl (the paper's §5.1, bandwidth only). It picks SPST or P2P.")
 PARTITIONER_HELP = "Partitioner when no --parts-file is given."
+FeatureDimOpt = typer.Option(None, "--feature-dim", help="Float32 values per embedding (default: the dataset's, else 128).")
+PartsFileOpt = typer.Option(None, "--parts-file", help="A partition .npz (from `netweave partition --out`) with one part per worker.")
 GAMR_START_HELP = "GAMR start vertex (default: highest degree)."
 
 
@@ -23,6 +26,9 @@ class Method(str, Enum):
     random = "random"
     range = "range"
     hierarchical = "hierarchical"
+
+
+MethodOpt = typer.Option(Method.metis, "--method", help=PARTITIONER_HELP)
 
 
 class Planner(str, Enum):
@@ -66,3 +72,8 @@ class Algorithm(str, Enum):
     ps = "ps"
     pahina = "pahina"
     atp = "atp"
+
+
+def path_str(path: Path | None) -> str | None:
+    """A path option as the ``str`` a scenario field holds."""
+    return None if path is None else str(path)

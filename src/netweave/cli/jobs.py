@@ -1,0 +1,122 @@
+"""Many runs at once: ``compare`` (the main job), ``sweep``, ``repro`` and ``kernels bench``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..report.console import emit_json, out, table
+from .app import app, kernels_app
+from .options import DATASET_HELP, TOPOLOGY_HELP, JsonOpt, RayOpt, WorkersOpt
+
+
+# -- kernels -------------------------------------------------------------------------------------
+
+
+@kernels_app.command("bench")
+def kernels_bench(
+    dataset: str = typer.Argument("cora", help=DATASET_HELP),
+    gpus: int = typer.Option(4, "--gpus", help="GPUs the rows and embeddings are split over (simulated on one device)."),
+    dim: int = typer.Option(16, "--dim", help="Embedding width D."),
+    ps: int = typer.Option(8, "--ps"), dist: int = typer.Option(2, "--dist"), wpb: int = typer.Option(4, "--wpb"),
+    tune_: bool = typer.Option(False, "--tune", help="Run MGG's cross-iteration tuner on measured latencies."),
+    repeats: int = typer.Option(5, "--repeats", help="Timed runs per measurement (median; the first run is discarded)."),
+    as_json: bool = JsonOpt,
+):
+    """Latency of the reference, torch.sparse, non-overlapped and MGG kernels (GPU if present, else
+    Triton's interpreter on the CPU: correct but slow, for small graphs)."""
+    from ..graph import load_dataset
+    from ..kernels import Config
+    from ..kernels.bench import bench_kernels
+
+    config = Config(ps, dist, wpb)
+    config.check()
+    report = bench_kernels(load_dataset(dataset), gpus, dim, config, tune_, repeats)
+    if as_json:
+        return emit_json(report)
+    out.print(table(f"MGG kernels on {dataset} ({report['device']})", {k: v for k, v in report.items() if k != "tuner_path"}))
+
+
+# -- compare -------------------------------------------------------------------------------------
+@app.command()
+def compare(
+    dataset: str = typer.Argument("cora", help=DATASET_HELP),
+    topology: str = typer.Option("dgx1", "--topology", help="GPU server for the embedding exchange. " + TOPOLOGY_HELP),
+    epochs: int = typer.Option(30, "--epochs", help="Epochs of the short training run."),
+    sections: str = typer.Option("exchange,ina,routing,precision,training", "--sections",
+                                 help="Which comparisons to run (comma-separated)."),
+    seed: int = typer.Option(0, "--seed"),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write report.md, a self-contained report.html, PNG figures and compare.json to DIR."),
+    as_json: bool = JsonOpt,
+):
+    """The main job: every netweave strategy next to its baseline, for each communication problem."""
+    from ..compare import CompareConfig, compare as run_compare, write_report
+    from ..report import section_table
+
+    config = CompareConfig(dataset, topology, epochs=epochs, seed=seed,
+                           sections=tuple(x.strip() for x in sections.split(",") if x.strip()))
+    results = run_compare(config)
+    path = write_report(results, report, config) if report is not None else None
+    if as_json:
+        return emit_json({"sections": [vars(s) for s in results], "report": None if path is None else str(path)})
+    for s in results:
+        out.print(section_table(s, out.width))
+    if path is not None:
+        print(f"report written to {path} and {path.with_suffix('.html')}", file=sys.stderr)
+
+
+# -- sweep ---------------------------------------------------------------------------------------
+@app.command("sweep")
+def sweep_command(
+    config_file: Path = typer.Argument(..., help="Sweep YAML (name, kind: ina|route|precision, grid, fixed)."),
+    out_dir: Path = typer.Option(Path("sweep-out"), "--out", help="Directory of results.jsonl (resumed if present)."),
+    workers: Optional[int] = WorkersOpt,
+    ray: Optional[str] = RayOpt,
+    as_json: bool = JsonOpt,
+):
+    """Run a grid of cases in a process pool (or on Ray), resumably, and show one table."""
+    from ..sweep import load_config, sweep
+
+    config = load_config(config_file)
+    rows = sweep(config, out_dir, workers, ray)
+    if as_json:
+        return emit_json({"name": config.get("name"), "cases": len(rows), "rows": rows})
+    keys = sorted(config["grid"])
+    metrics = [k for k in ("traffic_bytes", "completion_time_s", "min_rate_gbps", "objective_gbps", "training_time_s")
+               if any(k in r["result"] for r in rows)]
+    out.print(table(f"sweep {config.get('name', config_file)} ({len(rows)} cases, {out_dir / 'results.jsonl'})",
+                    [tuple(r["params"][k] for k in keys) + tuple(r["result"].get(m) for m in metrics) for r in rows],
+                    tuple(keys) + tuple(metrics)))
+
+
+# -- repro ---------------------------------------------------------------------------------------
+@app.command()
+def repro(
+    name: Optional[str] = typer.Argument(None, help="Which result (see --list), or all."),
+    list_: bool = typer.Option(False, "--list", help="List the reproductions."),
+    full: bool = typer.Option(False, "--full", help="The paper's scale (slow); the same as --scale full."),
+    scale: Optional[str] = typer.Option(None, "--scale", help="tiny (seconds, a smoke test), reduced (the default: minutes) or full."),
+    out_dir: Path = typer.Option(Path("repro-out"), "--out", help="Directory for NAME.csv/.png/.md and NAME.jsonl (resumed if present)."),
+    workers: Optional[int] = WorkersOpt,
+    ray: Optional[str] = RayOpt,
+    as_json: bool = JsonOpt,
+):
+    """Reproduce a paper's headline result: CSV, plot and a paper-vs-netweave table."""
+    from ..repro import REPROS, reproduce, reproduce_all
+
+    if list_ or name is None:
+        rows = [(r.name, r.what, r.paper) for r in REPROS.values()]
+        return emit_json({"repros": [dict(zip(("name", "what", "paper"), r)) for r in rows]}) if as_json else \
+            out.print(table("netweave repro", rows, ("name", "what", "paper")))
+    if name == "all":
+        results = reproduce_all(out_dir, full, scale, workers, ray, None if as_json else lambda r: out.print(
+            f"[bold]{r.name}[/] ({r.case_seconds:.1f} s of cases): {r.netweave}"))
+        return emit_json({"repros": [r.summary() for r in results]}) if as_json else \
+            out.print(f"paper against netweave: {out_dir / 'summary.md'}")
+    r = reproduce(name, out_dir, full, scale, workers, ray)
+    if as_json:
+        return emit_json(r.summary())
+    out.print(table(f"{name} ({r.seconds:.1f} s, {out_dir})", {"paper": r.paper, "netweave": r.netweave}))

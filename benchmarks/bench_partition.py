@@ -78,8 +78,8 @@ def main() -> None:
         "stats_s": med(stats_t),
         "overhead_s": med(p - m + c + s for p, m, c, s in zip(part_t, pymetis_t, comm_t, stats_t)),
         "total_s": med(a + b + c + d for a, b, c, d in zip(loads, part_t, comm_t, stats_t)),
-        "edge_cut": stats["edge_cut"],
-        "replication_factor": stats["replication_factor"],
+        "edge_cut": stats.edge_cut,
+        "replication_factor": stats.replication_factor,
     }
     out = HERE / "results" / "partition.json"
     out.parent.mkdir(exist_ok=True)

@@ -46,7 +46,7 @@ def test_stats_match_brute_force(small_graph):
     k, fb = 3, 512
     p = random_partition(g, k, seed=7)
     comm = comm_relation(g, p)
-    s = partition_stats(g, p, comm, fb)
+    s = partition_stats(g, p, comm, fb).summary()
     edges = {(min(u, v), max(u, v)) for u in range(g.num_nodes) for v in neighbours(g, u)}
     cut = sum(p.parts[u] != p.parts[v] for u, v in edges)
     needers = {u: {p.parts[v] for v in neighbours(g, u)} - {p.parts[u]} for u in range(g.num_nodes)}

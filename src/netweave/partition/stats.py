@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+
 import numpy as np
 
 from ..graph import Graph
@@ -9,7 +11,30 @@ from .comm_relation import CommRelation
 from .partition import Partition
 
 
-def partition_stats(graph: Graph, partition: Partition, comm: CommRelation, feature_bytes: int) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class PartitionStats:
+    """What :func:`partition_stats` measures (see there); ``part_sizes`` and ``halo_sizes`` are
+    per part: own vertices, and halo vertices (copies received)."""
+
+    num_parts: int
+    method: str
+    edge_cut: int
+    edge_cut_fraction: float
+    vertex_balance: float
+    edge_balance: float
+    boundary_vertices: int
+    halo_vertices_total: int
+    replication_factor: float
+    feature_bytes: int
+    host_exchange_bytes: int
+    part_sizes: list[int]
+    halo_sizes: list[int]
+
+    def summary(self) -> dict:
+        return asdict(self)
+
+
+def partition_stats(graph: Graph, partition: Partition, comm: CommRelation, feature_bytes: int) -> PartitionStats:
     """Edge cut, balance, boundary vertices, replication and the host-based exchange volume.
 
     * ``edge_cut``: undirected edges whose endpoints have different owners.
@@ -27,18 +52,9 @@ def partition_stats(graph: Graph, partition: Partition, comm: CommRelation, feat
     cut = int((owner != partition.parts[graph.indices]).sum() // 2)
     halo = comm.volume().sum(axis=0)
     total_copies = int(comm.send_ids.size)
-    return {
-        "num_parts": k,
-        "method": partition.method,
-        "edge_cut": cut,
-        "edge_cut_fraction": cut / max(graph.num_edges, 1),
-        "vertex_balance": float(sizes.max() / (n / k)),
-        "edge_balance": float(edge_load.max() / max(edge_load.mean(), 1e-12)),
-        "boundary_vertices": int((comm.needers() > 0).sum()),
-        "halo_vertices_total": total_copies,
-        "replication_factor": (n + total_copies) / max(n, 1),
-        "feature_bytes": int(feature_bytes),
-        "host_exchange_bytes": total_copies * int(feature_bytes),
-        "part_sizes": sizes.tolist(),
-        "halo_sizes": halo.tolist(),
-    }
+    return PartitionStats(
+        num_parts=k, method=partition.method, edge_cut=cut, edge_cut_fraction=cut / max(graph.num_edges, 1),
+        vertex_balance=float(sizes.max() / (n / k)), edge_balance=float(edge_load.max() / max(edge_load.mean(), 1e-12)),
+        boundary_vertices=int((comm.needers() > 0).sum()), halo_vertices_total=total_copies,
+        replication_factor=(n + total_copies) / max(n, 1), feature_bytes=int(feature_bytes),
+        host_exchange_bytes=total_copies * int(feature_bytes), part_sizes=sizes.tolist(), halo_sizes=halo.tolist())

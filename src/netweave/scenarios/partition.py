@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .defaults import feature_bytes, feature_dim
 
 if TYPE_CHECKING:
-    from ..partition import Partition
+    from ..partition import Partition, PartitionStats
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,23 +44,29 @@ class PartitionScenario:
         comm = comm_relation(g, p)
         t3 = time.perf_counter()
         dim = feature_dim(self.feature_dim, g)
-        stats = {"dataset": self.dataset, "num_nodes": g.num_nodes, "num_edges": g.num_edges, "seed": self.seed,
-                 "feature_dim": dim} | partition_stats(g, p, comm, feature_bytes(dim))
-        return PartitionResult(partition=p, stats=stats, load_time_s=t1 - t0, partition_time_s=t2 - t1,
-                               comm_relation_time_s=t3 - t2)
+        return PartitionResult(scenario=self, num_nodes=g.num_nodes, num_edges=g.num_edges, feature_dim=dim,
+                               partition=p, stats=partition_stats(g, p, comm, feature_bytes(dim)),
+                               load_time_s=t1 - t0, partition_time_s=t2 - t1, comm_relation_time_s=t3 - t2)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class PartitionResult:
-    """A partition and its statistics (``partition_stats`` with the dataset's size in front)."""
+    """A partition of a graph of ``num_nodes`` vertices and ``num_edges`` edges, and its statistics
+    (for embeddings of ``feature_dim`` float32 values)."""
 
+    scenario: PartitionScenario
+    num_nodes: int
+    num_edges: int
+    feature_dim: int
     partition: Partition
-    stats: dict
+    stats: PartitionStats
     load_time_s: float
     partition_time_s: float
     comm_relation_time_s: float
 
     def summary(self) -> dict:
         """The JSON report of ``netweave partition`` (units in key names)."""
-        return self.stats | {"load_time_s": self.load_time_s, "partition_time_s": self.partition_time_s,
-                             "comm_relation_time_s": self.comm_relation_time_s}
+        s = self.scenario
+        return {"dataset": s.dataset, "num_nodes": self.num_nodes, "num_edges": self.num_edges, "seed": s.seed,
+                "feature_dim": self.feature_dim, **self.stats.summary(), "load_time_s": self.load_time_s,
+                "partition_time_s": self.partition_time_s, "comm_relation_time_s": self.comm_relation_time_s}

@@ -34,3 +34,17 @@ def test_nothing_external(sections):
 def test_text_is_escaped(sections):
     sections[0].note = "P2P <b>sends</b> more & waits"
     assert "P2P &lt;b&gt;sends&lt;/b&gt; more &amp; waits" in html_report(sections, {}, "r")
+
+
+def test_a_sections_paper_figure_is_named_in_html_and_markdown(sections, tmp_path):
+    import dataclasses
+
+    from netweave.report.section import PaperFigure
+
+    sections[1] = dataclasses.replace(sections[1], paper=PaperFigure("SwitchGNN Fig. 18", "traffic_MB",
+                                                                     {"host": 1.0, "switchgnn": 0.19}, "host"))
+    write_report(sections, tmp_path, "netweave compare")
+    html, md = (tmp_path / "report.html").read_text(), (tmp_path / "report.md").read_text()
+    line = "SwitchGNN Fig. 18: traffic (MB) relative to host: host 1 (netweave 1), switchgnn 0.19 (netweave 0.3)."
+    assert f"<b>The paper:</b> {line}" in html and f"**The paper:** {line}" in md
+    assert html.count("<b>The paper:</b>") == 1

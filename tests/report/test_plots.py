@@ -63,3 +63,30 @@ def test_a_metric_that_is_not_a_column_is_named(sections):
     sections[1].metrics = ("traffic_bytes",)
     with pytest.raises(ValueError, match="'traffic_bytes' is not one of its columns"):
         section_figure(sections[1])
+
+
+def test_the_papers_figure_is_one_more_panel_of_ratios(sections):
+    """Both series divided by the paper's reference row: here SwitchGNN at 12/40 = 0.3 of host's
+    traffic against the paper's 0.19; a row the paper does not report is left out."""
+    import dataclasses
+
+    from netweave.report.columns import paper_line
+    from netweave.report.section import PaperFigure
+
+    s = dataclasses.replace(sections[1], paper=PaperFigure("Fig. 18", "traffic_MB", {"host": 1.0, "switchgnn": 0.19},
+                                                           relative_to="host"))
+    fig = section_figure(s)
+    try:
+        ax = fig.axes[-1]
+        assert len(fig.axes) == len(s.metrics) + 1 and ax.get_title() == "Fig. 18"
+        assert np.allclose(bars(ax), [1.0, 0.3, 1.0, 0.19])  # netweave's bars, then the paper's
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["host", "switchgnn"]
+    finally:
+        pyplot().close(fig)
+    assert paper_line(s) == "Fig. 18: traffic (MB) relative to host: host 1 (netweave 1), switchgnn 0.19 (netweave 0.3)."
+    missing = dataclasses.replace(s, paper=dataclasses.replace(s.paper, relative_to="ps"))  # no such row: no panel
+    fig = section_figure(missing)
+    try:
+        assert len(fig.axes) == len(s.metrics)
+    finally:
+        pyplot().close(fig)

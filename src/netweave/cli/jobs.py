@@ -61,7 +61,7 @@ def compare(
     results = run_compare(config)
     path = write_report(results, report, config) if report is not None else None
     if as_json:
-        return emit_json({"sections": [vars(s) for s in results], "report": None if path is None else str(path)})
+        return emit_json({"sections": [s.summary() for s in results], "report": None if path is None else str(path)})
     for s in results:
         out.print(section_table(s, out.width))
     if path is not None:

@@ -55,3 +55,15 @@ def cell(value) -> str:
 
 def _label(words: list[str]) -> str:
     return " ".join(WORDS.get(w, w) for w in words)
+
+
+def paper_line(s) -> str:
+    """One sentence on a section's :class:`~.section.PaperFigure`: the paper's ratios and netweave's
+    ("" when the section has no figure or no row to compare)."""
+    if s.paper is None:
+        return ""
+    labels, ours, theirs = s.paper.pairs(s.rows, s.columns[0])
+    if not labels:
+        return ""
+    pairs = ", ".join(f"{k} {p:.2g} (netweave {o:.2g})" for k, o, p in zip(labels, ours, theirs))
+    return f"{s.paper.figure}: {header(s.paper.metric)} relative to {s.paper.relative_to}: {pairs}."

@@ -87,7 +87,8 @@ def section_figure(s: Section) -> Figure:
     plt = pyplot()
     n = len(s.rows)
     panel = max(3.0, 0.6 * n + 1.4)
-    panels = max(len(metrics), 1)
+    paper = s.paper.pairs(s.rows, s.columns[0]) if s.paper is not None else ([], [], [])
+    panels = max(len(metrics), 1) + bool(paper[0])
     fig, axes = plt.subplots(1, panels, figsize=(max(5.0, panel * panels), 3.8), squeeze=False)
     colours = [BASELINE_COLOUR if s.is_baseline(r) else COLOUR for r in s.rows]
     labels = row_labels(s)
@@ -106,6 +107,8 @@ def section_figure(s: Section) -> Figure:
         ax.set_ylabel(header(m) + (", log axis" if log else ""))
         ax.set_xticks(x, labels, fontsize=8, rotation=30 if tilt else 0, ha="right" if tilt else "center")
         ax.grid(axis="y", alpha=0.3)
+    if paper[0]:
+        paper_panel(axes[0][-1], s.paper, *paper)
     if s.baseline:
         from matplotlib.patches import Patch
 
@@ -113,6 +116,21 @@ def section_figure(s: Section) -> Figure:
                           loc="lower left", bbox_to_anchor=(0, 1), frameon=False, borderaxespad=0.2)  # above the bars
     fig.suptitle(textwrap.fill(s.title, int(TITLE_CHARS_PER_INCH * fig.get_figwidth())), fontsize=9)
     return fig
+
+
+def paper_panel(ax, paper, labels: list[str], ours: list[float], theirs: list[float]) -> None:
+    """netweave's and the paper's values side by side per row, both as ratios to the paper's reference row."""
+    x = np.arange(len(labels))
+    for offset, values, colour, name in ((-0.2, ours, COLOUR, "netweave (this run)"),
+                                         (0.2, theirs, "C1", "paper")):
+        bars = ax.bar(x + offset, values, 0.4, color=colour, label=name)
+        ax.bar_label(bars, labels=[f"{v:.2g}" for v in values], fontsize=7, padding=1)
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel(f"{header(paper.metric)} ÷ {paper.relative_to}'s")
+    ax.set_title(textwrap.fill(paper.figure, 40), fontsize=8)
+    ax.margins(y=0.15)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, frameon=False)
 
 
 def series_figure(rows: list[dict], x: str, ys: list[str], title: str) -> Figure:

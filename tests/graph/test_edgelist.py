@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from netweave.errors import NetweaveError
-from netweave.graph.edgelist import parse_edge_pairs, read_bytes
+from netweave.graph.edgelist import parse_edge_pairs, read_edge_pairs
 from netweave.graph.snap import load_snap
 
 
@@ -35,7 +35,7 @@ def test_truncated_gzip_and_missing_file(tmp_path):
     path = tmp_path / "e.txt.gz"
     path.write_bytes(gzip.compress(b"0 1\n" * 10000)[:-20])
     with pytest.raises(NetweaveError, match="corrupt or truncated gzip"):
-        read_bytes(path)
+        read_edge_pairs(path)
     with pytest.raises(NetweaveError, match="no such file"):
         load_snap(tmp_path / "missing.txt")
     with pytest.raises(NetweaveError, match="no file matches"):
@@ -62,3 +62,78 @@ def test_large_random_edge_list_roundtrip(tmp_path):
     text = "\n".join(f"{a} {b}" for a, b in pairs).encode()
     src, dst = parse_edge_pairs(gzip.decompress(gzip.compress(text)))
     assert np.array_equal(src, pairs[:, 0]) and np.array_equal(dst, pairs[:, 1])
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Parse in blocks of 64 bytes (lines up to 256) so that block boundaries fall everywhere."""
+    import netweave.graph.edgelist as edgelist
+    monkeypatch.setattr(edgelist, "CHUNK", 64)
+    monkeypatch.setattr(edgelist, "MAX_LINE", 256)
+
+
+def test_blocks_give_the_same_pairs_and_line_numbers(tmp_path, small_blocks):
+    rng = np.random.default_rng(3)
+    pairs = rng.integers(-10**15, 10**15, (2000, 2))
+    lines = ["# comment", "% another", ""] + [f"{a}\t{b} 1.5" for a, b in pairs]
+    text = "\r\n".join(lines).encode()
+    (tmp_path / "e.txt").write_bytes(text)
+    (tmp_path / "e.txt.gz").write_bytes(gzip.compress(text))
+    for name in ("e.txt", "e.txt.gz"):
+        src, dst = read_edge_pairs(tmp_path / name)
+        assert np.array_equal(src, pairs[:, 0]) and np.array_equal(dst, pairs[:, 1])
+    bad = text + b"\r\n5 x\r\n"
+    with pytest.raises(NetweaveError, match=rf"line {len(lines) + 1}: '5 x' is not an integer"):
+        parse_edge_pairs(bad)
+
+
+def test_header_after_a_block_of_comments(small_blocks):
+    text = b"# " + b"c" * 100 + b"\n" * 3 + b"src,dst\n0,1\n1,2\n"
+    src, dst = parse_edge_pairs(text)
+    assert src.tolist() == [0, 1] and dst.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("value, ok", [
+    (2**63 - 1, True), (-(2**63 - 1), True), (2**63, False), (18446744073709551617, False), (10**30, False),
+])
+def test_ids_beyond_64_bits_are_an_error(value, ok):
+    text = f"1 2\n3 {value}\n".encode()
+    if ok:
+        assert parse_edge_pairs(text)[1].tolist() == [2, value]
+    else:
+        with pytest.raises(NetweaveError, match=rf"line 2: '3 {value}' has a vertex id outside the 64-bit range"):
+            parse_edge_pairs(text)
+
+
+def test_bad_line_is_shown_escaped_and_short():
+    with pytest.raises(NetweaveError) as err:
+        parse_edge_pairs(b"0 1\n\x00\x1b[31m\xff" + b"z" * 500 + b"\n")
+    msg = str(err.value)
+    assert "line 2: '\\x00\\x1b[31m\\xffzz" in msg and "z...' is not an integer" in msg
+    assert "\x00" not in msg and "\x1b" not in msg and len(msg) < 250
+
+
+def test_gzip_members_padding_and_bomb(tmp_path):
+    (tmp_path / "m.txt.gz").write_bytes(gzip.compress(b"0 1\n1 2\n") + gzip.compress(b"2 3\n") + b"\0" * 10)
+    assert read_edge_pairs(tmp_path / "m.txt.gz")[0].tolist() == [0, 1, 2]
+    member = gzip.compress(b"\0" * 2**20, 9)
+    (tmp_path / "bomb.txt.gz").write_bytes(member * 4096)  # 4 GiB of zeros; fails in the first block
+    with pytest.raises(NetweaveError, match=r"line 1: '\\x00\\x00.*\.\.\.' is not an integer"):
+        read_edge_pairs(tmp_path / "bomb.txt.gz")
+
+
+def test_overlong_line_without_bad_bytes(tmp_path, small_blocks):
+    (tmp_path / "long.txt").write_bytes(b"0 1\n" + b" " * 1000)
+    with pytest.raises(NetweaveError, match="long.txt, line 2: longer than 256 bytes"):
+        read_edge_pairs(tmp_path / "long.txt")
+
+
+def test_not_regular_files(tmp_path):
+    with pytest.raises(NetweaveError, match="not a regular file"):
+        load_snap("/dev/zero")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x_e_0.csv.gz").write_bytes(gzip.compress(b"0,1\n"))
+    with pytest.raises(NetweaveError, match=r"is a directory; .*glob such as snap:'.*/d/\*\.csv\.gz'"):
+        load_snap(tmp_path / "d")
+    with pytest.raises(NetweaveError, match="is a directory"):
+        read_edge_pairs(tmp_path / "d")

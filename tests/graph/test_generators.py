@@ -34,7 +34,7 @@ def test_er_star_ring():
 
 @pytest.mark.parametrize("call, match", [
     (lambda: erdos_renyi(10, 100), "impossible"),
-    (lambda: rmat(0, 0), "at least 1"),
+    (lambda: rmat(0, 0), "must be a positive number of vertices"),
     (lambda: ring(1), "at least 2"),
     (lambda: rmat(10, 5, a=0.9, b=0.1, c=0.1), "sum below 1"),
 ])
@@ -71,3 +71,37 @@ def test_generator_specs_and_parameter_errors():
         load_dataset("er:n=abc,m=10")
     with pytest.raises(NetweaveError, match="key=value"):
         load_dataset("er:n")
+
+
+@pytest.mark.parametrize("spec, match", [
+    ("rmat:n=-5", r"'rmat:n=-5': n=-5 must be a positive number of vertices"),
+    ("er:n=0,m=1", "n=0 must be a positive number"),
+    ("rmat:n=10,m=-1", "m=-1 must be non-negative"),
+    ("rmat:n=10,m=5,feat=-2", "feat=-2 must be non-negative"),
+    ("reddit-like:scale=0", "scale=0 must be positive"),
+])
+def test_wrong_values_are_named_before_missing_ones(spec, match):
+    with pytest.raises(NetweaveError, match=match):
+        load_dataset(spec)
+
+
+@pytest.mark.parametrize("spec, match", [
+    ("rmat:n=100000000000,m=10", r"rmat:n=100000000000,m=10: needs about 2,400.0 GB of memory but only 1.0 GB "
+                                 r"is available; lower n or m, or run on a machine with more memory"),
+    ("er:n=1000,m=1000,feat=200000000", "lower n, m or feat"),
+    ("star:n=1e11", "star:n=100000000000: needs about"),
+    ("ring:n=1e11", "lower n,"),
+    ("reddit-like:scale=1", "reddit-like:scale=1: needs about .* lower scale or pass feat=0"),
+    ("products-like:scale=4,feat=0", r"products-like:scale=4,feat=0: needs about .* lower scale, or run"),
+])
+def test_generators_refuse_what_cannot_fit_before_allocating(monkeypatch, spec, match):
+    import netweave.graph.memory as memory
+    monkeypatch.setattr(memory, "available_bytes", lambda: 10**9)
+    with pytest.raises(NetweaveError, match=match) as err:
+        load_dataset(spec)
+    assert "\n" not in str(err.value)
+
+
+def test_available_memory_is_plausible():
+    from netweave.graph.memory import available_bytes
+    assert 10**7 < available_bytes() < 2**62

@@ -78,9 +78,24 @@ def _detect(spec: str) -> tuple[str, str]:
         raise NetweaveError(f"{spec}: directory is neither MUSAE (edges.csv) nor Planetoid (ind.*.graph)")
     if path.is_file():
         return ("npz" if path.suffix == ".npz" else "snap"), spec
+    if path.exists():
+        raise NetweaveError(
+            f"{spec}: not a regular file (a device, pipe or socket); a dataset must be a file or directory")
     raise NetweaveError(
         f"unknown dataset {spec!r}: not bundled ({', '.join(BUNDLED)}), not a generator "
         f"({', '.join(GENERATORS)}) and no such file; run `netweave datasets` for the accepted specs")
+
+
+def _generator_params(spec: str, params: dict[str, str], allowed: dict) -> dict:
+    """Typed generator parameters; a wrong value is reported before a missing one (``rmat:n=-5``)."""
+    given = take(params, spec, {k: (typ, None) for k, (typ, _) in allowed.items()})
+    for key in ("n", "m", "feat", "classes"):
+        if given.get(key) is not None and given[key] < (1 if key == "n" else 0):
+            what = "a positive number of vertices" if key == "n" else "non-negative"
+            raise NetweaveError(f"{spec!r}: {key}={given[key]} must be {what}")
+    if given.get("scale") is not None and given["scale"] <= 0:
+        raise NetweaveError(f"{spec!r}: scale={given['scale']:g} must be positive, e.g. scale=0.1")
+    return take(params, spec, allowed)
 
 
 def load_dataset(spec: str) -> Graph:
@@ -93,8 +108,9 @@ def load_dataset(spec: str) -> Graph:
     if key in GENERATORS:
         name, params = parse_kv_spec(spec)
         _, build, allowed = GENERATORS[name]
+        values = _generator_params(spec, params, allowed)
         with stage(f"generating {spec}"):
-            return build(take(params, spec, allowed))
+            return build(values)
     if key in FORMATS and rest:
         fmt, target = key, rest
     else:

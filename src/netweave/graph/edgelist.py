@@ -1,24 +1,32 @@
-"""Fast parsing of text edge lists (SNAP ``.txt``/``.txt.gz``, CSV edge files) into id arrays.
+"""Fast, bounded parsing of text edge lists (SNAP ``.txt``/``.txt.gz``, CSV edge files) into id arrays.
 
-The byte buffer is scanned once by a numba kernel: no Python loop over lines. Accepted: ``#`` and
-``%`` comment lines, blank lines, CRLF or LF endings, whitespace/tab/comma/semicolon separators,
-extra columns after the first two (weights, timestamps: skipped unparsed), and one header line
-such as ``src,dst,weight`` before the first edge.
+A file is streamed (gunzipped on the fly when its name ends in ``.gz``) in blocks of
+:data:`CHUNK` bytes cut at the last newline, and each block is scanned once by a numba kernel: no
+Python loop over lines, and memory bounded by the block size plus the parsed ids, whatever the
+file holds (a ``.gz`` of gigabytes of zeros fails in its first block). Accepted: ``#`` and ``%``
+comment lines, blank lines, CRLF or LF endings, whitespace/tab/comma/semicolon separators, extra
+columns after the first two (weights, timestamps: skipped unparsed), and one header line such as
+``src,dst,weight`` before the first edge. Ids are signed 64-bit integers. The first bad line
+stops parsing with its number and its text, escaped and shortened, in one error line.
 """
 
 from __future__ import annotations
 
-import gzip
 import re
 import zlib
 from pathlib import Path
+from typing import IO, Iterable, Iterator
 
 import numba
 import numpy as np
 
 from ..errors import NetweaveError
 
-_ERR_NOT_INT, _ERR_ONE_ID = 1, 2
+CHUNK = 1 << 23  # bytes of text parsed per kernel call
+MAX_LINE = 1 << 20  # a longer line is not an edge line
+_IN_CHUNK = 1 << 20  # compressed bytes read per call
+_ERR_NOT_INT, _ERR_ONE_ID, _ERR_RANGE = 1, 2, 3
+_MAX_DIV10 = (2**63 - 1) // 10  # 922337203685477580: value * 10 + digit overflows beyond it
 
 
 @numba.njit(cache=True, nogil=True)
@@ -28,18 +36,23 @@ def _is_sep(c):
 
 @numba.njit(cache=True, nogil=True)
 def _parse_pairs(buf, start):  # pragma: no cover - compiled
-    """Return ``(pairs (k, 2) int64, k, error_code, error_line)`` for ``buf[start:]``."""
+    """Parse ``buf[start:]``: ``(pairs (k, 2) int64, k, error_code, error_line, error_pos, newlines)``.
+
+    ``error_line`` counts lines from ``start`` (1-based), ``error_pos`` is the offset of that
+    line's first byte, ``newlines`` the number of ``\\n`` in the whole of ``buf``.
+    """
     n = buf.shape[0]
-    lines = 1
+    newlines = 0
     for i in range(n):
         if buf[i] == 10:
-            lines += 1
-    out = np.empty((lines, 2), dtype=np.int64)
+            newlines += 1
+    out = np.empty((newlines + 1, 2), dtype=np.int64)
     k = 0
     line = 0
     i = start
     while i < n:
         line += 1
+        line_start = i
         while i < n and (buf[i] == 32 or buf[i] == 9):
             i += 1
         if i >= n:
@@ -55,7 +68,7 @@ def _parse_pairs(buf, start):  # pragma: no cover - compiled
             while i < n and _is_sep(buf[i]):
                 i += 1
             if i >= n or buf[i] == 10:
-                return out, k, _ERR_ONE_ID, line
+                return out, k, _ERR_ONE_ID, line, line_start, newlines
             neg = False
             if buf[i] == 45:  # '-'
                 neg = True
@@ -63,58 +76,167 @@ def _parse_pairs(buf, start):  # pragma: no cover - compiled
             value = 0
             digits = 0
             while i < n and 48 <= buf[i] <= 57:
-                value = value * 10 + (buf[i] - 48)
+                d = buf[i] - 48
+                if value >= _MAX_DIV10 and (value > _MAX_DIV10 or d > 7):  # beyond 2**63 - 1
+                    return out, k, _ERR_RANGE, line, line_start, newlines
+                value = value * 10 + d
                 digits += 1
                 i += 1
             if digits == 0 or (i < n and not _is_sep(buf[i]) and buf[i] != 10):
-                return out, k, _ERR_NOT_INT, line
+                return out, k, _ERR_NOT_INT, line, line_start, newlines
             out[k, col] = -value if neg else value
             col += 1
         k += 1
         while i < n and buf[i] != 10:  # skip remaining columns
             i += 1
         i += 1
-    return out, k, 0, line
+    return out, k, 0, line, 0, newlines
 
 
 _HEADER = re.compile(rb"^[ \t]*[A-Za-z_][\w .\-]*([,;\t ]+[A-Za-z_][\w .\-]*)+[ \t]*\r?$")
+_CONTENT = re.compile(rb"^[ \t]*[^ \t\r\n#%]", re.M)  # the first line that is not blank or a comment
+_WHAT = {_ERR_NOT_INT: "is not an integer vertex id", _ERR_ONE_ID: "has fewer than two ids",
+         _ERR_RANGE: "has a vertex id outside the 64-bit range (at most 9223372036854775807 in size)"}
 
 
-def read_bytes(path: Path) -> bytes:
-    """Whole file contents, gunzipped when the name ends in ``.gz`` (clear error if corrupt)."""
+def show_line(raw: bytes, limit: int = 80) -> str:
+    """``raw`` quoted, with every non-ASCII or control byte escaped (``\\x00``), at most ``limit`` characters."""
+    text = repr(raw[:limit].rstrip(b"\r"))[1:]  # bytes repr without its b: printable ASCII stays as it is
+    return text if len(text) <= limit and len(raw) <= limit else text[: limit - 4] + "...'"
+
+
+def _check_file(path: Path) -> None:
+    """One error line unless ``path`` is an existing regular file."""
+    if not path.exists():
+        raise NetweaveError(f"{path}: no such file")
+    if path.is_dir():
+        raise NetweaveError(f"{path}: is a directory; name the edge files in it with a glob such as '{path}/*.txt'")
+    if not path.is_file():
+        raise NetweaveError(f"{path}: not a regular file (a device, pipe or socket); an edge list must be a text file")
+
+
+def _gunzip(fh: IO[bytes]) -> Iterator[bytes]:
+    """Decompressed blocks of at most :data:`CHUNK` bytes of a gzip stream (several members allowed).
+
+    ``zlib`` with ``max_length`` keeps the output of each call bounded, so a file of compressed
+    zeros costs one block of memory however far it would expand.
+    """
+    new = lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)  # noqa: E731 - gzip header and trailer
+    d, started, ended, pending = new(), False, False, b""
+    while True:
+        if not pending and not ended:
+            pending = fh.read(_IN_CHUNK)
+            ended = not pending
+        if not started:
+            pending = pending.lstrip(b"\0")  # zero padding after a member, as gzip allows
+            if not pending:
+                if ended:
+                    return
+                continue
+            started = True
+        out = d.decompress(pending, CHUNK)
+        if d.eof:
+            pending, d, started = d.unused_data, new(), False
+        else:
+            pending = d.unconsumed_tail
+            if not out and not pending and ended:
+                raise EOFError("compressed file ended before the end-of-stream marker was reached")
+        if out:
+            yield out
+
+
+def _raw_blocks(path: Path) -> Iterator[bytes]:
+    """Blocks of the file's text (gunzipped when the name ends in ``.gz``); one error line on failure."""
+    _check_file(path)
     try:
-        raw = path.read_bytes()
-        return gzip.decompress(raw) if path.name.endswith(".gz") else raw
-    except FileNotFoundError:
-        raise NetweaveError(f"{path}: no such file") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        with open(path, "rb") as fh:
+            if path.name.endswith(".gz"):
+                yield from _gunzip(fh)
+            else:
+                yield from iter(lambda: fh.read(CHUNK), b"")
+    except (EOFError, zlib.error) as exc:
         raise NetweaveError(f"{path}: corrupt or truncated gzip file ({exc}); re-download it") from None
+    except OSError as exc:
+        raise NetweaveError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _whole_lines(blocks: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
+    """``(data, cut)`` with ``data[:cut]`` the next run of whole lines (the last may lack its newline).
+
+    A line longer than :data:`MAX_LINE` is yielded on its own, so the parser can show it, and then
+    :class:`_LineTooLong` is raised: memory stays bounded by one block plus one line.
+    """
+    tail = b""
+    for block in blocks:
+        data = tail + block if tail else block
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            if len(data) > MAX_LINE:
+                yield data, len(data)
+                raise _LineTooLong
+            tail = data
+            continue
+        tail = data[cut:]
+        yield data, cut
+    if tail:
+        yield tail, len(tail)
+
+
+class _LineTooLong(Exception):
+    """A line without a newline in :data:`MAX_LINE` bytes (raised by :func:`_whole_lines`)."""
+
+
+def parse_edge_blocks(blocks: Iterable[bytes], where: str = "<edges>") -> tuple[np.ndarray, np.ndarray]:
+    """Parse an edge list given as blocks of bytes into ``(src, dst)`` int64 arrays.
+
+    Each run of whole lines goes through the numba kernel in one call; the first bad line stops
+    parsing with its number and its text (escaped, shortened) in one :class:`NetweaveError` line.
+    """
+    parts = []  # (pairs, k) per block
+    line_base = 0  # lines in the blocks before this one
+    header_open = True  # a header may come until the first non-comment line
+    try:
+        for data, cut in _whole_lines(blocks):
+            start = 0
+            if header_open:
+                start, header_open = _header_end(data, cut)
+            pairs, k, err, line, pos, newlines = _parse_pairs(np.frombuffer(data, dtype=np.uint8, count=cut), start)
+            if err:
+                line += line_base + data.count(b"\n", 0, start)
+                end = data.find(b"\n", pos, cut)
+                raw = data[pos: min(end if end >= 0 else cut, pos + 1024)]
+                raise NetweaveError(f"{where}, line {line}: {show_line(raw)} {_WHAT[err]}; "
+                                    "an edge list needs 'src dst' integer pairs per line")
+            parts.append((pairs, k))
+            line_base += newlines
+    except _LineTooLong:
+        raise NetweaveError(f"{where}, line {line_base + 1}: longer than {MAX_LINE} bytes without a line break; "
+                            "not a text edge list") from None
+    if len(parts) == 1:
+        pairs, k = parts[0]
+        return pairs[:k, 0].copy(), pairs[:k, 1].copy()
+    return tuple(np.concatenate([p[:k, col] for p, k in parts] or [np.empty(0, np.int64)]) for col in (0, 1))
+
+
+def read_edge_pairs(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Stream and parse the edge list at ``path`` (``.gz`` gunzipped on the fly)."""
+    return parse_edge_blocks(_raw_blocks(Path(path)), str(path))
 
 
 def parse_edge_pairs(data: bytes, where: str = "<edges>") -> tuple[np.ndarray, np.ndarray]:
-    """Parse an edge-list text into ``(src, dst)`` int64 arrays (one entry per edge line)."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    start = _header_end(data)
-    pairs, k, err, line = _parse_pairs(buf, start)
-    if err:
-        line += data.count(b"\n", 0, start)
-        text = data.split(b"\n", line)[line - 1][:80].decode("utf-8", "replace").strip()
-        what = "is not an integer vertex id" if err == _ERR_NOT_INT else "has fewer than two ids"
-        raise NetweaveError(
-            f"{where}, line {line}: {text!r} {what}; an edge list needs 'src dst' integer pairs per line"
-        )
-    return pairs[:k, 0].copy(), pairs[:k, 1].copy()
+    """Parse an in-memory edge-list text into ``(src, dst)`` int64 arrays (one entry per edge line)."""
+    return parse_edge_blocks([data], where)
 
 
-def _header_end(data: bytes) -> int:
-    """Byte offset after a header line (``src,dst,weight``) that precedes the first edge, else 0."""
-    pos = 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        end = len(data) if end < 0 else end
-        line = data[pos:end]
-        stripped = line.strip()
-        if stripped and not stripped.startswith((b"#", b"%")):
-            return end + 1 if _HEADER.match(line) else 0
-        pos = end + 1
-    return 0
+def _header_end(buf: bytes, cut: int) -> tuple[int, bool]:
+    """``(offset after a header line such as src,dst,weight, header still possible)`` in ``buf[:cut]``.
+
+    The header is the first line that is neither blank nor a comment, if it is made of names;
+    when the block holds only comments the header may still come in the next block.
+    """
+    first = _CONTENT.search(buf, 0, cut)
+    if first is None:
+        return 0, True
+    end = buf.find(b"\n", first.start(), cut)
+    end = cut if end < 0 else end
+    return (end + 1 if _HEADER.match(bytes(buf[first.start():end])) else 0), False

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import NetweaveError
+from .npz_archive import NpzArchive
 
 Features = np.ndarray | sp.csr_array
 
@@ -119,8 +120,11 @@ class Graph:
 
 
 def load_graph(path: str | Path) -> Graph:
-    """Read a graph written by :meth:`Graph.save`."""
-    with np.load(path, allow_pickle=False) as z:
+    """Read a graph written by :meth:`Graph.save` (one error line if it is not one)."""
+    with NpzArchive(path, allow_pickle=False) as z:
+        missing = sorted({"indptr", "indices", "name"} - set(z.files))
+        if missing:
+            raise NetweaveError(f"{path}: not a graph saved by netweave (no {', '.join(missing)} array)")
         features: Features | None = None
         if "features" in z:
             features = z["features"]

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from ..errors import NetweaveError
 from ..progress import warn
-from .edgelist import parse_edge_pairs, read_bytes
+from .edgelist import read_edge_pairs
 from .graph import Graph, from_edges
 from .splits import per_class_split
 
@@ -92,7 +92,7 @@ def load_musae(directory: str | Path) -> Graph:
     edges = directory / "edges.csv"
     if not edges.is_file():
         raise NetweaveError(f"{directory}: no edges.csv; a MUSAE directory holds edges.csv, features.json and target.csv")
-    src, dst = parse_edge_pairs(read_bytes(edges), str(edges))
+    src, dst = read_edge_pairs(edges)
     n = int(max(src.max(), dst.max())) + 1 if src.size else 0
     if src.size and min(src.min(), dst.min()) < 0:
         raise NetweaveError(f"{edges}: negative node id; MUSAE ids are 0-based")

@@ -1,17 +1,17 @@
 """Loader for gnn-benchmark ``.npz`` graphs (Shchur et al. 2018: Amazon, Coauthor, ...).
 
 Two layouts are accepted: pickled scipy matrices under ``adj_matrix`` / ``node_attr`` /
-``node_label`` (the copies in ``../shared/data``; loading them needs ``allow_pickle``, so only load
-files you trust), and the flat layout ``adj_data, adj_indices, adj_indptr, adj_shape`` (+ ``attr_*``
-or ``attr_matrix``, ``labels``). Asymmetric adjacency is symmetrised. Labels are remapped to
-``0..C-1`` (Flickr and BlogCatalog number theirs from 1). With no split in the file, the
+``node_label`` (the copies in ``../shared/data``; read by :class:`.NpzArchive` through the
+restricted unpickler, which admits numpy and scipy types only), and the flat layout ``adj_data,
+adj_indices, adj_indptr, adj_shape`` (+ ``attr_*`` or ``attr_matrix``, ``labels``). Asymmetric
+adjacency is symmetrised. Labels are remapped to ``0..C-1`` (Flickr and BlogCatalog number theirs
+from 1). With no split in the file, the
 Shchur et al. per-class split (20 train / 30 val per class, seed 0) is used.
 """
 
 from __future__ import annotations
 
 import warnings
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from ..errors import NetweaveError
 from .graph import Graph, from_edges, load_graph
+from .npz_archive import NpzArchive
 from .splits import per_class_split
 
 
@@ -29,32 +30,33 @@ def _csr(z, prefix: str, where: Path) -> sp.csr_array | None:
     return None
 
 
+def _sparse(value, path: Path, key: str, dtype=None) -> sp.csr_array:
+    """A member that must hold a 2-D scipy sparse matrix (or numeric array), as CSR."""
+    ok = (sp.issparse(value) or isinstance(value, np.ndarray)) and value.ndim == 2 and value.dtype.kind in "biuf"
+    if not ok:
+        shape = getattr(value, "shape", None)
+        raise NetweaveError(f"{path}: member {key!r} must be a 2-D sparse matrix, got {type(value).__name__}"
+                            + (f" of shape {shape}" if isinstance(shape, tuple) else ""))
+    return sp.csr_array(value, dtype=dtype)
+
+
 def _obj(z, key: str):
     value = z[key]
     return value.item() if value.dtype == object and value.shape == () else value
 
 
 def load_npz(path: str | Path) -> Graph:
-    """Load a gnn-benchmark ``.npz`` file."""
+    """Load a gnn-benchmark ``.npz`` file (object members through the restricted unpickler)."""
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            if fh.read(4) != b"PK\x03\x04":  # np.load with allow_pickle would unpickle other files
-                raise NetweaveError(f"{path}: not a readable .npz archive (no zip header)")
-        z = np.load(path, allow_pickle=True)
-    except FileNotFoundError:
-        raise NetweaveError(f"{path}: no such file") from None
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-        raise NetweaveError(f"{path}: not a readable .npz archive ({exc})") from None
-    with z, warnings.catch_warnings():
+    with NpzArchive(path) as z, warnings.catch_warnings():
         keys = set(z.files)
         warnings.simplefilter("ignore", DeprecationWarning)  # old scipy module paths in the pickles
         if {"indptr", "indices"} <= keys:  # a graph written by Graph.save
             return load_graph(path)
         try:
             if "adj_matrix" in keys:
-                adj = sp.csr_array(_obj(z, "adj_matrix"))
-                attr = sp.csr_array(_obj(z, "node_attr"), dtype=np.float32) if "node_attr" in keys else None
+                adj = _sparse(_obj(z, "adj_matrix"), path, "adj_matrix")
+                attr = _sparse(_obj(z, "node_attr"), path, "node_attr", np.float32) if "node_attr" in keys else None
                 labels = np.asarray(_obj(z, "node_label")) if "node_label" in keys else None
             elif "adj_data" in keys:
                 adj = _csr(z, "adj", path)
@@ -68,21 +70,23 @@ def load_npz(path: str | Path) -> Graph:
                     "'adj_matrix' or 'adj_data/adj_indices/adj_indptr/adj_shape' (gnn-benchmark format)")
         except NetweaveError:
             raise
-        except Exception as exc:  # corrupt members, wrong shapes, bad pickles
-            raise NetweaveError(f"{path}: malformed gnn-benchmark arrays ({type(exc).__name__}: {exc})") from None
-    if adj is None or adj.shape[0] != adj.shape[1]:
+        except Exception as exc:  # wrong shapes or dtypes inside well-formed members
+            raise NetweaveError(
+                f"{path}: malformed gnn-benchmark arrays ({type(exc).__name__}: {str(exc)[:80]})") from None
+    if adj is None or adj.ndim != 2 or adj.shape[0] != adj.shape[1]:
         raise NetweaveError(f"{path}: adjacency must be a square sparse matrix")
     n = adj.shape[0]
-    if attr is not None and attr.shape[0] != n:
-        raise NetweaveError(f"{path}: {attr.shape[0]} feature rows for {n} nodes")
+    if attr is not None and (attr.ndim != 2 or attr.shape[0] != n):
+        raise NetweaveError(f"{path}: feature matrix of shape {attr.shape} for {n} nodes; expected {n} rows")
     if attr is not None and sp.issparse(attr):
         attr = sp.csr_array(attr, dtype=np.float32)
     masks = (None, None, None)
     if labels is not None:
         if labels.ndim == 2:  # one-hot
             labels = labels.argmax(1)
-        if labels.shape[0] != n:
-            raise NetweaveError(f"{path}: {labels.shape[0]} labels for {n} nodes")
+        if labels.ndim != 1 or labels.shape[0] != n or labels.dtype.kind not in "biuf":
+            raise NetweaveError(f"{path}: {labels.shape[0] if labels.ndim else 0} labels for {n} nodes; "
+                                "expected one integer label per node")
         labels = np.unique(labels, return_inverse=True)[1].astype(np.int64)
         masks = per_class_split(labels)
     coo = adj.tocoo()

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import NetweaveError
 from .alias import AliasTable
-from .generators import node_data, unique_edges
+from .generators import check_generator_memory, node_data, unique_edges
 from .graph import Graph, from_edges
 
 
@@ -58,6 +58,10 @@ def preset_graph(name: str, scale: float = 1.0, seed: int = 0, feat: int | None 
     n = max(16, int(round(p.vertices * scale)))
     mean_degree = min(p.mean_degree, n / 4)
     m = int(round(n * mean_degree / 2))
+    width = p.features if feat is None else feat
+    check_generator_memory(f"{name}:scale={scale:g}" + (f",feat={width}" if feat is not None else ""), n, m, width,
+                           fix="lower scale" + (" or pass feat=0" if width else ""),
+                           per_vertex=64, per_edge=120)  # measured: alias tables per vertex, two edge pools
     rng = np.random.default_rng(seed)
     labels = rng.choice(p.classes, n, p=rng.dirichlet(np.full(p.classes, 4.0)))
     weight = rng.lognormal(0.0, p.sigma, n)
@@ -85,6 +89,5 @@ def preset_graph(name: str, scale: float = 1.0, seed: int = 0, feat: int | None 
     src_in, dst_in = unique_edges(draw_inside, n, m_in, rng, name)
     src_out, dst_out = unique_edges(draw_across, n, m - m_in, rng, name)
     src, dst = np.concatenate([src_in, src_out]), np.concatenate([dst_in, dst_out])
-    width = p.features if feat is None else feat
     data = node_data(n, width, p.classes, rng, labels=labels, split=p.split)
     return from_edges(src, dst, n, name=f"{name}-{scale:g}", **data)

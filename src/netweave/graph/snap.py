@@ -9,32 +9,51 @@ concatenates every matching file, which is how sharded edge lists such as the eg
 from __future__ import annotations
 
 import glob
+import itertools
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import NetweaveError
-from .edgelist import parse_edge_pairs, read_bytes
+from .edgelist import read_edge_pairs
 from .graph import Graph, from_edges, remap_ids
 
 
 def edge_files(pattern: str) -> list[Path]:
-    """The files a path or glob pattern names, sorted; a clear error when there are none."""
+    """The regular files a path or glob pattern names, sorted; a clear error when there are none."""
     if any(ch in pattern for ch in "*?["):
         files = sorted(Path(p) for p in glob.glob(pattern))
         if not files:
             raise NetweaveError(f"no file matches {pattern!r}")
+        for f in files:
+            if not f.is_file():
+                raise NetweaveError(
+                    f"{f} (matched by {pattern!r}) is not a regular file; narrow the pattern to edge list files")
         return files
     path = Path(pattern)
+    if path.is_dir():
+        raise NetweaveError(f"{pattern}: is a directory; name its edge list files with a glob such as "
+                            f"snap:'{_suggest_glob(path)}'")
+    if path.exists() and not path.is_file():
+        raise NetweaveError(
+            f"{pattern}: not a regular file (a device, pipe or socket); snap: needs a text edge list file")
     if not path.is_file():
         raise NetweaveError(f"{pattern}: no such file")
     return [path]
 
 
+def _suggest_glob(directory: Path) -> str:
+    """``DIR/*.<suffix>`` for the most common edge-list suffix among the files in ``directory``."""
+    suffixes = [".".join(p.name.split(".")[1:]) for p in itertools.islice(directory.iterdir(), 1000) if p.is_file()]
+    known = [sfx for sfx in suffixes if sfx.split(".")[0] in ("txt", "csv", "tsv", "e", "edges")]
+    best = max(set(known), key=known.count) if known else "txt"
+    return str(directory / f"*.{best}")
+
+
 def load_snap(pattern: str | Path) -> Graph:
     """Load an edge list (or every file matching a glob) as an undirected simple graph."""
     files = edge_files(str(pattern))
-    pairs = [parse_edge_pairs(read_bytes(f), str(f)) for f in files]
+    pairs = [read_edge_pairs(f) for f in files]
     src = np.concatenate([p[0] for p in pairs])
     dst = np.concatenate([p[1] for p in pairs])
     if src.size == 0:

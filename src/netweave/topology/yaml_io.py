@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from .._files import load_yaml
 from ..errors import NetweaveError
 from .topology import Link, Node, Topology
 
@@ -146,16 +147,10 @@ def save_topology(topo: Topology, path: str | Path) -> None:
 
 
 def load_topology(path: str | Path) -> Topology:
-    """Read and validate a topology YAML file."""
+    """Read and validate a topology YAML file (size, nesting and aliases bounded: see :mod:`netweave._files`)."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise NetweaveError(f"{path}: no such file") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise NetweaveError(f"{path}: invalid YAML{at} ({getattr(exc, 'problem', exc)})") from None
+    data = load_yaml(path, "topology", "describe a large network with a builder spec such as "
+                     "leafspine:leaves=…,spines=…,hosts=… or fattree:k=…")
     try:
         return topology_from_dict(data, default_name=path.stem)
     except NetweaveError as exc:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sys
 
+import typer
+
 from ..errors import NetweaveError
 from . import data, exchange, ina, jobs, route  # noqa: F401 (they register the commands)
 from .app import app
@@ -18,15 +20,35 @@ from .options import CostModelName  # noqa: F401 (the choices tests compare with
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the app, turning bad input into one error line (exit 2)."""
+    """Console entry point: run the app, turning bad input into one error line (exit 2).
+
+    Usage errors (an unknown option or choice, a missing argument) get the same one line as every
+    other error, naming the command's ``--help``; a bare command group still prints its help."""
+    try:  # typer >= 0.24 carries its own copy of click
+        from typer._click import exceptions as click
+    except ImportError:  # pragma: no cover (older typer)
+        from click import exceptions as click
+
     try:
-        app(args=argv, prog_name="netweave")  # standalone: usage errors print and exit 2 themselves
+        app(args=argv, prog_name="netweave", standalone_mode=False)  # commands end by returning or raising
+    except click.NoArgsIsHelpError:  # typer printed the help
+        pass
+    except click.UsageError as exc:
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
+        _fail(" ".join(exc.format_message().replace("Value error, ", "").split()) + where)
+    except (typer.Abort, KeyboardInterrupt):
+        print("netweave: interrupted", file=sys.stderr)
+        sys.exit(130)
     except NetweaveError as exc:
-        print(f"netweave: error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        _fail(str(exc))
     except OSError as exc:
-        print(f"netweave: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
-        sys.exit(2)
+        _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+    sys.exit(0)
+
+
+def _fail(message: str) -> None:
+    print(f"netweave: error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 __all__ = ["app", "main"]

@@ -14,6 +14,20 @@ from . import fixedpoint
 from .service import Faults, run_service
 
 
+SPARE_FILES = 64  # descriptors kept free for the interpreter, its imports and the event loop
+
+
+def check_sockets(needed: int) -> None:
+    """Refuse, in one line, a demo needing more UDP sockets (one per endpoint) than this process may open."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and needed + SPARE_FILES > soft:
+        raise NetweaveError(f"aggsvc demo needs {needed} UDP sockets (one per worker, aggregator and the PS), more than "
+                            f"this process may open (ulimit -n is {soft}); use at most {max(soft - SPARE_FILES - 1, 0)} "
+                            "endpoints or raise the limit with ulimit -n")
+
+
 def demo(workers: int = 8, aggregators: int = 2, epochs: int = 2, tensors: int = 3, values: int = 1000,
          faults: Faults = Faults(), seed: int = 0, mix: dict[str, float] | None = None, timeout_s: float = 0.02) -> dict:
     """Run the service once and compare every result stream with the integer sum of what was sent.
@@ -22,6 +36,10 @@ def demo(workers: int = 8, aggregators: int = 2, epochs: int = 2, tensors: int =
     """
     if workers < 1 or aggregators < 0 or epochs < 1 or tensors < 1 or not 1 <= values <= 16_000:
         raise NetweaveError("aggsvc demo needs workers, epochs and tensors ≥ 1 and 1..16000 values per tensor")
+    if workers > 0xFFFF or aggregators >= 0xFFFF:
+        raise NetweaveError(f"aggsvc demo: --workers {workers} / --aggregators {aggregators} exceed the packet's 16-bit "
+                            "wor_id / agg_id (at most 65535 workers)")
+    check_sockets(workers + aggregators + 1)
     rng = np.random.default_rng(seed)
     prec = dict(enumerate(precision_mix(mix or {"fp8": 5, "fp16": 3, "fp32": 2}, workers, rng), start=1))
     assignment = {w: (0 if w % 5 == 0 or aggregators == 0 else 1 + (w - 1) % aggregators) for w in prec}

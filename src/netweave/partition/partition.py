@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..graph.npz_archive import NpzArchive
 from ..errors import NetweaveError
 
 
@@ -55,17 +56,14 @@ class Partition:
 def load_partition(path: str | Path, num_nodes: int | None = None, num_parts: int | None = None) -> Partition:
     """Read a partition ``.npz`` (only ``parts`` is required); when given, check that it covers
     ``num_nodes`` vertices and has ``num_parts`` parts (one per worker)."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if "parts" not in z:
-                raise NetweaveError(f"{path}: no 'parts' array (keys: {', '.join(z.files)}); write it with `netweave partition --out`")
-            parts = z["parts"]
-            k = int(z["num_parts"]) if "num_parts" in z else int(parts.max()) + 1
-            partition = Partition(parts, k, str(z["method"]) if "method" in z else "file")
-    except FileNotFoundError:
-        raise NetweaveError(f"{path}: no such file") from None
-    except (ValueError, OSError) as exc:
-        raise NetweaveError(f"{path}: not a readable .npz ({exc})") from None
+    with NpzArchive(path, allow_pickle=False) as z:
+        if "parts" not in z:
+            raise NetweaveError(f"{path}: no 'parts' array (keys: {', '.join(z.files)}); write it with `netweave partition --out`")
+        parts = z["parts"]
+        if parts.ndim != 1 or parts.dtype.kind not in "iu" or parts.size == 0 or parts.min() < 0:
+            raise NetweaveError(f"{path}: 'parts' must be a non-empty 1-D array of non-negative integers (part of each vertex)")
+        k = int(z["num_parts"]) if "num_parts" in z else int(parts.max()) + 1
+        partition = Partition(parts, k, str(z["method"]) if "method" in z else "file")
     if num_nodes is not None:
         partition.check_matches(num_nodes, str(path))
     if num_parts is not None and partition.num_parts != num_parts:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..graph.npz_archive import NpzArchive
 from ..errors import NetweaveError
 
 
@@ -66,20 +67,17 @@ class GraphCommPlan:
 
 
 def load_plan(path: str | Path) -> GraphCommPlan:
-    """Read a plan ``.npz`` written by :meth:`GraphCommPlan.save`."""
+    """Read a plan ``.npz`` written by :meth:`GraphCommPlan.save` (without pickle); a file that is
+    not one — truncated, another archive, arrays of the wrong kind — is one :class:`NetweaveError`."""
     keys = ("hop_stage", "hop_src", "hop_dst", "hop_vertex", "parts", "feature_bytes", "workers")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            missing = [k for k in keys if k not in z]
-            if missing:
-                raise NetweaveError(f"{path}: not a netweave plan (missing {', '.join(missing)}); write one with `netweave plan --out`")
-            lengths = {z[k].shape[0] for k in keys[:4]}
-            if len(lengths) != 1:
-                raise NetweaveError(f"{path}: hop arrays differ in length")
-            return GraphCommPlan(z["hop_stage"], z["hop_src"], z["hop_dst"], z["hop_vertex"], z["parts"],
-                                 int(z["feature_bytes"]), tuple(str(w) for w in z["workers"]),
-                                 str(z["planner"]) if "planner" in z else "")
-    except FileNotFoundError:
-        raise NetweaveError(f"{path}: no such file") from None
-    except (ValueError, OSError) as exc:
-        raise NetweaveError(f"{path}: not a readable .npz ({exc})") from None
+    with NpzArchive(path, allow_pickle=False) as z:
+        missing = [k for k in keys if k not in z]
+        if missing:
+            raise NetweaveError(f"{path}: not a netweave plan (missing {', '.join(missing)}); write one with `netweave plan --out`")
+        hops = [z[k] for k in keys[:5]]
+        if any(a.ndim != 1 or a.dtype.kind not in "iu" for a in hops) or len({a.shape[0] for a in hops[:4]}) != 1:
+            raise NetweaveError(f"{path}: hop arrays and parts must be 1-D integer arrays, the hop arrays of one length")
+        fb, workers = z["feature_bytes"], z["workers"]
+        if fb.ndim != 0 or fb.dtype.kind not in "iu" or int(fb) < 1 or workers.ndim != 1 or workers.dtype.kind != "U":
+            raise NetweaveError(f"{path}: feature_bytes must be a positive integer and workers a list of names")
+        return GraphCommPlan(*hops, int(fb), tuple(str(w) for w in workers), str(z["planner"]) if "planner" in z else "")

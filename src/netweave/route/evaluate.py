@@ -46,6 +46,10 @@ def task_flows(topo: Topology, task: Task, paths: dict[str, list[str]], ina: boo
             raise NetweaveError(f"task {task.name}: the path of {w} must run from {w} to the PS {task.ps}, got {path[0]}…{path[-1]}")
         for name in path:
             topo.node(name)
+        if len(set(path)) != len(path):
+            again = next(v for i, v in enumerate(path) if v in path[:i])
+            raise NetweaveError(f"task {task.name}: the path of {w} ({' '.join(path)}) visits {again} twice; "
+                                "a path must not loop")
         for u, v in zip(path, path[1:]):
             if topo.link_between(u, v) is None:
                 raise NetweaveError(f"task {task.name}: link {u}–{v} on the path of {w} does not exist")

@@ -92,6 +92,8 @@ def random_job(topo: Topology, workers: int, ps: str | None = None, seed: int = 
     """One job with one task: ``workers`` hosts drawn at random (seeded) and a PS — ``ps``, or the
     first host under an INA switch (the paper puts the PS under an INA leaf), or the first host.
     ``mix`` (e.g. ``{"fp8": 5, "fp16": 3, "fp32": 2}``) gives the workers precisions in that ratio."""
+    if workers < 1:
+        raise NetweaveError(f"--workers {workers} must be at least 1")
     hosts = [n.name for n in topo.nodes if n.kind == "host"]
     if ps is None:
         ps = next((h for h in hosts if any(topo.nodes[nb].ina for nb, _ in topo.adjacency[topo.index[h]])), hosts[0])
@@ -108,16 +110,27 @@ def random_job(topo: Topology, workers: int, ps: str | None = None, seed: int = 
 def parse_precision_mix(raw: str, where: str = "--precisions") -> dict[str, float]:
     """``fp8:5,fp16:3,fp32:2`` -> ``{"fp8": 5.0, "fp16": 3.0, "fp32": 2.0}`` (checked by :func:`precision_mix`)."""
     try:
-        return {k.strip(): float(v) for k, v in (part.split(":") for part in str(raw).split(",") if part.strip())}
+        mix = {k.strip(): float(v) for k, v in (part.split(":") for part in str(raw).split(",") if part.strip())}
     except ValueError:
         raise NetweaveError(f"{where} {raw!r}: write it like fp8:5,fp16:3,fp32:2") from None
+    check_precision_mix(mix, where)
+    return mix
+
+
+def check_precision_mix(mix: dict[str, float], where: str = "--precisions") -> None:
+    """Known precisions, finite non-negative weights, at least one of them positive."""
+    bad = sorted(set(mix) - set(PRECISIONS))
+    if bad:
+        raise NetweaveError(f"{where}: unknown precision {bad[0]!r}; use {', '.join(PRECISIONS)}, e.g. fp8:5,fp16:3,fp32:2")
+    if any(not np.isfinite(v) or v < 0 for v in mix.values()):
+        raise NetweaveError(f"{where}: weights must be finite and non-negative, e.g. fp8:5,fp16:3,fp32:2")
+    if sum(mix.values()) <= 0:
+        raise NetweaveError(f"{where}: every weight is 0; give at least one precision a positive weight, e.g. fp8:1")
 
 
 def precision_mix(mix: dict[str, float], n: int, rng: np.random.Generator) -> tuple[str, ...]:
     """``n`` precisions in the ratio ``mix`` (largest remainders), shuffled."""
-    bad = sorted(set(mix) - set(PRECISIONS))
-    if bad or any(v < 0 for v in mix.values()) or sum(mix.values()) <= 0:
-        raise NetweaveError(f"--precisions needs non-negative weights of {', '.join(PRECISIONS)}, e.g. fp8:5,fp16:3,fp32:2")
+    check_precision_mix(mix)
     keys = list(mix)
     share = np.array([mix[k] for k in keys], dtype=float) / sum(mix.values()) * n
     count = np.floor(share).astype(int)

@@ -59,8 +59,11 @@ class ExchangeScenario:
         from ..topology import load_topology_spec
 
         topo = load_topology_spec(self.topology)
-        links = worker_links(topo)
         graph = load_dataset(self.dataset)
+        if len(topo.workers) > graph.num_nodes:
+            raise NetweaveError(f"topology {topo.name} has {len(topo.workers)} workers, more than the {graph.num_nodes} "
+                                f"vertices of {self.dataset}; use a topology with at most {graph.num_nodes} workers")
+        links = worker_links(topo)
         t0 = time.perf_counter()
         if self.parts_file is not None:
             parts = load_partition(self.parts_file, graph.num_nodes, links.num_workers)

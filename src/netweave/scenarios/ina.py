@@ -85,6 +85,9 @@ class InaScenario:
         t0 = time.perf_counter()
         with stage(f"loading {self.dataset}"):
             g = load_dataset(self.dataset)
+        if self.workers > g.num_nodes:
+            raise NetweaveError(f"--workers {self.workers} exceeds the {g.num_nodes} vertices of {self.dataset}; "
+                                f"use at most {g.num_nodes} (one partition per worker)")
         with stage("partitioning"):
             if self.parts_file:
                 parts = load_partition(self.parts_file, g.num_nodes, self.workers)

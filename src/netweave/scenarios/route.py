@@ -49,6 +49,16 @@ class RouteScenario:
             raise NetweaveError(f"unknown algorithm {self.algorithm!r}; use one of {', '.join(ALGORITHMS)}")
         if (self.jobs_file is None) == (self.workers is None):
             raise NetweaveError("give exactly one of --jobs FILE and --workers W")
+        rules = [(self.workers is None or self.workers >= 1, f"--workers {self.workers} must be at least 1"),
+                 (self.time_limit_s > 0, f"--time-limit {self.time_limit_s:g} must be positive (seconds)"),
+                 (self.switch_gbps > 0, f"--switch-gbps {self.switch_gbps:g} must be positive (Gb/s)")]
+        for ok, message in rules:
+            if not ok:
+                raise NetweaveError(message)
+        if self.precisions is not None:
+            from ..route.jobs import check_precision_mix
+
+            check_precision_mix(self.precisions)
 
     def run(self):
         """:class:`RouteResult` on ARO's model or :class:`PrecisionResult` on PAHInA's (see module)."""
@@ -76,6 +86,7 @@ class RouteCheck:
 
     def run(self) -> "RouteCheckResult":
         from ..route import evaluate_routes, load_jobs
+        from ..route.jobs import check_jobs
         from ..route.plan import load_routes
         from ..topology import load_topology_spec
 
@@ -83,6 +94,7 @@ class RouteCheck:
         routes, jobs = load_routes(self.routes_file)
         if self.jobs_file is not None:
             jobs = load_jobs(self.jobs_file)
+        check_jobs(jobs, topo)  # an unknown PS or worker is named, not only its path
         ev = evaluate_routes(topo, jobs, routes)
         return RouteCheckResult(check=self, topology_name=topo.name, rates_gbps=ev.rates_gbps, bottleneck=ev.bottleneck)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .cases import run_cases
 from .errors import NetweaveError
+from .outputs import output_dir
 
 
 SCALES = {  # reddit-like scales (DGCL/MGG graph; SwitchGNN graph, its switch memory scaled alike), INA workers and
@@ -300,28 +301,28 @@ def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | N
     if mode not in SCALES:
         raise NetweaveError(f"unknown scale {mode!r}; use one of {', '.join(SCALES)}")
     z = SCALES[mode]
-    out = Path(out_dir)
-    t0 = time.perf_counter()
-    fresh = []
-    results = run_cases(run_repro_case, (name,), r.cases(z), out / f"{name}.jsonl", workers, ray,
-                        fresh.append, f"repro {name} ({mode})")
-    rows, x, ys, summary = r.reduce(z, [row["result"] for row in results])
-    seconds = time.perf_counter() - t0
-    case_seconds = sum(row.get("seconds", 0.0) for row in results)  # this run's and the resumed ones'
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    with (out / f"{name}.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, keys)
-        w.writeheader()
-        w.writerows(rows)
-    from .report.plots import save_png, series_figure
+    with output_dir(out_dir) as out:  # removed again if the first case fails
+        t0 = time.perf_counter()
+        fresh = []
+        results = run_cases(run_repro_case, (name,), r.cases(z), out / f"{name}.jsonl", workers, ray,
+                            fresh.append, f"repro {name} ({mode})")
+        rows, x, ys, summary = r.reduce(z, [row["result"] for row in results])
+        seconds = time.perf_counter() - t0
+        case_seconds = sum(row.get("seconds", 0.0) for row in results)  # this run's and the resumed ones'
+        keys = list(dict.fromkeys(k for row in rows for k in row))
+        with (out / f"{name}.csv").open("w", newline="") as f:
+            w = csv.DictWriter(f, keys)
+            w.writeheader()
+            w.writerows(rows)
+        from .report.plots import save_png, series_figure
 
-    save_png(series_figure(rows, x, ys, r.what), out / f"{name}.png")
-    (out / f"{name}.md").write_text(f"# {name}: {r.what}\n\n| | |\n|---|---|\n| paper | {r.paper} |\n"
-                                    f"| netweave | {summary} |\n| scale | {mode}: {len(results)} cases, {case_seconds:.1f} s "
-                                    f"in all; {len(fresh)} run now ({seconds:.1f} s wall), the rest resumed from {name}.jsonl |\n"
-                                    f"\n![{name}]({name}.png)\n")
-    return ReproResult(name=name, paper=r.paper, netweave=summary, rows=rows, seconds=seconds, out=str(out), scale=mode,
-                       cases=len(results), cases_run=len(fresh), case_seconds=case_seconds)
+        save_png(series_figure(rows, x, ys, r.what), out / f"{name}.png")
+        (out / f"{name}.md").write_text(f"# {name}: {r.what}\n\n| | |\n|---|---|\n| paper | {r.paper} |\n"
+                                        f"| netweave | {summary} |\n| scale | {mode}: {len(results)} cases, {case_seconds:.1f} s "
+                                        f"in all; {len(fresh)} run now ({seconds:.1f} s wall), the rest resumed from {name}.jsonl |\n"
+                                        f"\n![{name}]({name}.png)\n")
+        return ReproResult(name=name, paper=r.paper, netweave=summary, rows=rows, seconds=seconds, out=str(out), scale=mode,
+                           cases=len(results), cases_run=len(fresh), case_seconds=case_seconds)
 
 
 def reproduce_all(out_dir: str | Path, full: bool = False, scale: str | None = None, workers: int | None = None,

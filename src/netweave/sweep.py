@@ -30,6 +30,7 @@ from pathlib import Path
 from ._files import read_yaml
 from .cases import run_cases
 from .errors import NetweaveError
+from .outputs import output_dir
 from .scenarios.fields import KINDS
 
 
@@ -67,5 +68,6 @@ def sweep(config: dict, out_dir: str | Path, workers: int | None = None, ray: st
 
     for params in cases(config):
         scenario_from(config["kind"], params)
-    return run_cases(run_case, (config["kind"],), cases(config), Path(out_dir) / "results.jsonl", workers, ray,
-                     on_result, f"sweep {config.get('name', config['kind'])}")
+    with output_dir(out_dir) as out:  # removed again if the sweep fails before its first result
+        return run_cases(run_case, (config["kind"],), cases(config), out / "results.jsonl", workers, ray,
+                         on_result, f"sweep {config.get('name', config['kind'])}")

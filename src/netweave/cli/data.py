@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from ..outputs import check_output_file
 from ..report.console import emit_json, finish, out, show, table
 from .app import app, graph_app, topology_app
 from .options import DATASET_HELP, TOPOLOGY_HELP, FeatureDimOpt, JsonOpt, Method
@@ -56,6 +57,7 @@ def partition(
     """Partition a graph and report edge cut, balance, halo and exchange volume."""
     from ..scenarios import PartitionScenario
 
+    check_output_file(out_file, "--out")
     r = PartitionScenario(dataset=dataset, method=method.value, parts=parts, topology=topology, seed=seed,
                           feature_dim=feature_dim).run()
     finish(r.summary(), r.partition, out_file, as_json,
@@ -89,6 +91,7 @@ def topology_export(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),
     """Write a topology (builder spec or file) as YAML."""
     from ..topology import load_topology_spec, save_topology
 
+    check_output_file(out_file, "--out")
     topo = load_topology_spec(spec)
     save_topology(topo, out_file)
     print(f"wrote {out_file} ({len(topo.nodes)} nodes, {len(topo.links)} links)", file=sys.stderr)

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ..errors import NetweaveError
+from ..outputs import check_output_file
 from ..report.console import emit_json, finish, out, table
 from .app import app
 from .options import (COST_MODEL_HELP, DATASET_HELP, TOPOLOGY_HELP, Comm, CostModelName, FeatureDimOpt, JsonOpt,
@@ -36,6 +37,7 @@ def plan(
     from ..plan.cost import DEFAULT_COST_MODEL
     from ..scenarios import ExchangeScenario, PlanCheck
 
+    check_output_file(out_file, "--out")
     if validate is not None:
         result = PlanCheck(plan_file=str(validate), dataset=dataset, topology=topology).run().summary()
         return emit_json(result) if as_json else out.print(table(f"{validate}: valid", result))

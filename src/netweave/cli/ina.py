@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from ..outputs import check_output_file
 from ..report.console import show
 from .app import app
 from .options import (DATASET_HELP, GAMR_START_HELP, TOPOLOGY_HELP, FeatureDimOpt, JsonOpt, Method, MethodOpt, Order,
@@ -49,6 +50,8 @@ def ina(
     from ..sim.timeline import save_timeline_csv
     from ..topology.yaml_io import parse_bytes
 
+    check_output_file(timeline, "--timeline")
+    check_output_file(plot, "--plot")
     sim = SimConfig(buffer_bytes=None if buffer is None else parse_bytes(buffer, "--buffer"), congestion_control=cc,
                     ecn_bytes=parse_bytes(ecn, "--ecn"), loss=loss, timeout_us=timeout_us,
                     background_load=background, seed=seed)

@@ -8,6 +8,8 @@ from typing import Optional
 
 import typer
 
+from ..errors import NetweaveError
+from ..outputs import check_output_dir
 from ..report.console import emit_json, out, table
 from .app import app, kernels_app
 from .options import DATASET_HELP, TOPOLOGY_HELP, JsonOpt, RayOpt, WorkersOpt
@@ -32,6 +34,8 @@ def kernels_bench(
     from ..kernels import Config
     from ..kernels.bench import bench_kernels
 
+    if repeats < 1 or gpus < 1 or dim < 1:
+        raise NetweaveError(f"--repeats {repeats}, --gpus {gpus} and --dim {dim} must each be at least 1")
     config = Config(ps, dist, wpb)
     config.check()
     report = bench_kernels(load_dataset(dataset), gpus, dim, config, tune_, repeats)
@@ -54,6 +58,8 @@ def compare(
 ):
     """The main job: every netweave strategy next to its baseline, for each communication problem."""
     from ..compare import CompareConfig, compare as run_compare, write_report
+
+    check_output_dir(report, "--report")
     from ..report import section_table
 
     config = CompareConfig(dataset, topology, epochs=epochs, seed=seed,

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ..errors import NetweaveError
+from ..outputs import check_output_file
 from ..report.console import finish, show
 from .app import app, aggsvc_app
 from .options import path_str, TOPOLOGY_HELP, Algorithm, JsonOpt
@@ -36,6 +37,7 @@ def route(
     from ..route.plan import PrecisionResult
     from ..scenarios import RouteCheck, RouteScenario
 
+    check_output_file(out_file, "--out")
     if evaluate is not None:
         r = RouteCheck(topology=topology, routes_file=str(evaluate), jobs_file=path_str(jobs_file)).run()
         return show(r.summary(), as_json, f"routes {evaluate} on {r.topology_name}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NetweaveError
+from ..outputs import check_output_file
 from ..plan.cost import DEFAULT_COST_MODEL
 from .defaults import feature_bytes
 
@@ -91,6 +92,7 @@ class TrainScenario:
         for ok, message in rules:
             if not ok:
                 raise NetweaveError(message)
+        check_output_file(self.dump_logits, "--dump-logits")  # before training, not after it
 
     def prepare(self, graph=None):
         """Load, partition, plan and validate: ``(TrainJob, Graph)``; the job is what every rank receives."""

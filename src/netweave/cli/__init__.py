@@ -14,7 +14,7 @@ import sys
 import typer
 
 from ..errors import NetweaveError
-from . import data, exchange, ina, jobs, route  # noqa: F401 (they register the commands)
+from . import data, exchange, ina, jobs, route, testbed  # noqa: F401 (they register the commands)
 from .app import app
 from .options import CostModelName  # noqa: F401 (the choices tests compare with the library's)
 

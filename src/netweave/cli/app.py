@@ -8,5 +8,7 @@ graph_app = typer.Typer(no_args_is_help=True, help="Inspect graphs.")
 topology_app = typer.Typer(no_args_is_help=True, help="Inspect and export topologies.")
 aggsvc_app = typer.Typer(no_args_is_help=True, help="PAHInA's aggregation service on loopback.")
 kernels_app = typer.Typer(no_args_is_help=True, help="MGG's multi-GPU aggregation kernels.")
-for group, name in ((graph_app, "graph"), (topology_app, "topology"), (aggsvc_app, "aggsvc"), (kernels_app, "kernels")):
+testbed_app = typer.Typer(no_args_is_help=True, help="An emulated cluster of network namespaces (needs root).")
+for group, name in ((graph_app, "graph"), (topology_app, "topology"), (aggsvc_app, "aggsvc"), (kernels_app, "kernels"),
+                    (testbed_app, "testbed")):
     app.add_typer(group, name=name)

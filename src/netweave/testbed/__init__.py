@@ -1,0 +1,11 @@
+"""An emulated cluster for real training through in-network aggregation (issue 18).
+
+:mod:`.cluster` turns a topology into namespaces, shaped veth links and routes (pure, testable
+without root); :mod:`.lifecycle` brings it up and removes it on every exit path; :mod:`.netns`
+holds the ``ip``/``tc`` primitives and the requirement checks.
+"""
+
+from .cluster import ClusterPlan, Shaping, new_prefix, plan_cluster
+from .lifecycle import Testbed, down, remove, up
+
+__all__ = ["ClusterPlan", "Shaping", "plan_cluster", "new_prefix", "Testbed", "up", "down", "remove"]

@@ -1,0 +1,64 @@
+"""The cluster plan: names, identity addresses, shaping, shortest next hops and pinned flows (no root)."""
+
+import pytest
+
+from netweave.errors import NetweaveError
+from netweave.testbed import new_prefix, plan_cluster
+from netweave.topology import load_topology_spec
+
+LEAFSPINE = "leafspine:leaves=2,spines=2,hosts=2,gbps=10,latency_us=5"
+
+
+def test_names_addresses_and_rates():
+    plan = plan_cluster(load_topology_spec(LEAFSPINE), scale=0.01, prefix="nwtx")
+    assert plan.hosts == ["H0", "H1", "H2", "H3"] and sorted(plan.switches) == ["L0", "L1", "S0", "S1"]
+    assert plan.namespace["H0"] == "nwtx-H0" and len(set(plan.address.values())) == 8
+    assert all(plan.address[h].startswith("10.78.") for h in plan.hosts)
+    assert all(plan.address[s].startswith("10.79.") for s in plan.switches)
+    assert {s.rate_kbit for s in plan.shaping.values()} == {100_000}  # 10 Gb/s x 0.01
+    assert all(len(name) <= 15 for name in plan.interface.values())  # IFNAMSIZ
+    assert len(plan.link_batch()) == len(plan.topology.links)
+    assert new_prefix(36 ** 3) == "nwt1000" and new_prefix(0) == "nwt0"
+
+
+def test_default_routes_are_shortest_paths_to_every_host():
+    topo = load_topology_spec(LEAFSPINE)
+    plan = plan_cluster(topo, prefix="nwtx")
+    for src in plan.hosts:
+        for dst in plan.hosts:
+            if src == dst:
+                continue
+            path, node = [src], src
+            while node != dst:
+                node = plan.next_hop[node, dst]
+                path.append(node)
+            assert len(path) == (3 if plan.next_hop[src, dst] == plan.next_hop[dst, src] else 5)
+
+
+def test_a_routing_plans_paths_are_pinned_both_ways():
+    routes = {"T": {"ps": "H0", "paths": {"H3": ["H3", "L1", "S1", "L0", "H0"]}}}
+    plan = plan_cluster(load_topology_spec(LEAFSPINE), routes=routes, prefix="nwtx")
+    assert plan.flows["H3", "H0"] == ["H3", "L1", "S1", "L0", "H0"] and plan.flows["H0", "H3"][1] == "L0"
+    s1 = plan.node_batch("S1")
+    h3, h0 = plan.address["H3"], plan.address["H0"]
+    assert f"rule add from {h3} to {h0} lookup 1001 priority 100" in s1
+    assert any(line.startswith(f"route add {h0}/32 via {plan.address['L0']} dev {plan.interface['S1', 'L0']}")
+               and line.endswith("table 1001") for line in s1)
+    assert not any("lookup" in line for line in plan.node_batch("S0"))  # off the path: default routes only
+    assert f"rule add to {h0} lookup 1001 priority 100" in plan.node_batch("H3")
+
+
+@pytest.mark.parametrize("routes, message", [
+    ({"T": {"ps": "H0", "paths": {"H3": ["H3", "S1", "H0"]}}}, "H3–S1 on the path of H3 is not a link"),
+    ({"T": {"ps": "H0", "paths": {"H3": ["H3", "L1", "S1", "L1", "S0", "L0", "H0"]}}}, "without loops"),
+    ({"T": {"ps": "H0", "paths": {"H3": ["H2", "L1", "S1", "L0", "H0"]}}}, "must run from H3 to H0"),
+])
+def test_bad_paths_are_one_line(routes, message):
+    with pytest.raises(NetweaveError, match=message):
+        plan_cluster(load_topology_spec(LEAFSPINE), routes=routes)
+
+
+def test_scale_bounds():
+    for scale in (0, 1.5, -1):
+        with pytest.raises(NetweaveError, match="--scale"):
+            plan_cluster(load_topology_spec(LEAFSPINE), scale=scale)

@@ -1,0 +1,104 @@
+"""The cluster comes up, carries traffic at the scaled rate along pinned paths, and leaves nothing
+behind on any exit path (needs root: skipped otherwise, with the reason)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from netweave.errors import NetweaveError
+from netweave.testbed import Testbed, down, plan_cluster
+from netweave.testbed import netns
+from netweave.topology import load_topology_spec
+
+LEAFSPINE = "leafspine:leaves=2,spines=2,hosts=2,gbps=10,latency_us=5"
+missing = netns.missing_requirements()
+needs_root = pytest.mark.skipif(bool(missing), reason="the testbed needs " + "; ".join(missing))
+
+
+def in_ns(ns: str, code: str, timeout: float = 30) -> str:
+    done = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", textwrap.dedent(code)],
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_missing_tools_are_named_in_one_line(monkeypatch):
+    monkeypatch.setattr(netns.shutil, "which", lambda tool: None)
+    with pytest.raises(NetweaveError, match=r"the `ip` command; install it with apt-get install iproute2") as e:
+        netns.require()
+    assert "\n" not in str(e.value)
+
+
+@needs_root
+def test_traffic_runs_at_the_scaled_rate_on_the_pinned_path(tmp_path):
+    routes = {"T": {"ps": "H0", "paths": {"H3": ["H3", "L1", "S1", "L0", "H0"]}}}
+    plan = plan_cluster(load_topology_spec(LEAFSPINE), scale=0.01, routes=routes)  # 100 Mb/s links
+    with Testbed(plan) as p:
+        h0, h3 = p.address["H0"], p.address["H3"]
+        got = subprocess.run(["ip", "-n", p.namespace["S1"], "route", "get", h0, "from", h3, "iif", "lo"],
+                             capture_output=True, text=True).stdout
+        assert f"via {p.address['L0']}" in got  # S1 forwards H3's flow to the PS as pinned
+        server = subprocess.Popen(["ip", "netns", "exec", p.namespace["H0"], sys.executable, "-c", textwrap.dedent(f"""
+            import socket, time
+            s = socket.socket(); s.bind(("{h0}", 5001)); s.listen(1); c, peer = s.accept(); n, t0 = 0, None
+            while b := c.recv(1 << 16):
+                t0 = t0 or time.perf_counter(); n += len(b)
+            print(peer[0], n, n * 8 / (time.perf_counter() - t0) / 1e6)""")], stdout=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        in_ns(p.namespace["H3"], f"""
+            import socket; c = socket.create_connection(("{h0}", 5001)); c.sendall(b"x" * 6_000_000); c.close()""")
+        peer, n, mbit = server.communicate(timeout=30)[0].split()
+        assert peer == h3 and int(n) == 6_000_000
+        assert 75 < float(mbit) <= 105  # HTB at 100 Mb/s (TCP/IP headers take a few %)
+    assert not netns.namespaces(p.prefix)
+
+
+@needs_root
+def test_an_error_inside_removes_everything():
+    plan = plan_cluster(load_topology_spec("star:n=3"))
+    with pytest.raises(RuntimeError):
+        with Testbed(plan):
+            assert len(netns.namespaces(plan.prefix + "-")) == 4
+            raise RuntimeError("boom")
+    assert not netns.namespaces(plan.prefix + "-")
+
+
+@needs_root
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_terminated_or_killed_owner_leaves_nothing_after_down(tmp_path, how):
+    """SIGTERM: the owner removes its cluster itself; SIGKILL: ``down`` removes the orphan."""
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import time
+        from netweave.testbed import Testbed, plan_cluster
+        from netweave.topology import load_topology_spec
+        with Testbed(plan_cluster(load_topology_spec("star:n=2"))) as p:
+            print(p.prefix, flush=True)
+            time.sleep(60)""")], stdout=subprocess.PIPE, text=True)
+    prefix = child.stdout.readline().strip()
+    assert len(netns.namespaces(prefix + "-")) == 3
+    child.send_signal(getattr(signal, how))
+    child.wait(timeout=30)
+    if how == "SIGKILL":
+        assert netns.namespaces(prefix + "-")  # nobody was left to clean up …
+        assert prefix in down()  # … until `testbed down`
+    assert not netns.namespaces(prefix + "-")
+
+
+@needs_root
+def test_cli_up_stays_until_down(capsys):
+    from netweave.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["testbed", "up", "star:n=2", "--json"])
+    up = json.loads(capsys.readouterr().out)
+    assert e.value.code == 0 and len(netns.namespaces(up["prefix"] + "-")) == 3 and up["scale"] == 0.01
+    with pytest.raises(SystemExit):
+        main(["testbed", "down", "--json"])
+    assert up["prefix"] in json.loads(capsys.readouterr().out)["removed"]
+    assert not netns.namespaces(up["prefix"] + "-")

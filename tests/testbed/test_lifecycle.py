@@ -2,7 +2,6 @@
 behind on any exit path (needs root: skipped otherwise, with the reason)."""
 
 import json
-import os
 import signal
 import subprocess
 import sys

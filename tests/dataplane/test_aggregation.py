@@ -31,8 +31,20 @@ def test_fixed_point_scales_and_saturation_is_reported():
         assert sat == 0 and np.allclose(fixedpoint.decode(q, p), v)
     q, sat = fixedpoint.encode(np.array([1e6, -1e6, 1.0]), "fp32")  # beyond ±32768 at 2^16
     assert sat == 2 and q[0] == fixedpoint.INT32_MAX and q[1] == fixedpoint.INT32_MIN
-    total, sat = fixedpoint.add(np.array([2 ** 31 - 10], np.int32), np.array([20], np.int32))
+    total, sat = fixedpoint.saturate(fixedpoint.accumulate(np.array([2 ** 31 - 10], np.int32), np.array([20], np.int32)))
     assert sat == 1 and total[0] == fixedpoint.INT32_MAX
+
+
+def test_a_sum_saturates_once_so_the_order_of_arrival_does_not_matter():
+    """MAX + 1 - 1: saturating after every addition gives MAX - 1 in this order and MAX in
+    another; the exact int64 sum saturated at the end is MAX in every order (XDP adds atomically,
+    in any order)."""
+    parts = [np.array([fixedpoint.INT32_MAX], np.int32), np.array([1], np.int32), np.array([-1], np.int32)]
+    for order in ((0, 1, 2), (0, 2, 1), (2, 1, 0)):
+        state = AggregationState({1: "fp32", 2: "fp32", 3: "fp32"})
+        results = [state.accept(w + 1, 0, 0, "fp32", parts[w], now=0.0) for w in order]
+        total, saturated = results[-1]
+        assert total[0] == fixedpoint.INT32_MAX and not saturated  # the exact sum fits int32
 
 
 def test_state_machine_first_packet_seeds_last_packet_frees_duplicates_rejected():

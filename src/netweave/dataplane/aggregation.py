@@ -2,7 +2,8 @@
 
 Keyed by ``(epoch_id, tensor_id, precision)`` (precisions never mix: hierarchical aggregation):
 - the *state map* holds the bitmap of workers seen (``Wor_list``) and the timer deadline;
-- the *data map* holds the running fixed-point sum.
+- the *data map* holds the running fixed-point sum, exact in int64 (saturated to int32 once the
+  sum is complete: order-independent, see :mod:`.fixedpoint`).
 
 The first packet of a key seeds both maps (a key already completed in the current or the previous
 epoch is not restarted: its late duplicates and resends are rejected, and its result is kept so it
@@ -41,8 +42,7 @@ class AggregationState:
     workers: dict[int, str]
     timeout_s: float = 0.05
     state: dict[Key, tuple[int, float]] = field(default_factory=dict)  # key -> (bitmap, deadline)
-    data: dict[Key, np.ndarray] = field(default_factory=dict)
-    flags: dict[Key, int] = field(default_factory=dict)
+    data: dict[Key, np.ndarray] = field(default_factory=dict)  # int64 running sums
     completed: dict[Key, tuple[np.ndarray, bool]] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
 
@@ -64,8 +64,7 @@ class AggregationState:
             return None
         if key not in self.state:  # first packet: seed both maps and start the timer
             self.state[key] = (self.bit[wor_id], now + self.timeout_s)
-            self.data[key] = values.astype(np.int32).copy()
-            self.flags[key] = 0
+            self.data[key] = values.astype(np.int64)
         else:
             bitmap, deadline = self.state[key]
             if bitmap & self.bit[wor_id]:
@@ -74,15 +73,14 @@ class AggregationState:
             if values.size != self.data[key].size:
                 self.counters.mismatched += 1
                 return None
-            self.data[key], sat = fixedpoint.add(self.data[key], values)
-            self.flags[key] |= int(sat > 0)
-            self.counters.saturated += sat
+            self.data[key] = fixedpoint.accumulate(self.data[key], values)
             self.state[key] = (bitmap | self.bit[wor_id], deadline)
         self.counters.accepted += 1
         if self.state[key][0] == self.full[precision]:  # the last packet carries the result; free both entries
             del self.state[key]
-            total = self.data.pop(key)
-            saturated = bool(self.flags.pop(key))
+            total, sat = fixedpoint.saturate(self.data.pop(key))
+            saturated = sat > 0
+            self.counters.saturated += sat
             self.completed = {k: v for k, v in self.completed.items() if k[0] >= epoch - 1}
             self.completed[key] = (total, saturated)
             self.counters.results += 1

@@ -6,6 +6,12 @@ integer. The scales follow the precisions' resolution: fp8 (E4M3, 3 mantissa bit
 (10 bits) 2^10, fp32 2^16 — so fp32 gradients must stay within ±32768 and sums of N of them
 within ±32768 as well. Encoding a value out of range, or a sum leaving the int32 range,
 *saturates* at the bound and is reported (counted and flagged on the result), never silent.
+
+A sum is accumulated exactly in 64 bits (:func:`accumulate`) and saturated once, when it is
+complete (:func:`saturate`): the result does not depend on the order packets arrive in, so an XDP
+data plane adding with atomic 64-bit adds on several CPUs and the userspace service give
+bit-identical sums. (Saturating after every addition would not: ``MAX + 1 - 1`` gives ``MAX - 1``
+in one order and ``MAX`` in another.)
 """
 
 from __future__ import annotations
@@ -27,8 +33,12 @@ def decode(values: np.ndarray, precision: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64) / (1 << SCALE_BITS[precision])
 
 
-def add(acc: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, int]:
-    """Saturating int32 addition: ``(acc + values clipped, how many saturated)``."""
-    wide = acc.astype(np.int64) + values.astype(np.int64)
-    saturated = int(((wide < INT32_MIN) | (wide > INT32_MAX)).sum())
-    return np.clip(wide, INT32_MIN, INT32_MAX).astype(np.int32), saturated
+def accumulate(acc: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The exact int64 running sum ``acc + values`` (no int32 sum of up to 2^32 workers can overflow it)."""
+    return acc.astype(np.int64) + values.astype(np.int64)
+
+
+def saturate(total: np.ndarray) -> tuple[np.ndarray, int]:
+    """A complete int64 sum as int32: ``(clipped, how many values saturated)``."""
+    saturated = int(((total < INT32_MIN) | (total > INT32_MAX)).sum())
+    return np.clip(total, INT32_MIN, INT32_MAX).astype(np.int32), saturated

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PAHInA's aggregation data plane in XDP (pahina.txt §IV-B/C, Figure 3b), for netweave's testbed.
+ *
+ * Attached to the worker-facing interfaces of an INA switch namespace. A UDP datagram to the
+ * aggregation port whose payload is a netweave DATA packet for this aggregator (magic "NWAG",
+ * kind 1, agg_id = this switch's) is aggregated; anything else passes unchanged.
+ *
+ * Two maps, keyed by (epoch_id, tensor_id, precision) — precisions never mix:
+ *   state: the bitmap of workers seen, how many have finished adding, and a bpf_timer;
+ *   data:  the running fixed-point sum, exact in int64, one slot per value (at most MAX_SLOTS).
+ * No lock: packets of one key arriving on different interfaces run on different CPUs, so the
+ * bitmap is claimed with an atomic fetch-or (a worker whose bit is already set is a duplicate and
+ * is dropped) and values are added with atomic 64-bit adds; the sum is saturated to int32 only
+ * when complete, which makes it independent of the arrival order (netweave.dataplane.fixedpoint
+ * does the same, so both data planes give bit-identical sums). The packet whose atomic increment
+ * of `added` reaches the number of workers is the last to have added: it is rewritten into the
+ * RESULT (kind 2, wor_id = workers summed, flags bit 0 = saturated) and passed on to the PS, and
+ * both entries are freed.
+ * A completed key stays in `done` (LRU) so that late duplicates are dropped, not re-aggregated.
+ * When the state map is full (the switch's aggregator memory), packets pass to the PS unchanged:
+ * the PS aggregates what the switch could not.
+ * The timer, on expiry, reports the key and its bitmap on a ring buffer; the userspace agent NACKs
+ * the missing workers, and the timer re-arms.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#define MAX_SLOTS 256
+#define MAX_KEYS 4096
+#define HEADER_BYTES 22
+#define KIND_DATA 1
+#define KIND_RESULT 2
+#define CLOCK_MONOTONIC 1
+#define INT32_MAX_ 2147483647LL
+#define INT32_MIN_ (-2147483647LL - 1)
+
+struct config {
+    __u32 port;        /* aggregation UDP port, host order */
+    __u32 agg_id;      /* this aggregator */
+    __u64 timeout_ns;  /* silence after which the agent NACKs missing workers */
+};
+
+struct worker {
+    __u64 bit;         /* the worker's bit in the bitmap */
+    __u32 precision;   /* the precision it was assigned (1 fp8, 2 fp16, 3 fp32) */
+    __u32 pad;
+};
+
+struct key {
+    __u32 epoch;
+    __u16 tensor;
+    __u8 precision;
+    __u8 pad;
+};
+
+struct state {
+    __u64 bitmap;      /* workers whose packet was claimed */
+    __u64 added;       /* workers whose values are in the sum */
+    __u32 count;       /* values per packet of this key */
+    __u32 expired;     /* timer expiries so far */
+    struct key key;
+    struct bpf_timer timer;
+};
+
+struct sums {
+    __s64 v[MAX_SLOTS];
+};
+
+struct scratch {
+    __s32 in[MAX_SLOTS];   /* the packet's values, network order */
+};
+
+struct loop_ctx {
+    struct sums *sum;
+    struct scratch *buf;
+    __u32 saturated;
+};
+
+struct event {
+    struct key key;
+    __u64 bitmap;
+};
+
+enum { C_ACCEPTED, C_DUPLICATES, C_RESULTS, C_SATURATED, C_PASSED_FULL, C_MISMATCHED, C_UNKNOWN, C_TIMEOUTS, C_MAX };
+
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct config); } cfg SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, 1024); __type(key, __u32); __type(value, struct worker); } workers SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 4); __type(key, __u32); __type(value, __u64); } full SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, MAX_KEYS); __type(key, struct key); __type(value, struct state); } state SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, MAX_KEYS); __type(key, struct key); __type(value, struct sums); } data SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_LRU_HASH); __uint(max_entries, 4 * MAX_KEYS); __type(key, struct key); __type(value, __u8); } done SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, C_MAX); __type(key, __u32); __type(value, __u64); } counters SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_RINGBUF); __uint(max_entries, 1 << 16); } events SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct sums); } zeros SEC(".maps");  /* never written: seeds data */
+struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
+
+static long add_value(__u64 i, struct loop_ctx *lc)
+{
+    if (i >= MAX_SLOTS)
+        return 1;
+    __sync_fetch_and_add(&lc->sum->v[i], (__s64)(__s32)bpf_ntohl(lc->buf->in[i]));
+    return 0;
+}
+
+static long write_result(__u64 i, struct loop_ctx *lc)
+{
+    if (i >= MAX_SLOTS)
+        return 1;
+    __s64 x = lc->sum->v[i];
+    __s64 clipped = x > INT32_MAX_ ? INT32_MAX_ : (x < INT32_MIN_ ? INT32_MIN_ : x);
+    lc->saturated |= clipped != x;
+    lc->buf->in[i] = bpf_htonl((__u32)(__s32)clipped);
+    return 0;
+}
+
+static __always_inline void count(__u32 which)
+{
+    __u64 *c = bpf_map_lookup_elem(&counters, &which);
+    if (c)
+        *c += 1;
+}
+
+static int on_timeout(void *map, struct key *k, struct state *s)
+{
+    struct config *c;
+    __u32 zero = 0;
+    struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+    if (e) {
+        e->key = *k;
+        e->bitmap = s->bitmap;
+        bpf_ringbuf_submit(e, 0);
+    }
+    s->expired += 1;
+    count(C_TIMEOUTS);
+    c = bpf_map_lookup_elem(&cfg, &zero);
+    if (c)
+        bpf_timer_start(&s->timer, c->timeout_ns, 0);
+    return 0;
+}
+
+SEC("xdp")
+int ina_aggregate(struct xdp_md *ctx)
+{
+    void *data_end = (void *)(long)ctx->data_end;
+    void *pkt = (void *)(long)ctx->data;
+    struct ethhdr *eth = pkt;
+    struct iphdr *ip;
+    struct udphdr *udp;
+    __u8 *hdr;
+    __u32 zero = 0;
+    struct config *c;
+
+    if ((void *)(eth + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+        return XDP_PASS;
+    ip = (void *)(eth + 1);
+    if ((void *)(ip + 1) > data_end || ip->ihl != 5 || ip->protocol != IPPROTO_UDP)
+        return XDP_PASS;
+    udp = (void *)(ip + 1);
+    if ((void *)(udp + 1) > data_end)
+        return XDP_PASS;
+    c = bpf_map_lookup_elem(&cfg, &zero);
+    if (!c || udp->dest != bpf_htons((__u16)c->port))
+        return XDP_PASS;
+    hdr = (void *)(udp + 1);
+    if ((void *)(hdr + HEADER_BYTES) > data_end)
+        return XDP_PASS;
+    if (hdr[0] != 'N' || hdr[1] != 'W' || hdr[2] != 'A' || hdr[3] != 'G' || hdr[4] != KIND_DATA)
+        return XDP_PASS;
+    __u16 agg = (__u16)hdr[5] << 8 | hdr[6];
+    __u32 wor = (__u16)hdr[7] << 8 | hdr[8];
+    __u8 precision = hdr[9];
+    __u32 epoch = (__u32)hdr[10] << 24 | (__u32)hdr[11] << 16 | (__u32)hdr[12] << 8 | hdr[13];
+    __u16 tensor = (__u16)hdr[14] << 8 | hdr[15];
+    __u32 n = (__u32)hdr[16] << 24 | (__u32)hdr[17] << 16 | (__u32)hdr[18] << 8 | hdr[19];
+    if (agg != c->agg_id)
+        return XDP_PASS;
+    struct worker *w = bpf_map_lookup_elem(&workers, &wor);
+    if (!w || w->precision != precision) {
+        count(C_UNKNOWN);
+        return XDP_PASS;  /* not ours, or not at its precision: the PS sees it as sent */
+    }
+    __s32 *vals = (void *)(hdr + HEADER_BYTES);
+    if (n == 0 || n > MAX_SLOTS || (void *)(vals + n) > data_end || (void *)(vals + n) < data_end) {
+        count(C_MISMATCHED);
+        return XDP_PASS;
+    }
+    struct key k = {.epoch = epoch, .tensor = tensor, .precision = precision};
+    if (bpf_map_lookup_elem(&done, &k)) {
+        count(C_DUPLICATES);
+        return XDP_DROP;  /* a late duplicate or resend of a finished key */
+    }
+    struct state *s = bpf_map_lookup_elem(&state, &k);
+    if (!s) {  /* the first packet seeds both maps and arms the timer */
+        struct state fresh = {.bitmap = 0, .count = n, .key = k};
+        struct sums *zero_sums = bpf_map_lookup_elem(&zeros, &zero);
+        if (zero_sums && bpf_map_update_elem(&data, &k, zero_sums, BPF_NOEXIST) == 0 &&
+            bpf_map_update_elem(&state, &k, &fresh, BPF_NOEXIST) == 0) {
+            s = bpf_map_lookup_elem(&state, &k);
+            if (s) {
+                bpf_timer_init(&s->timer, &state, CLOCK_MONOTONIC);
+                bpf_timer_set_callback(&s->timer, on_timeout);
+                bpf_timer_start(&s->timer, c->timeout_ns, 0);
+            }
+        } else {
+            s = bpf_map_lookup_elem(&state, &k);  /* another CPU seeded it first, or the memory is full */
+        }
+        if (!s) {
+            bpf_map_delete_elem(&data, &k);
+            count(C_PASSED_FULL);
+            return XDP_PASS;  /* no aggregator free: the PS aggregates this one */
+        }
+    }
+    struct sums *sum = bpf_map_lookup_elem(&data, &k);
+    __u64 *want = bpf_map_lookup_elem(&full, &(__u32){precision & 3});
+    if (!sum || !want)
+        return XDP_PASS;
+    if (s->count != n) {
+        count(C_MISMATCHED);
+        return XDP_DROP;
+    }
+    __u64 before = __sync_fetch_and_or(&s->bitmap, w->bit);
+    if (before & w->bit) {
+        count(C_DUPLICATES);
+        return XDP_DROP;
+    }
+    struct scratch *buf = bpf_map_lookup_elem(&scratch, &zero);
+    if (!buf)
+        return XDP_PASS;
+    __u32 offset = (__u32)((void *)vals - pkt);
+    __u64 len = (((__u64)n - 1) & (MAX_SLOTS - 1)) * 4 + 4;  /* = 4 n for 1 <= n <= MAX_SLOTS, provably in [4, 1024] */
+    if (bpf_xdp_load_bytes(ctx, offset, buf->in, len) < 0)
+        return XDP_PASS;
+    struct loop_ctx lc = {.sum = sum, .buf = buf, .saturated = 0};
+    bpf_loop(n, add_value, &lc, 0);
+    __u64 workers_in = (__u64)__builtin_popcountll(*want);
+    __u64 added = __sync_add_and_fetch(&s->added, 1);
+    count(C_ACCEPTED);
+    if (added != workers_in)
+        return XDP_DROP;  /* absorbed: its values are in the sum */
+    /* the last to add carries the result on to the PS; both entries are freed */
+    bpf_loop(n, write_result, &lc, 0);
+    len = (((__u64)n - 1) & (MAX_SLOTS - 1)) * 4 + 4;
+    if (bpf_xdp_store_bytes(ctx, offset, buf->in, len) < 0)
+        return XDP_DROP;
+    __u32 saturated = lc.saturated;
+    pkt = (void *)(long)ctx->data;  /* store_bytes invalidated the packet pointers */
+    data_end = (void *)(long)ctx->data_end;
+    hdr = pkt + sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr);
+    udp = pkt + sizeof(struct ethhdr) + sizeof(struct iphdr);
+    if ((void *)(hdr + HEADER_BYTES) > data_end)
+        return XDP_DROP;
+    hdr[4] = KIND_RESULT;
+    hdr[7] = (__u8)(workers_in >> 8);
+    hdr[8] = (__u8)workers_in;
+    hdr[20] = 0;
+    hdr[21] = saturated ? 1 : 0;
+    udp->check = 0;  /* IPv4 allows no UDP checksum; the payload changed */
+    __u8 one = 1;
+    bpf_map_update_elem(&done, &k, &one, BPF_ANY);
+    bpf_map_delete_elem(&state, &k);
+    bpf_map_delete_elem(&data, &k);
+    count(C_RESULTS);
+    if (saturated)
+        count(C_SATURATED);
+    return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "GPL";

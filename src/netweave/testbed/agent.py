@@ -1,0 +1,66 @@
+"""The userspace agent of one INA switch (pahina.txt §IV-C): ``python -m netweave.testbed.agent CONFIG``,
+run inside the switch's namespace.
+
+It loads and attaches the XDP aggregator (:class:`~.xdp.XdpAggregator`) to the switch's
+interfaces, prints one JSON line ``{"ready": …}``, and then serves the aggregator's timer: for
+every key whose timer expired it sends a NACK (``netweave.dataplane.packet``) to each worker still
+missing, which resends. It ends when its standard input closes (its parent is gone) or on SIGTERM,
+printing the data plane's counters as one JSON line; the XDP program detaches as its links close,
+so nothing stays attached.
+
+CONFIG (JSON): ``agg_id``, ``port``, ``workers`` (wor_id → precision), ``addresses`` (wor_id → the
+worker's IPv4), ``worker_port``, ``timeout_s``, ``memory_bytes``, ``interfaces`` (default: all but lo).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+
+import numpy as np
+
+from ..dataplane.packet import NACK, Packet
+from .xdp import AggregatorConfig, XdpAggregator
+
+
+def interfaces() -> list[str]:
+    """The namespace's interfaces except loopback."""
+    return sorted(name for _, name in socket.if_nameindex() if name != "lo")
+
+
+def serve(config: dict) -> dict:
+    """Run the agent until stdin closes or SIGTERM; returns the counters and the NACKs sent."""
+    agg = AggregatorConfig(agg_id=int(config["agg_id"]), port=int(config["port"]),
+                           workers={int(w): p for w, p in config["workers"].items()},
+                           timeout_s=float(config.get("timeout_s", 0.05)),
+                           memory_bytes=int(config.get("memory_bytes", 8 << 20)))
+    addresses = {int(w): a for w, a in config.get("addresses", {}).items()}
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    nacks = 0
+    with XdpAggregator(agg, config.get("interfaces") or interfaces()) as xdp, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        print(json.dumps({"ready": True, "agg_id": agg.agg_id, "max_keys": agg.max_keys}), flush=True)
+        while not stop:
+            for (epoch, tensor, precision), bitmap in xdp.poll_timeouts(50):
+                for wor in xdp.missing(bitmap, precision):
+                    if wor in addresses:
+                        nack = Packet(NACK, agg.agg_id, wor, precision, epoch, tensor, np.zeros(0, np.int32))
+                        sock.sendto(nack.encode(), (addresses[wor], int(config.get("worker_port", agg.port))))
+                        nacks += 1
+            if select.select([sys.stdin], [], [], 0)[0] and not os.read(sys.stdin.fileno(), 4096):
+                break  # the parent closed our stdin: it is gone or done
+        return {"counters": xdp.counters(), "nacks_sent": nacks}
+
+
+def main() -> None:
+    result = serve(json.loads(sys.argv[1]))
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

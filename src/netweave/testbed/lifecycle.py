@@ -95,6 +95,8 @@ class Testbed:
     """``with Testbed(plan) as plan:`` — the cluster exists inside the block and is removed when
     the block ends, however it ends (exception, SIGTERM, SIGINT, SIGHUP, interpreter exit)."""
 
+    __test__ = False  # not a pytest test class, despite its name
+
     SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
     def __init__(self, plan: ClusterPlan):

@@ -18,8 +18,9 @@
  * RESULT (kind 2, wor_id = workers summed, flags bit 0 = saturated) and passed on to the PS, and
  * both entries are freed.
  * A completed key stays in `done` (LRU) so that late duplicates are dropped, not re-aggregated.
- * When the state map is full (the switch's aggregator memory), packets pass to the PS unchanged:
- * the PS aggregates what the switch could not.
+ * When the state map is full (the switch's aggregator memory), the key is marked in `bypass` and
+ * all its packets pass to the PS unchanged: the PS aggregates what the switch could not (a key is
+ * aggregated wholly in the switch or wholly at the PS, never split).
  * The timer, on expiry, reports the key and its bitmap on a ring buffer; the userspace agent NACKs
  * the missing workers, and the timer re-arms.
  */
@@ -95,6 +96,7 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 4); __type(key, _
 struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, MAX_KEYS); __type(key, struct key); __type(value, struct state); } state SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, MAX_KEYS); __type(key, struct key); __type(value, struct sums); } data SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_LRU_HASH); __uint(max_entries, 4 * MAX_KEYS); __type(key, struct key); __type(value, __u8); } done SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_LRU_HASH); __uint(max_entries, 4 * MAX_KEYS); __type(key, struct key); __type(value, __u8); } bypass SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, C_MAX); __type(key, __u32); __type(value, __u64); } counters SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_RINGBUF); __uint(max_entries, 1 << 16); } events SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct sums); } zeros SEC(".maps");  /* never written: seeds data */
@@ -196,6 +198,10 @@ int ina_aggregate(struct xdp_md *ctx)
         count(C_DUPLICATES);
         return XDP_DROP;  /* a late duplicate or resend of a finished key */
     }
+    if (bpf_map_lookup_elem(&bypass, &k)) {
+        count(C_PASSED_FULL);
+        return XDP_PASS;  /* this key's first packet found no aggregator: the PS aggregates all of it */
+    }
     struct state *s = bpf_map_lookup_elem(&state, &k);
     if (!s) {  /* the first packet seeds both maps and arms the timer */
         struct state fresh = {.bitmap = 0, .count = n, .key = k};
@@ -212,7 +218,9 @@ int ina_aggregate(struct xdp_md *ctx)
             s = bpf_map_lookup_elem(&state, &k);  /* another CPU seeded it first, or the memory is full */
         }
         if (!s) {
+            __u8 one = 1;
             bpf_map_delete_elem(&data, &k);
+            bpf_map_update_elem(&bypass, &k, &one, BPF_ANY);
             count(C_PASSED_FULL);
             return XDP_PASS;  /* no aggregator free: the PS aggregates this one */
         }

@@ -1,0 +1,140 @@
+"""The XDP aggregator in a switch namespace: exact sums (vs numpy and vs the userspace state
+machine, bit for bit), duplicates dropped, a lost packet recovered by the agent's NACK, and a full
+aggregator memory falling back to the PS (needs root, clang and libbpf: skipped otherwise)."""
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from netweave.dataplane.aggregation import AggregationState
+from netweave.testbed import Testbed, netns, plan_cluster
+from netweave.testbed.xdp import key_bytes
+from netweave.topology import load_topology_spec
+
+PORT = 47000
+WORKERS = {1: "fp8", 2: "fp16", 3: "fp16"}
+HOSTS = {1: "H1", 2: "H2", 3: "H3"}
+missing = netns.missing_requirements("clang")
+pytestmark = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None,
+                                reason="the XDP data plane needs " + ("; ".join(missing) or "clang"))
+
+
+def ns_python(ns: str, code: str) -> subprocess.Popen:
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", textwrap.dedent(code)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def exchange(tmp_path, values, duplicate=False, skip=None, memory_bytes=8 << 20):
+    """Workers H1-H3 send ``values[w]`` (T, N) as DATA packets to the PS H0 through the XDP switch S0;
+    returns what the PS received ``{(kind, wor_id, tensor, precision): values}`` and the agent's report.
+    ``skip=(w, t)``: worker w first leaves tensor t out and sends it only when NACKed."""
+    plan = plan_cluster(load_topology_spec("star:n=4"), scale=0.1)
+    with Testbed(plan) as p:
+        config = {"agg_id": 1, "port": PORT, "workers": WORKERS, "timeout_s": 0.2, "memory_bytes": memory_bytes,
+                  "addresses": {w: p.address[h] for w, h in HOSTS.items()}}
+        agent = subprocess.Popen(["ip", "netns", "exec", p.namespace["S0"], sys.executable, "-m",
+                                  "netweave.testbed.agent", json.dumps(config)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert json.loads(agent.stdout.readline())["ready"], agent.stderr.read()
+        ps = ns_python(p.namespace["H0"], f"""
+            import json, socket
+            from netweave.dataplane.packet import decode
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("{p.address['H0']}", {PORT})); s.settimeout(2.5)
+            got = []
+            try:
+                while True:
+                    d = decode(s.recv(65536))
+                    got.append([d.kind, d.wor_id, d.tensor_id, d.precision, d.values.tolist()])
+            except socket.timeout:
+                print(json.dumps(got))""")
+        time.sleep(0.3)
+        senders = []
+        for w, h in HOSTS.items():
+            np.save(tmp_path / f"w{w}.npy", values[w])
+            held = skip[1] if skip and skip[0] == w else -1
+            senders.append(ns_python(p.namespace[h], f"""
+                import socket, time, numpy as np
+                from netweave.dataplane.packet import DATA, NACK, Packet, decode
+                v = np.load("{tmp_path / f'w{w}.npy'}")
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("{p.address[h]}", {PORT}))
+                def send(t):
+                    s.sendto(Packet(DATA, 1, {w}, "{WORKERS[w]}", 0, t, v[t]).encode(), ("{p.address['H0']}", {PORT}))
+                for t in range(v.shape[0]):
+                    if t != {held}:
+                        send(t)
+                        if {duplicate}:
+                            send(t)
+                if {held} >= 0:  # wait for the switch's NACK, then resend
+                    s.settimeout(3.0)
+                    d = decode(s.recv(65536))
+                    assert d.kind == NACK and d.tensor_id == {held}, d
+                    send({held})"""))
+        for s in senders:
+            assert s.wait(timeout=30) == 0, s.stderr.read()
+        got = json.loads(ps.communicate(timeout=30)[0])
+        report = json.loads(agent.communicate(input="", timeout=15)[0].strip().splitlines()[-1])
+    assert not netns.namespaces(plan.prefix + "-")  # the cluster and the agent are gone
+    return {(k, w, t, prec): np.array(v, np.int64) for k, w, t, prec, v in got}, report
+
+
+def expected(values, t):
+    """The numpy sums per precision of tensor t, and the userspace state machine's, both int64."""
+    state = AggregationState(dict(WORKERS))
+    user = {}
+    for w in sorted(WORKERS):
+        r = state.accept(w, 0, t, WORKERS[w], values[w][t], now=0.0)
+        if r is not None:
+            user[WORKERS[w]] = r[0].astype(np.int64)
+    numpy = {prec: sum(values[w][t].astype(np.int64) for w in WORKERS if WORKERS[w] == prec) for prec in ("fp8", "fp16")}
+    return numpy, user
+
+
+def values_for(seed, tensors=12, n=200, scale=2 ** 20):
+    rng = np.random.default_rng(seed)
+    return {w: rng.integers(-scale, scale, size=(tensors, n), dtype=np.int32) for w in WORKERS}
+
+
+def test_sums_are_exact_and_bit_identical_to_the_userspace_service(tmp_path):
+    values = values_for(0)
+    values[2][0, :3] = [2 ** 31 - 1, -2 ** 31, 2 ** 31 - 1]  # fp16 sums leave int32: saturated once, at the end
+    values[3][0, :3] = [5, -5, -2 ** 31]
+    got, report = exchange(tmp_path, values)
+    for t in range(12):
+        numpy, user = expected(values, t)
+        for prec, workers in (("fp8", 1), ("fp16", 2)):
+            xdp = got[2, workers, t, prec]
+            assert np.array_equal(xdp, user[prec])  # bit-identical to netweave.dataplane
+            assert np.array_equal(xdp, np.clip(numpy[prec], -2 ** 31, 2 ** 31 - 1))
+    assert got[2, 2, 0, "fp16"][:3].tolist() == [2 ** 31 - 1, -2 ** 31, -1]
+    c = report["counters"]
+    assert c["accepted"] == 36 and c["results"] == 24 and c["duplicates"] == 0 and len(got) == 24  # only RESULTs reach the PS
+    assert c["saturated"] == 1
+
+
+def test_duplicates_are_dropped_and_a_lost_packet_is_nacked_and_resent(tmp_path):
+    values = values_for(1, tensors=6)
+    got, report = exchange(tmp_path, values, duplicate=True, skip=(3, 4))
+    for t in range(6):
+        numpy, _ = expected(values, t)
+        assert np.array_equal(got[2, 2, t, "fp16"], numpy["fp16"]) and np.array_equal(got[2, 1, t, "fp8"], numpy["fp8"])
+    c = report["counters"]
+    assert c["duplicates"] == 17 and c["results"] == 12 and c["timeouts"] >= 1 and report["nacks_sent"] >= 1
+
+
+def test_a_full_aggregator_memory_passes_packets_to_the_ps(tmp_path):
+    values = values_for(2, tensors=4)
+    got, report = exchange(tmp_path, values, memory_bytes=key_bytes())  # room for one key at a time
+    c = report["counters"]
+    assert c["passed_full"] > 0
+    for t in range(4):  # every value reached the PS: aggregated by the switch, or as the workers sent it
+        numpy, _ = expected(values, t)
+        for prec in ("fp8", "fp16"):
+            result = [v for (k, _, tt, p), v in got.items() if k == 2 and tt == t and p == prec]
+            raw = [v for (k, w, tt, p), v in got.items() if k == 1 and tt == t and p == prec]
+            assert np.array_equal(sum(result + raw), numpy[prec])

@@ -62,3 +62,17 @@ def test_scale_bounds():
     for scale in (0, 1.5, -1):
         with pytest.raises(NetweaveError, match="--scale"):
             plan_cluster(load_topology_spec(LEAFSPINE), scale=scale)
+
+
+def test_impairments_attach_a_program_beside_a_slow_lane():
+    from netweave.testbed import Impairment
+
+    plan = plan_cluster(load_topology_spec("star:n=2"), scale=0.1, impairment=Impairment(loss=0.01, reorder=0.05),
+                        prefix="nwtx")
+    lines = plan.tc_batch("S0", "/x/impair.o")
+    assert "filter add dev e0 egress bpf direct-action obj /x/impair.o sec tc" in lines
+    assert any("classid 1:2 htb rate 1000kbit" in line for line in lines)  # at most 1 Mb/s
+    assert not any("clsact" in line for line in plan.tc_batch("S0"))
+    assert plan.impairment.defines() == {"LOSS_PPM": 10_000, "DUPLICATE_PPM": 0, "REORDER_PPM": 50_000}
+    with pytest.raises(NetweaveError, match="--loss 1.5 must be a probability"):
+        Impairment(loss=1.5)

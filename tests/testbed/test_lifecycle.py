@@ -2,6 +2,7 @@
 behind on any exit path (needs root: skipped otherwise, with the reason)."""
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -101,3 +102,34 @@ def test_cli_up_stays_until_down(capsys):
         main(["testbed", "down", "--json"])
     assert up["prefix"] in json.loads(capsys.readouterr().out)["removed"]
     assert not netns.namespaces(up["prefix"] + "-")
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("clang") is None, reason="impairments compile a BPF program with clang")
+def test_impairments_lose_duplicate_and_reorder_at_their_rates():
+    from netweave.testbed import Impairment
+
+    plan = plan_cluster(load_topology_spec("star:n=2"), scale=0.1,
+                        impairment=Impairment(loss=0.1, duplicate=0.1, reorder=0.2))
+    with Testbed(plan) as p:
+        h0 = p.address["H0"]
+        receiver = subprocess.Popen(["ip", "netns", "exec", p.namespace["H0"], sys.executable, "-c", textwrap.dedent(f"""
+            import socket, json
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("{h0}", 5000)); s.settimeout(1.5)
+            got = []
+            try:
+                while True: got.append(int(s.recv(100)))
+            except socket.timeout: print(json.dumps(got))""")], stdout=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        in_ns(p.namespace["H1"], f"""
+            import socket, time
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            for i in range(2000):
+                s.sendto(str(i).encode(), ("{h0}", 5000))
+                if i % 50 == 0: time.sleep(0.001)""")
+        got = json.loads(receiver.communicate(timeout=20)[0])
+    unique = set(got)
+    lost = 1 - len(unique) / 2000  # two impaired hops: 1 - 0.9^2 = 0.19
+    duplicates = len(got) - len(unique)
+    inversions = sum(b < a for a, b in zip(got, got[1:]))
+    assert 0.15 < lost < 0.23 and 250 < duplicates < 420 and inversions > 50

@@ -5,7 +5,7 @@ without root); :mod:`.lifecycle` brings it up and removes it on every exit path;
 holds the ``ip``/``tc`` primitives and the requirement checks.
 """
 
-from .cluster import ClusterPlan, Shaping, new_prefix, plan_cluster
+from .cluster import ClusterPlan, Impairment, Shaping, new_prefix, plan_cluster
 from .lifecycle import Testbed, down, remove, up
 
-__all__ = ["ClusterPlan", "Shaping", "plan_cluster", "new_prefix", "Testbed", "up", "down", "remove"]
+__all__ = ["ClusterPlan", "Impairment", "Shaping", "plan_cluster", "new_prefix", "Testbed", "up", "down", "remove"]

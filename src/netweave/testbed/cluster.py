@@ -44,6 +44,29 @@ def new_prefix(pid: int | None = None) -> str:
 
 
 @dataclass(frozen=True)
+class Impairment:
+    """Probabilities that a packet leaving an interface is lost, duplicated or reordered
+    (``bpf/impair.bpf.c`` at the interface's tc egress: netem's job, where there is no netem)."""
+
+    loss: float = 0.0
+    duplicate: float = 0.0
+    reorder: float = 0.0
+
+    def __post_init__(self):
+        for name in ("loss", "duplicate", "reorder"):
+            if not 0 <= getattr(self, name) < 1:
+                raise NetweaveError(f"--{name} {getattr(self, name):g} must be a probability in [0, 1)")
+
+    def __bool__(self) -> bool:
+        return bool(self.loss or self.duplicate or self.reorder)
+
+    def defines(self) -> dict[str, int]:
+        """The program's compile-time parts per million."""
+        return {"LOSS_PPM": round(self.loss * 1e6), "DUPLICATE_PPM": round(self.duplicate * 1e6),
+                "REORDER_PPM": round(self.reorder * 1e6)}
+
+
+@dataclass(frozen=True)
 class Shaping:
     """One direction of one link: ``rate_kbit`` (the link's Gb/s × scale); ``latency_us`` is the
     topology's, recorded but not emulated (see the module docstring)."""
@@ -67,6 +90,7 @@ class ClusterPlan:
         next_hop: (node, destination host) → neighbour on the default (shortest) path.
         flows: (source host, destination host) → the node path that policy routing pins.
         scale: the factor applied to every link rate (recorded in every output).
+        impairment: the loss, duplication and reordering of every interface (none by default).
     """
 
     topology: Topology
@@ -78,6 +102,7 @@ class ClusterPlan:
     shaping: dict[tuple[str, str], Shaping] = field(default_factory=dict)
     next_hop: dict[tuple[str, str], str] = field(default_factory=dict)
     flows: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    impairment: Impairment = field(default_factory=Impairment)
 
     @property
     def hosts(self) -> list[str]:
@@ -119,15 +144,25 @@ class ClusterPlan:
                              f"onlink src {me} table {table}")
         return lines
 
-    def tc_batch(self, node: str) -> list[str]:
-        """``tc -batch`` inside ``node``'s namespace: per interface an HTB class at the rate over a FIFO."""
+    def tc_batch(self, node: str, impair_object: str | None = None) -> list[str]:
+        """``tc -batch`` inside ``node``'s namespace: per interface an HTB class at the rate over a
+        FIFO, a slow lane (class 1:2: at most 1 Mb/s and a hundredth of the rate, one packet of
+        burst, so a packet in it waits and later ones overtake it) that reordered packets take, and with
+        ``impair_object`` the impairment program at the tc egress."""
         lines = []
         for peer in self.neighbours(node):
             dev, s = self.interface[node, peer], self.shaping[node, peer]
+            slow = max(MIN_KBIT, min(1000, s.rate_kbit // 100))
             lines += [f"qdisc add dev {dev} root handle 1: htb default 1 r2q {max(10, s.rate_kbit // 8 // 60_000)}",
                       f"class add dev {dev} parent 1: classid 1:1 htb rate {s.rate_kbit}kbit ceil {s.rate_kbit}kbit "
                       f"burst {s.burst_bytes()} cburst {s.burst_bytes()}",
-                      f"qdisc add dev {dev} parent 1:1 handle 10: pfifo limit 10000"]
+                      f"qdisc add dev {dev} parent 1:1 handle 10: pfifo limit 10000",
+                      f"class add dev {dev} parent 1: classid 1:2 htb rate {slow}kbit ceil {slow}kbit burst 1600 "
+                      "cburst 1600",
+                      f"qdisc add dev {dev} parent 1:2 handle 20: pfifo limit 10000"]
+            if impair_object:
+                lines += [f"qdisc add dev {dev} clsact",
+                          f"filter add dev {dev} egress bpf direct-action obj {impair_object} sec tc"]
         return lines
 
     def sysctls(self, node: str) -> list[str]:
@@ -137,14 +172,15 @@ class ClusterPlan:
 
 
 def plan_cluster(topo: Topology, scale: float = 1.0, routes: dict[str, dict] | None = None,
-                 prefix: str | None = None) -> ClusterPlan:
+                 prefix: str | None = None, impairment: Impairment | None = None) -> ClusterPlan:
     """The cluster of ``topo`` with link rates × ``scale``; ``routes`` is a routes JSON's ``tasks``
-    (``{task: {"ps": PS, "paths": {worker: [worker, …, PS]}}}``) whose paths are pinned."""
+    (``{task: {"ps": PS, "paths": {worker: [worker, …, PS]}}}``) whose paths are pinned;
+    ``impairment`` applies to every interface."""
     if not 0 < scale <= 1:
         raise NetweaveError(f"--scale {scale:g} must be in (0, 1]: the emulated rates are the topology's times the scale")
     if len(topo.nodes) > MAX_NODES:
         raise NetweaveError(f"topology {topo.name} has {len(topo.nodes)} nodes; the testbed emulates at most {MAX_NODES}")
-    plan = ClusterPlan(topo, scale, prefix or new_prefix())
+    plan = ClusterPlan(topo, scale, prefix or new_prefix(), impairment=impairment or Impairment())
     counts = {"host": 0, "switch": 0}
     for node in topo.nodes:
         kind = "host" if node.kind == "host" else "switch"

@@ -26,7 +26,12 @@ STATE_DIR = Path(os.environ.get("NETWEAVE_TESTBED_STATE", "/run/netweave-testbed
 
 def up(plan: ClusterPlan) -> None:
     """Create everything ``plan`` describes (as root); on failure remove it and raise one line."""
-    netns.require()
+    netns.require(*(("clang",) if plan.impairment else ()))
+    impair_object = None
+    if plan.impairment:
+        from .xdp import compile_program
+
+        impair_object = str(compile_program("impair.bpf.c", plan.impairment.defines()))
     made = []
     try:
         for node, ns in plan.namespace.items():
@@ -36,7 +41,7 @@ def up(plan: ClusterPlan) -> None:
         netns.batch("ip", None, plan.link_batch())
         for node, ns in plan.namespace.items():
             netns.batch("ip", ns, plan.node_batch(node))
-            netns.batch("tc", ns, plan.tc_batch(node))
+            netns.batch("tc", ns, plan.tc_batch(node, impair_object))
     except BaseException:
         netns.delete(made)
         raise

@@ -39,16 +39,18 @@ def key_bytes() -> int:
     return 64 + 8 * MAX_SLOTS
 
 
-def source_path() -> Path:
-    return Path(str(resources.files("netweave.testbed") / "bpf" / SOURCE))
+def source_path(name: str = SOURCE) -> Path:
+    return Path(str(resources.files("netweave.testbed") / "bpf" / name))
 
 
-def compile_program(cache: Path | None = None) -> Path:
-    """The BPF object of the aggregator, compiled with clang at first use (cached by source hash)."""
-    src = source_path()
-    digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
+def compile_program(source: str = SOURCE, defines: dict[str, int] | None = None, cache: Path | None = None) -> Path:
+    """The BPF object of ``source`` (in ``bpf/``) with ``-D`` ``defines``, compiled with clang at first
+    use and cached by the hash of the source and the defines."""
+    src = source_path(source)
+    flags = [f"-D{k}={int(v)}" for k, v in sorted((defines or {}).items())]
+    digest = hashlib.sha256(src.read_bytes() + " ".join(flags).encode()).hexdigest()[:16]
     cache = cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "netweave" / "bpf"
-    obj = cache / f"ina_agg-{digest}.o"
+    obj = cache / f"{src.name.split('.')[0]}-{digest}.o"
     if obj.exists():
         return obj
     clang = shutil.which("clang")
@@ -58,12 +60,12 @@ def compile_program(cache: Path | None = None) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     arch = subprocess.run(["uname", "-m"], capture_output=True, text=True).stdout.strip()
     tmp = obj.with_suffix(f".{os.getpid()}.tmp")
-    done = subprocess.run([clang, "-O2", "-g", "-target", "bpf", f"-I/usr/include/{arch}-linux-gnu", "-c", str(src),
-                           "-o", str(tmp)], capture_output=True, text=True)
+    done = subprocess.run([clang, "-O2", "-g", "-target", "bpf", f"-I/usr/include/{arch}-linux-gnu", *flags, "-c",
+                           str(src), "-o", str(tmp)], capture_output=True, text=True)
     if done.returncode:
         tmp.unlink(missing_ok=True)
         first = next((l for l in done.stderr.splitlines() if "error" in l), done.stderr.strip()[:200])
-        raise NetweaveError(f"clang could not compile {SOURCE}: {first}; install libbpf-dev (bpf_helpers.h)")
+        raise NetweaveError(f"clang could not compile {src.name}: {first}; install libbpf-dev (bpf_helpers.h)")
     tmp.replace(obj)
     return obj
 

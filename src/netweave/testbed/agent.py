@@ -4,12 +4,14 @@ run inside the switch's namespace.
 It loads and attaches the XDP aggregator (:class:`~.xdp.XdpAggregator`) to the switch's
 interfaces, prints one JSON line ``{"ready": …}``, and then serves the aggregator's timer: for
 every key whose timer expired it sends a NACK (``netweave.dataplane.packet``) to each worker still
-missing, which resends. It ends when its standard input closes (its parent is gone) or on SIGTERM,
+missing, which resends. A NACK from the PS with ``wor_id`` 0 (to the switch's ``address``) means
+the key's RESULT was lost after the switch: the agent forgets the key and NACKs all its workers. It ends when its standard input closes (its parent is gone) or on SIGTERM,
 printing the data plane's counters as one JSON line; the XDP program detaches as its links close,
 so nothing stays attached.
 
 CONFIG (JSON): ``agg_id``, ``port``, ``workers`` (wor_id → precision), ``addresses`` (wor_id → the
-worker's IPv4), ``worker_port``, ``timeout_s``, ``memory_bytes``, ``interfaces`` (default: all but lo).
+worker's IPv4), ``worker_port``, ``timeout_s``, ``memory_bytes``, ``interfaces`` (default: all but
+lo), ``address`` (the switch's own IPv4, where the PS's requests arrive; default: none taken).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import sys
 
 import numpy as np
 
-from ..dataplane.packet import NACK, Packet
+from ..dataplane.packet import NACK, Packet, PacketError, decode
 from .xdp import AggregatorConfig, XdpAggregator
 
 
@@ -41,20 +43,38 @@ def serve(config: dict) -> dict:
     addresses = {int(w): a for w, a in config.get("addresses", {}).items()}
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    nacks = 0
+    nacks, resends = 0, 0
+    worker_port = int(config.get("worker_port", agg.port))
     with XdpAggregator(agg, config.get("interfaces") or interfaces()) as xdp, \
             socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        if config.get("address"):
+            sock.bind((config["address"], agg.port))
+
+        def nack(workers, epoch, tensor, precision):
+            for wor in workers:
+                if wor in addresses:
+                    packet = Packet(NACK, agg.agg_id, wor, precision, epoch, tensor, np.zeros(0, np.int32))
+                    sock.sendto(packet.encode(), (addresses[wor], worker_port))
+
         print(json.dumps({"ready": True, "agg_id": agg.agg_id, "max_keys": agg.max_keys}), flush=True)
         while not stop:
-            for (epoch, tensor, precision), bitmap in xdp.poll_timeouts(50):
-                for wor in xdp.missing(bitmap, precision):
-                    if wor in addresses:
-                        nack = Packet(NACK, agg.agg_id, wor, precision, epoch, tensor, np.zeros(0, np.int32))
-                        sock.sendto(nack.encode(), (addresses[wor], int(config.get("worker_port", agg.port))))
-                        nacks += 1
+            for (epoch, tensor, precision), bitmap in xdp.poll_timeouts(20):
+                missing = xdp.missing(bitmap, precision)
+                nack(missing, epoch, tensor, precision)
+                nacks += len(missing)
+            while config.get("address") and select.select([sock], [], [], 0)[0]:
+                try:
+                    p = decode(sock.recv(65536))
+                except PacketError:
+                    continue
+                if p.kind == NACK and p.wor_id == 0 and p.agg_id == agg.agg_id:  # the PS lost this key's RESULT
+                    key = (p.epoch_id, p.tensor_id, p.precision)
+                    xdp.forget(key)
+                    nack([w for w, prec in agg.workers.items() if prec == p.precision], *key)
+                    resends += 1
             if select.select([sys.stdin], [], [], 0)[0] and not os.read(sys.stdin.fileno(), 4096):
                 break  # the parent closed our stdin: it is gone or done
-        return {"counters": xdp.counters(), "nacks_sent": nacks}
+        return {"counters": xdp.counters(), "nacks_sent": nacks, "results_asked_again": resends}
 
 
 def main() -> None:

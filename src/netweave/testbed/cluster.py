@@ -8,7 +8,8 @@ tc-BPF program instead (:mod:`.impair`). Every node has one identity address (ho
 ``10.78.x.y``, switches ``10.79.x.y``) on its loopback; switches forward (``ip_forward``), and
 routes use the neighbour's identity as an on-link next hop, so links need no subnets of their own.
 
-Routes: every node reaches every host along a shortest path (hop count, ties to the lower node
+Routes: every node reaches every other node (hosts, and switches: their agents take requests)
+along a shortest path (hop count, ties to the lower node
 index: deterministic). A routing plan's per-flow paths (``netweave route --out``: each worker's
 path to its PS) override them with policy routing — at every node of the path a rule
 ``from WORKER to PS`` selects a table whose one route is the path's next hop — in both directions,
@@ -87,7 +88,7 @@ class ClusterPlan:
         prefix: the namespaces' common prefix; namespace: node → namespace name.
         address: node → identity IPv4 address; interface: (node, neighbour) → interface name in node's namespace.
         shaping: (node, neighbour) → the shaping of that direction (on node's interface).
-        next_hop: (node, destination host) → neighbour on the default (shortest) path.
+        next_hop: (node, destination node) → neighbour on the default (shortest) path.
         flows: (source host, destination host) → the node path that policy routing pins.
         scale: the factor applied to every link rate (recorded in every output).
         impairment: the loss, duplication and reordering of every interface (none by default).
@@ -207,11 +208,11 @@ def plan_cluster(topo: Topology, scale: float = 1.0, routes: dict[str, dict] | N
 
 
 def _shortest_next_hops(plan: ClusterPlan) -> dict[tuple[str, str], str]:
-    """Breadth-first from every host: each node's neighbour one hop closer (ties: lower node index)."""
+    """Breadth-first from every node: each node's neighbour one hop closer (ties: lower node index)."""
     order = {n.name: i for i, n in enumerate(plan.topology.nodes)}
     adjacent = {n: sorted(plan.neighbours(n), key=order.__getitem__) for n in order}
     hops = {}
-    for dst in plan.hosts:
+    for dst in order:
         seen, queue = {dst}, deque([dst])
         while queue:
             v = queue.popleft()
@@ -220,9 +221,9 @@ def _shortest_next_hops(plan: ClusterPlan) -> dict[tuple[str, str], str]:
                     seen.add(u)
                     hops[u, dst] = v
                     queue.append(u)
-        unreachable = [n for n in plan.hosts if n not in seen]
+        unreachable = [n for n in order if n not in seen]
         if unreachable:
-            raise NetweaveError(f"topology {plan.topology.name}: host {unreachable[0]} cannot reach {dst}")
+            raise NetweaveError(f"topology {plan.topology.name}: {unreachable[0]} cannot reach {dst}")
     return hops
 
 

@@ -84,7 +84,8 @@ def _libbpf() -> ctypes.CDLL:
                           ("bpf_map__set_max_entries", i, [vp, u32]), ("bpf_map__fd", i, [vp]),
                           ("bpf_program__attach_xdp", vp, [vp, i]), ("bpf_link__destroy", i, [vp]),
                           ("bpf_map_update_elem", i, [i, vp, vp, ctypes.c_uint64]),
-                          ("bpf_map_lookup_elem", i, [i, vp, vp]), ("libbpf_num_possible_cpus", i, []),
+                          ("bpf_map_lookup_elem", i, [i, vp, vp]), ("bpf_map_delete_elem", i, [i, vp]),
+                          ("libbpf_num_possible_cpus", i, []),
                           ("ring_buffer__new", vp, [i, vp, vp, vp]), ("ring_buffer__poll", i, [vp, i]),
                           ("ring_buffer__free", None, [vp])):
         f = getattr(lib, fn)
@@ -197,6 +198,13 @@ class XdpAggregator:
         self._events.clear()
         self.lib.ring_buffer__poll(self._ring, timeout_ms)
         return list(self._events)
+
+    def forget(self, key: tuple[int, int, str]) -> None:
+        """Drop a finished (or bypassed) key, so that its workers' resends are aggregated afresh
+        (the PS asks for this when the key's RESULT was lost on its way)."""
+        raw = KEY.pack(key[0], key[1], PRECISION_CODE[key[2]])
+        for name in ("done", "bypass"):
+            self.lib.bpf_map_delete_elem(self.fd(name), ctypes.create_string_buffer(raw, len(raw)))
 
     def missing(self, bitmap: int, precision: str) -> list[int]:
         """The workers of ``precision`` whose bit is not in ``bitmap``."""

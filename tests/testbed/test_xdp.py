@@ -140,32 +140,33 @@ def test_a_full_aggregator_memory_passes_packets_to_the_ps(tmp_path):
             assert np.array_equal(sum(result + raw), numpy[prec])
 
 
-def test_exact_under_loss_duplication_and_reordering_on_every_link(tmp_path):
-    """5 % loss, 5 % duplication and 10 % reordering on every interface (both directions of every
-    link): lost DATA is NACKed by the switch's timer, a lost RESULT is asked for again by the PS;
-    every sum arrives exactly once and equals numpy's."""
+def impaired_exchange(tmp_path, values, dataplane):
+    """40 packets per worker through S0 (``xdp`` in the kernel, or ``user``: the userspace reference
+    that the workers address) with 5 % loss, 5 % duplication and 10 % reordering on every interface.
+    Returns the PS's sums ``{"tensor/precision": [...]}``, the workers' resend counts and the agent's report."""
     from netweave.testbed import Impairment
 
-    values = values_for(3, tensors=1, n=MAX_SLOTS * 40)  # 40 full packets per worker
     plan = plan_cluster(load_topology_spec("star:n=4"), scale=0.1,
                         impairment=Impairment(loss=0.05, duplicate=0.05, reorder=0.1))
     with Testbed(plan) as p:
+        ps_address = (p.address["H0"], PORT)
         config = {"agg_id": 1, "port": PORT, "workers": WORKERS, "timeout_s": 0.1, "address": p.address["S0"],
-                  "addresses": {w: p.address[h] for w, h in HOSTS.items()}}
+                  "addresses": {w: p.address[h] for w, h in HOSTS.items()}, "dataplane": dataplane,
+                  "ps": ps_address}
         agent = subprocess.Popen(["ip", "netns", "exec", p.namespace["S0"], sys.executable, "-m",
                                   "netweave.testbed.agent", json.dumps(config)],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert json.loads(agent.stdout.readline())["ready"], agent.stderr.read()
+        assert json.loads(agent.stdout.readline())["dataplane"] == dataplane, agent.stderr.read()
         addresses = {w: (p.address[h], PORT) for w, h in HOSTS.items()}
+        target = ps_address if dataplane == "xdp" else (p.address["S0"], PORT)  # the userspace switch is addressed
         ps = ns_python(p.namespace["H0"], f"""
             import json, socket
-            import numpy as np
             from netweave.testbed.endpoints import Collector
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("{p.address['H0']}", {PORT}))
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind({ps_address!r})
             c = Collector(s, {WORKERS!r}, {addresses!r}, switch=("{p.address['S0']}", {PORT}))
             keys = [(0, t, prec) for t in range(40) for prec in ("fp8", "fp16")]
             got = c.collect(keys, retry_s=0.4, timeout_s=30)
-            print(json.dumps({{"sums": {{f"{{k[1]}}/{{k[2]}}": v.tolist() for k, (v, _) in got.items()}}, "counters": c.counters}}))""")
+            print(json.dumps({{f"{{k[1]}}/{{k[2]}}": v.tolist() for k, (v, _) in got.items()}}))""")
         senders = []
         for w, h in HOSTS.items():
             np.save(tmp_path / f"w{w}.npy", values[w][0])
@@ -173,7 +174,7 @@ def test_exact_under_loss_duplication_and_reordering_on_every_link(tmp_path):
                 import socket, numpy as np
                 from netweave.testbed.endpoints import WorkerSender
                 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("{p.address[h]}", {PORT}))
-                sender = WorkerSender(s, {w}, "{WORKERS[w]}", 1, ("{p.address['H0']}", {PORT}))
+                sender = WorkerSender(s, {w}, "{WORKERS[w]}", 1, {target!r})
                 sender.send(0, np.load("{tmp_path / f'w{w}.npy'}"))
                 sender.serve(quiet_s=4.0)
                 print(sender.resent)"""))
@@ -181,11 +182,19 @@ def test_exact_under_loss_duplication_and_reordering_on_every_link(tmp_path):
         resent = [int(s.communicate(timeout=60)[0]) for s in senders]
         report = json.loads(agent.communicate(input="", timeout=15)[0].strip().splitlines()[-1])
         assert ps.returncode == 0, (err, report, resent)
-    got = json.loads(out)
+    return json.loads(out), resent, report
+
+
+def test_exact_under_loss_duplication_and_reordering_and_equal_to_the_userspace_plane(tmp_path):
+    """Lost DATA is NACKed by the switch's timer, a lost RESULT asked for again by the PS; every sum
+    arrives once, equals numpy's, and the XDP and userspace data planes give the same bits."""
+    values = values_for(3, tensors=1, n=MAX_SLOTS * 40)  # 40 full packets per worker
+    planes = {plane: impaired_exchange(tmp_path, values, plane) for plane in ("xdp", "user")}
     for t in range(40):
         for prec in ("fp8", "fp16"):
             part = slice(MAX_SLOTS * t, MAX_SLOTS * (t + 1))
             expect = sum(values[w][0][part].astype(np.int64) for w in WORKERS if WORKERS[w] == prec)
-            assert got["sums"][f"{t}/{prec}"] == expect.tolist()
-    assert sum(resent) > 0 and report["nacks_sent"] > 0  # losses happened and were recovered
-    assert report["counters"]["duplicates"] > 0
+            assert planes["xdp"][0][f"{t}/{prec}"] == planes["user"][0][f"{t}/{prec}"] == expect.tolist()
+    for sums, resent, report in planes.values():
+        assert sum(resent) > 0 and report["nacks_sent"] > 0  # losses happened and were recovered
+        assert report["counters"]["duplicates"] > 0

@@ -9,7 +9,8 @@ the key's RESULT was lost after the switch: the agent forgets the key and NACKs 
 printing the data plane's counters as one JSON line; the XDP program detaches as its links close,
 so nothing stays attached.
 
-CONFIG (JSON): ``agg_id``, ``port``, ``workers`` (wor_id → precision), ``addresses`` (wor_id → the
+CONFIG (JSON): ``dataplane`` (``xdp``, the default, or ``user``: :class:`UserPlane`, the
+reference), ``ps`` (the PS's [address, port], for ``user``), ``agg_id``, ``port``, ``workers`` (wor_id → precision), ``addresses`` (wor_id → the
 worker's IPv4), ``worker_port``, ``timeout_s``, ``memory_bytes``, ``interfaces`` (default: all but
 lo), ``address`` (the switch's own IPv4, where the PS's requests arrive; default: none taken).
 """
@@ -34,19 +35,73 @@ def interfaces() -> list[str]:
     return sorted(name for _, name in socket.if_nameindex() if name != "lo")
 
 
+class UserPlane:
+    """The userspace data plane (``dataplane: user``): :class:`~netweave.dataplane.aggregation.AggregationState`
+    behind a UDP socket on the switch's address, the reference the XDP program must equal. Workers
+    address the switch; complete sums go to the PS as RESULTs; a key that finds the memory full
+    goes to the PS as its DATA (bypassed whole, as in XDP)."""
+
+    def __init__(self, agg: AggregatorConfig, ps: tuple[str, int]):
+        from ..dataplane.aggregation import AggregationState
+
+        self.agg, self.ps = agg, ps
+        self.state = AggregationState(dict(agg.workers), timeout_s=agg.timeout_s)
+        self.bypass: set = set()
+        self.passed_full = 0
+
+    def take(self, p: Packet, sock: socket.socket, now: float) -> None:
+        from ..dataplane.packet import DATA, RESULT
+
+        key = (p.epoch_id, p.tensor_id, p.precision)
+        if p.kind != DATA or p.agg_id != self.agg.agg_id:
+            return
+        if key in self.bypass or (key not in self.state.state and len(self.state.state) >= self.agg.max_keys):
+            self.bypass.add(key)
+            self.passed_full += 1
+            sock.sendto(p.encode(), self.ps)
+            return
+        done = self.state.accept(p.wor_id, p.epoch_id, p.tensor_id, p.precision, p.values, now)
+        if done is not None:
+            total, saturated = done
+            summed = sum(1 for prec in self.agg.workers.values() if prec == p.precision)
+            sock.sendto(Packet(RESULT, self.agg.agg_id, summed, p.precision, p.epoch_id, p.tensor_id, total,
+                               int(saturated)).encode(), self.ps)
+
+    def poll_timeouts(self, now: float) -> list:
+        return self.state.expired(now)
+
+    def forget(self, key) -> None:
+        self.state.completed.pop(key, None)
+        self.bypass.discard(key)
+
+    def counters(self) -> dict:
+        c = self.state.counters
+        return {"accepted": c.accepted, "duplicates": c.duplicates, "results": c.results, "saturated": c.saturated,
+                "passed_full": self.passed_full, "mismatched": c.mismatched, "unknown": c.unknown_workers}
+
+
 def serve(config: dict) -> dict:
-    """Run the agent until stdin closes or SIGTERM; returns the counters and the NACKs sent."""
+    """Run the agent until stdin closes or SIGTERM; returns the counters and the NACKs sent.
+
+    ``config["dataplane"]``: ``xdp`` (default: the kernel aggregates, the agent NACKs and answers
+    the PS) or ``user`` (:class:`UserPlane` aggregates here; needs ``address`` and ``ps``)."""
+    import time
+    from contextlib import nullcontext
+
     agg = AggregatorConfig(agg_id=int(config["agg_id"]), port=int(config["port"]),
                            workers={int(w): p for w, p in config["workers"].items()},
                            timeout_s=float(config.get("timeout_s", 0.05)),
                            memory_bytes=int(config.get("memory_bytes", 8 << 20)))
     addresses = {int(w): a for w, a in config.get("addresses", {}).items()}
+    user = config.get("dataplane", "xdp") == "user"
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     nacks, resends = 0, 0
     worker_port = int(config.get("worker_port", agg.port))
-    with XdpAggregator(agg, config.get("interfaces") or interfaces()) as xdp, \
+    plane = UserPlane(agg, tuple(config["ps"])) if user else None
+    with (nullcontext() if user else XdpAggregator(agg, config.get("interfaces") or interfaces())) as xdp, \
             socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        plane = plane or xdp
         if config.get("address"):
             sock.bind((config["address"], agg.port))
 
@@ -56,25 +111,31 @@ def serve(config: dict) -> dict:
                     packet = Packet(NACK, agg.agg_id, wor, precision, epoch, tensor, np.zeros(0, np.int32))
                     sock.sendto(packet.encode(), (addresses[wor], worker_port))
 
-        print(json.dumps({"ready": True, "agg_id": agg.agg_id, "max_keys": agg.max_keys}), flush=True)
+        print(json.dumps({"ready": True, "agg_id": agg.agg_id, "max_keys": agg.max_keys,
+                          "dataplane": "user" if user else "xdp"}), flush=True)
         while not stop:
-            for (epoch, tensor, precision), bitmap in xdp.poll_timeouts(20):
-                missing = xdp.missing(bitmap, precision)
+            if user:
+                expired = plane.poll_timeouts(time.monotonic())
+            else:
+                expired = [(key, xdp.missing(bitmap, key[2])) for key, bitmap in xdp.poll_timeouts(20)]
+            for (epoch, tensor, precision), missing in expired:
                 nack(missing, epoch, tensor, precision)
                 nacks += len(missing)
-            while config.get("address") and select.select([sock], [], [], 0)[0]:
+            while config.get("address") and select.select([sock], [], [], 0.005 if user else 0)[0]:
                 try:
                     p = decode(sock.recv(65536))
                 except PacketError:
                     continue
                 if p.kind == NACK and p.wor_id == 0 and p.agg_id == agg.agg_id:  # the PS lost this key's RESULT
                     key = (p.epoch_id, p.tensor_id, p.precision)
-                    xdp.forget(key)
+                    plane.forget(key)
                     nack([w for w, prec in agg.workers.items() if prec == p.precision], *key)
                     resends += 1
+                elif user:
+                    plane.take(p, sock, time.monotonic())
             if select.select([sys.stdin], [], [], 0)[0] and not os.read(sys.stdin.fileno(), 4096):
                 break  # the parent closed our stdin: it is gone or done
-        return {"counters": xdp.counters(), "nacks_sent": nacks, "results_asked_again": resends}
+        return {"counters": plane.counters(), "nacks_sent": nacks, "results_asked_again": resends}
 
 
 def main() -> None:

@@ -8,7 +8,8 @@ interruption is ignored and its case runs again.
 Ray addresses (``--ray``):
 
 - ``auto``: the cluster this machine already belongs to (``ray start`` or ``RAY_ADDRESS``);
-- ``local``: a fresh single-machine cluster for this run, shut down afterwards;
+- ``local``: a fresh single-machine cluster for this run, shut down afterwards; its services (GCS,
+  raylet, workers, runtime-env agent) listen on 127.0.0.1 only and it starts no dashboard;
 - ``HOST:PORT`` (the head's GCS port, 6379 by default) or ``ray://HOST:PORT`` (Ray Client, 10001).
 
 An explicit address is probed with a TCP connect first, so an unreachable one fails in one line
@@ -135,14 +136,50 @@ def check_ray_address(address: str) -> None:
                             "`ray start --head` or check the address") from None
 
 
+_RAY_CLUSTERS = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def _init_local_ray(ray, **options) -> None:
+    """Start a fresh single-machine Ray cluster whose services listen on 127.0.0.1 only.
+
+    Ray binds its gRPC servers (GCS, raylet, every worker) and its runtime-env agent to 127.0.0.1
+    only when the node's address is 127.0.0.1, and otherwise to every interface. On Linux it
+    replaces a loopback ``_node_ip_address`` by the machine's routable address unless multi-node
+    clusters are off, the single-machine mode Ray always uses on macOS and Windows (environment
+    variable ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, read when ``ray`` is imported, so the flag it
+    sets is switched too). Both are set only while the cluster starts, then restored.
+    """
+    try:
+        from ray._private import ray_constants
+    except ImportError:  # a Ray without this module: only the processes it starts see the variable
+        ray_constants = None
+    saved_flag = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    saved_env = os.environ.get(_RAY_CLUSTERS)
+    os.environ[_RAY_CLUSTERS] = "0"  # for the processes ray.init starts
+    if saved_flag is not None:
+        ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, **options)
+    finally:
+        if saved_flag is not None:
+            ray_constants.ENABLE_RAY_CLUSTER = saved_flag
+        if saved_env is None:
+            os.environ.pop(_RAY_CLUSTERS, None)
+        else:
+            os.environ[_RAY_CLUSTERS] = saved_env
+
+
 def _run_ray(fn, args, todo, address, record) -> None:
     try:
         import ray
     except ImportError:
         raise NetweaveError("--ray needs Ray: pip install -e '.[ray]'") from None
-    extra = {"include_dashboard": False} if address == "local" else {}
+    options = {"ignore_reinit_error": True, "log_to_driver": False, "logging_level": logging.ERROR}
     try:
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, logging_level=logging.ERROR, **extra)
+        if address == "local":
+            _init_local_ray(ray, **options)
+        else:
+            ray.init(address=address, **options)
     except Exception as exc:  # Ray raises several types (often without a message) for an unreachable cluster
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise NetweaveError(f"cannot reach a Ray cluster at {address!r} ({reason}); start one or check the address") from None

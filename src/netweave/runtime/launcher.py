@@ -2,15 +2,25 @@
 
 * ``train(scenario)`` (what :meth:`netweave.scenarios.TrainScenario.run` calls): prepares the job
   once (``scenario.prepare()``: partition, plan, validation), then spawns ``--workers`` processes
-  that meet on a free loopback port, and returns rank 0's :class:`~.report.TrainReport`.
-  ``--workers 1`` trains in this process with no process group at all.
+  that meet through a file store in the run's private temporary directory and talk over loopback
+  only (gloo bound to the loopback interface: nothing listens on another address), and returns
+  rank 0's :class:`~.report.TrainReport`. ``--workers 1`` trains in this process with no process
+  group at all.
 * Under ``torchrun`` (``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` in the environment)
   every process calls ``train(scenario)`` too: rank 0 prepares the job and broadcasts it, all
-  ranks train, rank 0 returns the report and the others return ``None``.
+  ranks train, rank 0 returns the report and the others return ``None``. The rendezvous and the
+  interfaces are then the user's (``MASTER_ADDR``, ``GLOO_SOCKET_IFNAME``), for several machines.
+
+Every local run keeps its temporary files (the store, the heartbeats, PyG's generated modules,
+whatever the ranks write to ``TMPDIR``) in one private directory that is removed at the end: a run
+leaves nothing in the system's temporary directory.
 
 Failures end the run in bounded time with one line: a rank that raises or dies makes the launcher
-stop the others (torch.multiprocessing); a peer that stops answering makes collectives fail after
-``--timeout`` seconds; a rendezvous that cannot form fails after the same timeout.
+stop the others; a rank that stops answering (stopped by SIGSTOP, or stuck holding its
+interpreter) stops touching its heartbeat file, and the launcher ends the run once the heartbeat
+is ``--timeout`` seconds old; a peer that is alive but never reaches a collective makes the
+collectives fail after ``--timeout`` seconds; a rendezvous that cannot form fails after the same
+timeout.
 """
 
 from __future__ import annotations
@@ -23,6 +33,8 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,17 +76,29 @@ def describe(exc: BaseException) -> str:
 
 
 def init_group(rank: int, world: int, init_method: str, timeout_s: float, device: str) -> None:
-    """Join the process group, turning a rendezvous that does not form into a NetweaveError."""
+    """Join the process group, turning a rendezvous that does not form within ``timeout_s``
+    seconds into a NetweaveError.
+
+    ``init_method`` is torch's (``tcp://HOST:PORT``, ``env://``) or ``file://PATH``: a file store
+    at PATH, opened here so that PATH is taken as it is, not parsed as a URL.
+    """
     import torch.distributed as dist
 
     backend = "nccl" if device == "cuda" else "gloo"
+    timeout = datetime.timedelta(seconds=timeout_s)
     try:
-        dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world,
-                                timeout=datetime.timedelta(seconds=timeout_s))
+        if init_method.startswith("file://"):
+            store = dist.FileStore(init_method[len("file://"):], world)
+            store.set_timeout(timeout)
+            where = {"store": store}
+        else:
+            where = {"init_method": init_method}
+        dist.init_process_group(backend, rank=rank, world_size=world, timeout=timeout, **where)
     except Exception as exc:  # DistStoreError, RuntimeError, ValueError from the rendezvous
+        hint = ("every rank started" if init_method.startswith("file://")
+                else "every rank started and the address and port are reachable")
         raise NetweaveError(f"rank {rank}: the {world} ranks did not meet at {init_method} within {timeout_s:g} s "
-                            f"({str(exc).strip().splitlines()[0]}); check that every rank started and the "
-                            "address and port are reachable") from None
+                            f"({str(exc).strip().splitlines()[0]}); check that {hint}") from None
 
 
 def exit_rank() -> None:
@@ -86,12 +110,28 @@ def exit_rank() -> None:
     os._exit(0)
 
 
+def check_device(config: TrainScenario) -> None:
+    """Refuse ``--device cuda`` where it cannot work, before anything is prepared or spawned:
+    no CUDA device visible to torch, or (local runs) more ranks than GPUs, since NCCL needs one
+    GPU per rank."""
+    if config.device != "cuda":
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise NetweaveError("--device cuda: torch sees no CUDA device here (no GPU or no CUDA build); use --device cpu")
+    gpus = torch.cuda.device_count()
+    if not under_torchrun() and config.workers > gpus:
+        raise NetweaveError(f"--device cuda --workers {config.workers}: NCCL needs one GPU per rank and torch sees "
+                            f"{gpus} here; use --workers {gpus} or fewer, or --device cpu")
+
+
 def _device(device: str, local_rank: int):
     import torch
 
     if device == "cuda":
         if not torch.cuda.is_available():
-            raise NetweaveError("--device cuda but torch sees no CUDA device; use --device cpu")
+            raise NetweaveError("--device cuda: torch sees no CUDA device here (no GPU or no CUDA build); use --device cpu")
         device = torch.device("cuda", local_rank % torch.cuda.device_count())
         torch.cuda.set_device(device)  # NCCL collectives use the current device
         return device
@@ -124,12 +164,85 @@ def _run(job: TrainJob, rank: int, world: int, local_world: int, local_rank: int
     return report
 
 
-def _spawned(rank: int, world: int, port: int, job: TrainJob, out_dir: str) -> None:
+# --- the run's private temporary directory -------------------------------------------------------
+
+@contextmanager
+def private_tempdir() -> Iterator[str]:
+    """A fresh directory for everything a run writes to temporary files, removed on exit; while
+    open it is :func:`tempfile.gettempdir` of this process (PyG writes its generated modules there)."""
+    saved = tempfile.tempdir
+    with tempfile.TemporaryDirectory(prefix="netweave-train-") as run_dir:
+        tempfile.tempdir = os.path.join(run_dir, "tmp")
+        os.mkdir(tempfile.tempdir)
+        try:
+            yield run_dir
+        finally:
+            tempfile.tempdir = saved
+
+
+def loopback_interface() -> str | None:
+    """The name of the loopback network interface (``lo`` on Linux, ``lo0`` on macOS), or None
+    where it cannot be told."""
+    for path in sorted(Path("/sys/class/net").glob("*/flags")):
+        try:
+            if int(path.read_text(), 16) & 0x8:  # IFF_LOOPBACK
+                return path.parent.name
+        except (OSError, ValueError):
+            continue
+    try:
+        names = [name for _, name in socket.if_nameindex()]
+    except OSError:
+        return None
+    return next((name for name in names if name in ("lo", "lo0")), None)
+
+
+@contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the processes started inside the block, then restore them."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+# --- spawned ranks and their watchdog ------------------------------------------------------------
+
+BEAT_S = 0.5  # seconds between two touches of a rank's heartbeat file
+STARTUP_S = 60.0  # seconds a rank may take to its first heartbeat (importing torch on a loaded machine)
+SILENT_S = 5.0  # heartbeat age (s) from which a live rank counts as not answering once another rank failed
+GRACE_S = 5.0  # seconds the other ranks get to exit after SIGTERM before SIGKILL
+
+
+def _heartbeat(path: Path) -> None:
+    """Touch ``path`` every :data:`BEAT_S` seconds from a daemon thread for as long as the process
+    runs: a process that is stopped (SIGSTOP) or stuck holding its interpreter stops touching it."""
+    import threading
+
+    def beat() -> None:
+        try:
+            while True:
+                path.touch()
+                time.sleep(BEAT_S)
+        except OSError:  # the run's directory is gone: the launcher is done with this rank
+            return
+
+    threading.Thread(target=beat, name="netweave-heartbeat", daemon=True).start()
+
+
+def _spawned(rank: int, world: int, job: TrainJob, run_dir: str) -> None:
     """Entry point of a spawned rank: errors become one line in ``error-<rank>.txt`` and exit code 3."""
     import json
 
+    _heartbeat(Path(run_dir, f"beat-{rank}"))
+    tempfile.tempdir = os.path.join(run_dir, "tmp")  # as TMPDIR, should anything have cached another
     try:
-        init_group(rank, world, f"tcp://127.0.0.1:{port}", job.config.timeout_s, job.config.device)
+        init_group(rank, world, f"file://{run_dir}/store", job.config.timeout_s, job.config.device)
         import torch.distributed as dist
 
         try:
@@ -138,33 +251,136 @@ def _spawned(rank: int, world: int, port: int, job: TrainJob, out_dir: str) -> N
         finally:
             dist.destroy_process_group()
         if report is not None:
-            Path(out_dir, "report.json").write_text(json.dumps(report.summary()))
+            Path(run_dir, "report.json").write_text(json.dumps(report.summary()))
     except Exception as exc:
-        Path(out_dir, f"error-{rank}.txt").write_text(describe(exc))
+        Path(run_dir, f"error-{rank}.txt").write_text(describe(exc))
         if os.environ.get("NETWEAVE_DEBUG"):
             raise
         sys.exit(3)
     exit_rank()
 
 
-def _failure(exc, context, out_dir: str, world: int) -> NetweaveError:
-    """The clearest single line for a failed spawn: a rank killed by a signal (not our SIGTERM)
-    beats its peers' errors, which are usually only "lost the connection"."""
-    errors = {r: Path(out_dir, f"error-{r}.txt").read_text() for r in range(world)
-              if Path(out_dir, f"error-{r}.txt").exists()}
-    for r, process in enumerate(context.processes):
-        code = process.exitcode
-        if r not in errors and code is not None and code < 0 and code != -signal.SIGTERM:
+def _stopped(pid: int) -> bool:
+    """True when the process is stopped (SIGSTOP, or a debugger), from ``/proc/PID/stat`` (Linux)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in ("T", "t")
+
+
+class _Watch:
+    """The ranks' heartbeats as the launcher sees them; ages in seconds.
+
+    A pause of the launcher itself (Ctrl-Z stops the whole process group) does not count against
+    the ranks: their ages restart from the moment the launcher runs again.
+    """
+
+    def __init__(self, processes, run_dir: str, timeout_s: float):
+        self.processes, self.run_dir, self.timeout_s = processes, run_dir, timeout_s
+        self.since = self.last_look = time.time()  # the spawn, or the end of the launcher's last pause
+
+    def age(self, rank: int) -> tuple[float, bool]:
+        """Seconds since the rank's last heartbeat (before its first: since the spawn), and whether it has beaten."""
+        now = time.time()
+        if now - self.last_look > 4 * BEAT_S + 1.0:  # this process was stopped or starved meanwhile
+            self.since = now
+        self.last_look = now
+        try:
+            return now - max(Path(self.run_dir, f"beat-{rank}").stat().st_mtime, self.since), True
+        except FileNotFoundError:
+            return now - self.since, False
+
+    def silent(self, after_failure: bool = False) -> tuple[int, float] | None:
+        """``(rank, age)`` of the first live rank that stopped answering, or None.
+
+        While all ranks run: a heartbeat older than the timeout (before the first heartbeat,
+        :data:`STARTUP_S` at least). Once a rank failed: a rank that is stopped (``T`` in
+        ``/proc``) or whose heartbeat is older than :data:`SILENT_S` (or the timeout, if shorter).
+        """
+        for rank, process in enumerate(self.processes):
+            if process.exitcode is not None:
+                continue
+            age, beaten = self.age(rank)
+            if after_failure:
+                quiet = _stopped(process.pid) or (beaten and age > min(SILENT_S, self.timeout_s))
+            else:
+                quiet = age > (self.timeout_s if beaten else max(self.timeout_s, STARTUP_S))
+            if quiet:
+                return rank, age
+        return None
+
+
+def _stop(processes, silent_rank: int | None) -> None:
+    """End every rank still alive: SIGKILL for the one that stopped answering, SIGTERM (then
+    SIGCONT, so that a stopped process can act on it) for the others, SIGKILL after :data:`GRACE_S`."""
+    for rank, process in enumerate(processes):
+        if process.exitcode is None:
+            if rank == silent_rank:
+                process.kill()
+            else:
+                process.terminate()
+                try:
+                    os.kill(process.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+    deadline = time.monotonic() + GRACE_S
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.exitcode is None:
+            process.kill()
+        process.join()
+
+
+def _not_answering(rank: int, age: float) -> NetweaveError:
+    return NetweaveError(f"rank {rank} stopped answering for {age:.0f} s (stuck or stopped, e.g. by SIGSTOP); "
+                         "the other ranks were stopped; raise --timeout if it was only slow")
+
+
+def _failure(failed: int, codes: list[int | None], silent: tuple[int, float] | None,
+             run_dir: str) -> NetweaveError:
+    """The clearest single line for a failed run, from the exit codes before the launcher stopped
+    the others: a rank killed by a signal beats one that stopped answering, which beats the
+    ranks' own errors (those of a rank that lost its peer are only "lost the connection")."""
+    errors = {r: Path(run_dir, f"error-{r}.txt").read_text() for r in range(len(codes))
+              if Path(run_dir, f"error-{r}.txt").exists()}
+    for r, code in enumerate(codes):
+        if r not in errors and code is not None and code < 0:
             return NetweaveError(f"rank {r} died (signal {signal.Signals(-code).name}); the other ranks were stopped")
-    rank = getattr(exc, "error_index", 0)
-    if rank not in errors and getattr(exc, "exit_code", None) is not None:
-        return NetweaveError(f"rank {rank} died (exit code {exc.exit_code}); the other ranks were stopped")
-    root = next((r for r in sorted(errors) if "probably failed" not in errors[r]), rank)
-    return NetweaveError(f"rank {root}: {errors.get(root, str(exc).strip().splitlines()[-1])}")
+    if silent is not None:
+        return _not_answering(*silent)
+    if failed not in errors:
+        return NetweaveError(f"rank {failed} died (exit code {codes[failed]}); the other ranks were stopped")
+    root = next((r for r in sorted(errors) if "probably failed" not in errors[r]), failed)
+    return NetweaveError(f"rank {root}: {errors[root]}")
 
 
-def spawn(job: TrainJob) -> TrainReport:
-    """Run ``job`` on ``workers`` local processes (gloo on loopback, or NCCL) and return rank 0's report."""
+def _join(processes, run_dir: str, timeout_s: float) -> None:
+    """Wait for every rank to exit 0; on the first failure or silence, stop the others and raise."""
+    from multiprocessing.connection import wait
+
+    watch = _Watch(processes, run_dir, timeout_s)
+    pending = {p.sentinel: r for r, p in enumerate(processes)}
+    while pending:
+        for sentinel in wait(list(pending), timeout=BEAT_S):
+            rank = pending.pop(sentinel)
+            processes[rank].join()
+            if processes[rank].exitcode != 0:
+                codes = [p.exitcode for p in processes]
+                silent = watch.silent(after_failure=True)
+                _stop(processes, silent[0] if silent else None)
+                raise _failure(rank, codes, silent, run_dir)
+        silent = watch.silent()
+        if silent is not None:
+            _stop(processes, silent[0])
+            raise _not_answering(*silent)
+
+
+def spawn(job: TrainJob, run_dir: str) -> TrainReport:
+    """Run ``job`` on ``workers`` local processes (gloo on loopback, or NCCL) and return rank 0's
+    report; ``run_dir`` (from :func:`private_tempdir`) holds the store, the heartbeats and the
+    ranks' ``TMPDIR``."""
     import json
 
     import torch.multiprocessing as mp
@@ -173,31 +389,46 @@ def spawn(job: TrainJob) -> TrainReport:
 
     world = job.config.workers
     logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)  # we report failures ourselves
-    with tempfile.TemporaryDirectory(prefix="netweave-train-") as out_dir:
-        context = mp.start_processes(_spawned, args=(world, free_port(), job, out_dir), nprocs=world,
+    interface = loopback_interface()
+    env = {"TMPDIR": tempfile.gettempdir()}
+    if interface is not None:  # gloo's and NCCL's sockets on loopback (gloo's default: the host name's address)
+        env.update(GLOO_SOCKET_IFNAME=interface, NCCL_SOCKET_IFNAME=interface)
+    with _environ(env):
+        context = mp.start_processes(_spawned, args=(world, job, run_dir), nprocs=world,
                                      start_method="spawn", join=False)
-        try:
-            while not context.join():
-                pass
-        except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:
-            raise _failure(exc, context, out_dir, world) from None
-        return TrainReport.from_summary(json.loads(Path(out_dir, "report.json").read_text()))
+    try:
+        _join(context.processes, run_dir, job.config.timeout_s)
+    except BaseException:
+        _stop(context.processes, None)  # Ctrl-C or an error here: leave no rank behind
+        raise
+    return TrainReport.from_summary(json.loads(Path(run_dir, "report.json").read_text()))
+
+
+def _import_training_stack(run_dir: str) -> None:
+    """Import torch and PyG (the train extra) or fail in one line. Importing PyG makes torch create
+    its compile cache (``TMPDIR/torchinductor_USER``) unless ``TORCHINDUCTOR_CACHE_DIR`` is set;
+    for the import it points into the run's directory, so that nothing is left in ``TMPDIR``."""
+    env = {} if "TORCHINDUCTOR_CACHE_DIR" in os.environ else {"TORCHINDUCTOR_CACHE_DIR": os.path.join(run_dir, "torch")}
+    try:
+        with _environ(env):
+            import torch  # noqa: F401
+            import torch_geometric  # noqa: F401
+    except ImportError as exc:
+        raise NetweaveError(f"training needs the train extra ({exc.name} is missing): pip install 'netweave[train]'") from None
 
 
 def train(config: TrainScenario) -> TrainReport | None:
     """Prepare and run a training job; see the module docstring for the two ways it starts."""
-    try:
-        import torch  # noqa: F401
-        import torch_geometric  # noqa: F401
-    except ImportError as exc:
-        raise NetweaveError(f"training needs the train extra ({exc.name} is missing): pip install 'netweave[train]'") from None
-    if under_torchrun():
-        return _torchrun(config)
-    t0 = time.perf_counter()
-    job, _ = config.prepare()
-    setup_s = time.perf_counter() - t0
-    report = _run(job, 0, 1, 1, 0) if config.workers == 1 else spawn(job)
-    return replace(report, prepare_s=setup_s)
+    with private_tempdir() as run_dir:
+        _import_training_stack(run_dir)
+        check_device(config)
+        if under_torchrun():
+            return _torchrun(config)
+        t0 = time.perf_counter()
+        job, _ = config.prepare()
+        setup_s = time.perf_counter() - t0
+        report = _run(job, 0, 1, 1, 0) if config.workers == 1 else spawn(job, run_dir)
+        return replace(report, prepare_s=setup_s)
 
 
 def _torchrun(config: TrainScenario) -> TrainReport | None:

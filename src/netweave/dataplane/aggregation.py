@@ -47,6 +47,7 @@ class AggregationState:
     counters: Counters = field(default_factory=Counters)
 
     def __post_init__(self):
+        self._newest_epoch = -1
         self.bit = {w: 1 << i for i, w in enumerate(sorted(self.workers))}
         self.full: dict[str, int] = {}
         for w, p in self.workers.items():
@@ -81,7 +82,9 @@ class AggregationState:
             total, sat = fixedpoint.saturate(self.data.pop(key))
             saturated = sat > 0
             self.counters.saturated += sat
-            self.completed = {k: v for k, v in self.completed.items() if k[0] >= epoch - 1}
+            if epoch > self._newest_epoch:  # a new epoch: forget what finished two epochs ago (once, not per key)
+                self._newest_epoch = epoch
+                self.completed = {k: v for k, v in self.completed.items() if k[0] >= epoch - 1}
             self.completed[key] = (total, saturated)
             self.counters.results += 1
             return total, saturated

@@ -128,21 +128,25 @@ class Collector:
         ``retry_s`` s; raises TimeoutError after ``timeout_s`` with the keys still missing."""
         end = time.monotonic() + timeout_s
         next_ask = time.monotonic() + retry_s
-        while any(k not in self.results for k in keys):
+        pending = {k for k in keys if k not in self.results}
+        while pending:
             now = time.monotonic()
             if now > end:
-                missing = [k for k in keys if k not in self.results]
-                raise TimeoutError(f"{len(missing)} of {len(keys)} aggregates never arrived (first: {missing[0]})")
+                raise TimeoutError(f"{len(pending)} of {len(keys)} aggregates never arrived (first: {min(pending)})")
             if now > next_ask:
-                for k in keys:
-                    if k not in self.results:
-                        self._ask(k)
+                for k in sorted(pending):
+                    self._ask(k)
                 next_ask = now + retry_s
             if select.select([self.sock], [], [], 0.02)[0]:
-                try:
-                    self._take(decode(self.sock.recv(65536)))
-                except PacketError:
+                self.sock.setblocking(False)
+                try:  # drain what is there, then look at the clock again
+                    while True:
+                        self._take(decode(self.sock.recv(65536)))
+                except (BlockingIOError, PacketError):
                     pass
+                finally:
+                    self.sock.setblocking(True)
+                pending = {k for k in pending if k not in self.results}
         out = {}
         for k in keys:
             values, saturated = fixedpoint.saturate(self.results[k])

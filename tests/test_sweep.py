@@ -53,10 +53,18 @@ def test_every_kind_maps_its_yaml_onto_its_scenario(tmp_path):
 
     ina = scenario_from("ina", {"dataset": "cora", "switch_memory": "2MB", "loss": 0.01})
     assert isinstance(ina, InaScenario) and ina.switch_memory == 2_000_000 and ina.sim.loss == 0.01
-    prec = scenario_from("precision", {"topology": "fattree:k=4", "workers": 4, "precisions": "fp8:1,fp16:1",
-                                       "accelerations": "app,sro"})
+    prec = scenario_from("precision", {"topology": "fattree:k=4", "workers": 4, "precisions": "fp8:1,fp16:1"})
     assert isinstance(prec, RouteScenario) and prec.algorithm == "pahina" and prec.precisions == {"fp8": 1, "fp16": 1}
-    assert prec.accelerations == ("app", "sro")
+    route = scenario_from("route", {"topology": "fattree:k=4", "workers": 4, "accelerations": "app,sro"})
+    assert route.algorithm == "aro" and route.accelerations == ("app", "sro")
+    with pytest.raises(NetweaveError, match="applies only to --algorithm aro"):  # PAHInA has no §III-C heuristics
+        scenario_from("precision", {"topology": "fattree:k=4", "workers": 4, "accelerations": "app"})
+    with pytest.raises(NetweaveError, match="bad ina parameter 'workers': expected an integer, got 'two'"):
+        scenario_from("ina", {"workers": "two"})  # types are checked against the fields, nothing is converted
+    with pytest.raises(NetweaveError, match="bad partition parameter 'parts': expected an integer or null"):
+        scenario_from("partition", {"dataset": "ring:n=8", "parts": [2, 3]})
+    with pytest.raises(NetweaveError, match="bad route parameter 'workers'"):
+        scenario_from("route", {"topology": "star:n=4", "workers": True})  # a bool is not an int
     rows = sweep({"kind": "exchange", "grid": {"planner": ["p2p", "spst"]},
                   "fixed": {"dataset": "cora", "topology": "dgx1:gpus=4", "cost_model": "dgcl"}}, tmp_path, workers=1)
     direct = ExchangeScenario(dataset="cora", topology="dgx1:gpus=4", planner="p2p", cost_model="dgcl").run()

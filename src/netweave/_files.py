@@ -6,7 +6,9 @@ the pure-Python parser busy for minutes before it reports anything. So every fil
 
 * is refused above :data:`MAX_BYTES` (before it is parsed),
 * is parsed by :class:`SafeYamlLoader`, a ``yaml.SafeLoader`` that refuses anchors and aliases and
-  nesting deeper than :data:`MAX_DEPTH` while composing, before anything is expanded,
+  nesting deeper than :data:`MAX_DEPTH` while composing, before anything is expanded, and a key
+  repeated in one mapping (plain YAML keeps the last value silently, so a second ``nodes:`` would
+  drop the first list),
 * and JSON nesting that Python cannot recurse into is one error line, not a ``RecursionError``.
 """
 
@@ -54,6 +56,23 @@ class SafeYamlLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        """As SafeLoader's, but a key given twice in one mapping is refused (with its line)."""
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node.start_mark)
+                except TypeError:  # an unhashable key: SafeLoader's own error names it
+                    continue
+                if first is not key_node.start_mark:
+                    raise _Refused(f"duplicate key {key!r}, first given at line {first.line + 1}; give each key once "
+                                   "per mapping", key_node.start_mark)
+        return super().construct_mapping(node, deep)
 
 
 def read_text(path: str | Path, kind: str, smaller: str = "split it into smaller files") -> str:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 from .errors import NetweaveError
 
 
 def parse_kv_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``"rmat:n=1000,m=5000"`` into ``("rmat", {"n": "1000", "m": "5000"})``.
 
-    Keys are lower-cased; values stay strings (use :func:`take` to convert and check them).
+    Keys are lower-cased; values stay strings (use :func:`take` to convert and check them). A key
+    given twice (``star:n=4,n=5``) is an error, not a silent "last one wins".
     """
     name, _, rest = spec.partition(":")
     params: dict[str, str] = {}
@@ -18,14 +21,20 @@ def parse_kv_spec(spec: str) -> tuple[str, dict[str, str]]:
             raise NetweaveError(
                 f"bad parameter {item!r} in {spec!r}: write parameters as key=value separated by commas"
             )
-        params[key.strip().lower()] = value.strip()
+        key = key.strip().lower()
+        if key in params:
+            raise NetweaveError(
+                f"parameter {key!r} given twice in {spec!r} ({key}={params[key]} and {key}={value.strip()}); "
+                "give it once")
+        params[key] = value.strip()
     return name.strip().lower(), params
 
 
 def take(params: dict[str, str], spec: str, allowed: dict[str, tuple[type, object]]) -> dict:
     """Convert ``params`` with ``allowed = {key: (type, default)}``; a default of ``...`` means required.
 
-    Unknown keys, missing required keys and values of the wrong type raise :class:`NetweaveError`.
+    Unknown keys, missing required keys and values of the wrong type raise :class:`NetweaveError`;
+    so do non-finite numbers (``nan``, ``inf``), for ``int`` and ``float`` parameters alike.
     """
     unknown = sorted(set(params) - set(allowed))
     if unknown:
@@ -47,12 +56,19 @@ def take(params: dict[str, str], spec: str, allowed: dict[str, tuple[type, objec
                 out[key] = raw.lower() in ("1", "true", "yes")
             elif typ is int:
                 value = float(raw)  # accept 1e6
-                if value != int(value):
+                if not math.isfinite(value) or value != int(value):
                     raise ValueError
                 out[key] = int(value)
+            elif typ is float:
+                value = float(raw)
+                if not math.isfinite(value):
+                    example = f", e.g. {key}={default:g}" if isinstance(default, (int, float)) else ""
+                    raise NetweaveError(
+                        f"parameter {key}={raw!r} in {spec!r} must be a finite number (not nan or inf){example}")
+                out[key] = value
             else:
                 out[key] = typ(raw)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise NetweaveError(
                 f"parameter {key}={raw!r} in {spec!r} is not a valid {typ.__name__}"
             ) from None

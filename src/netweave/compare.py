@@ -49,14 +49,68 @@ class CompareConfig:
     seed: int = 0
     sections: tuple[str, ...] = ("exchange", "ina", "routing", "precision", "training")
 
+    def check(self) -> None:
+        """Refuse, with one line and before any section runs, what some section would refuse later:
+        no, unknown or repeated sections, and counts below what a section needs."""
+        known = CompareConfig.sections
+        if not self.sections:
+            raise NetweaveError(f"no section given; choose from {', '.join(known)} (comma-separated)")
+        unknown = [s for s in self.sections if s not in known]
+        if unknown:
+            raise NetweaveError(f"unknown section {', '.join(sorted(set(unknown)))}; choose from {', '.join(known)}")
+        repeated = sorted({s for s in self.sections if self.sections.count(s) > 1})
+        if repeated:
+            raise NetweaveError(f"section {repeated[0]} given twice in --sections; name each once")
+        rules = [(self.epochs >= 1, f"--epochs {self.epochs} must be at least 1"),
+                 (self.train_workers >= 1, f"train_workers {self.train_workers} must be at least 1"),
+                 (self.ina_workers >= 2, f"ina_workers {self.ina_workers} must be at least 2"),
+                 (self.routing_workers >= 1, f"routing_workers {self.routing_workers} must be at least 1"),
+                 (self.precision_workers >= 1, f"precision_workers {self.precision_workers} must be at least 1"),
+                 (self.switch_memory >= 0, f"switch_memory {self.switch_memory} B must not be negative")]
+        for ok, message in rules:
+            if not ok:
+                raise NetweaveError(message)
 
-def exchange(c: CompareConfig) -> Section:
+
+def _preflight(c: CompareConfig):
+    """What the user chose, loaded once before any section runs, so that a bad topology or dataset
+    (or one that cannot be trained on) fails in one line at once, not after minutes of other
+    sections; returns the dataset's graph (None when no section needs it) for the sections to share."""
+    if "exchange" not in c.sections and "training" not in c.sections:
+        return None
+    from .graph import load_dataset
+    from .topology import load_topology_spec
+
+    if "exchange" in c.sections:
+        load_topology_spec(c.exchange_topology)
+    graph = load_dataset(c.dataset)
+    if "training" in c.sections and _training_skipped() is None:
+        from .runtime.job import check_trainable
+
+        check_trainable(graph, c.dataset)
+        if graph.num_nodes < c.train_workers:
+            raise NetweaveError(f"{c.dataset} has {graph.num_nodes} vertices, fewer than the training section's "
+                                f"{c.train_workers} workers; use a larger dataset")
+    return graph
+
+
+def _training_skipped() -> str | None:
+    """Why the training section is skipped (torch or PyG missing), or None."""
+    try:
+        import torch  # noqa: F401
+        import torch_geometric  # noqa: F401
+    except ImportError as exc:
+        return f"skipped: training needs torch ({exc.name} is missing); enable it with pip install -e '.[train]'"
+    return None
+
+
+def exchange(c: CompareConfig, graph=None) -> Section:
     from .plan.cost import DEFAULT_COST_MODEL, DGCL_MODEL
     from .scenarios import ExchangeScenario
 
     scenarios = [ExchangeScenario(dataset=c.dataset, topology=c.exchange_topology, cost_model=model, seed=c.seed)
                  for model in (DEFAULT_COST_MODEL, DGCL_MODEL.name)]  # the default first, then the paper's §5.1
-    inputs = scenarios[0].prepare()
+    inputs = scenarios[0].prepare(graph)
     results = [sc.run(inputs) for sc in scenarios]
     s = Section(name="exchange", title=f"Embedding exchange (DGCL) of {c.dataset} on {results[0].topology_name}, "
                                        f"{results[0].plan.feature_bytes} B per embedding",
@@ -162,11 +216,9 @@ def training(c: CompareConfig) -> Section:
                      "embeddings, the all-reduce baseline the whole N x D matrix of every layer.",
                 differs="gloo over loopback with the processes sharing this machine's cores: the epoch time "
                         "measures volume and software overhead, not a GPU cluster.")
-    try:
-        import torch  # noqa: F401
-        import torch_geometric  # noqa: F401
-    except ImportError as exc:
-        s.skipped = f"skipped: training needs torch ({exc.name} is missing); enable it with pip install -e '.[train]'"
+    skipped = _training_skipped()
+    if skipped is not None:
+        s.skipped = skipped
         return s
     from .scenarios import TrainScenario
 
@@ -179,11 +231,11 @@ def training(c: CompareConfig) -> Section:
 
 
 def compare(c: CompareConfig) -> list[Section]:
-    """Run every requested section; each is timed."""
-    unknown = set(c.sections) - set(CompareConfig.sections)
-    if unknown:
-        raise NetweaveError(f"unknown section {', '.join(sorted(unknown))}; choose from {', '.join(CompareConfig.sections)}")
-    runners = {"exchange": lambda: exchange(c), "ina": lambda: ina(c), "routing": lambda: routing(c),
+    """Run every requested section; each is timed. The whole configuration, the topology and the
+    dataset are checked first (:meth:`CompareConfig.check`, :func:`_preflight`)."""
+    c.check()
+    graph = _preflight(c)
+    runners = {"exchange": lambda: exchange(c, graph), "ina": lambda: ina(c), "routing": lambda: routing(c),
                "precision": lambda: precision(c), "training": lambda: training(c)}
     out = []
     for name in c.sections:

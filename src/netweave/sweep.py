@@ -34,8 +34,18 @@ from .outputs import output_dir
 from .scenarios.fields import KINDS
 
 
+CONFIG_KEYS = ("name", "kind", "grid", "fixed")
+
+
 def load_config(path: str | Path) -> dict:
+    """The sweep file ``path``, checked: the keys :data:`CONFIG_KEYS` only, a known kind, a grid of
+    non-empty lists, ``fixed`` a mapping (each case's fields are checked by :func:`sweep`)."""
     data = read_yaml(path)
+    if isinstance(data, dict):
+        unknown = sorted(str(k) for k in set(data) - set(CONFIG_KEYS))
+        if unknown:
+            raise NetweaveError(f"{path}: unknown key {unknown[0]!r}; a sweep file has {', '.join(CONFIG_KEYS[:-1])} "
+                                f"and {CONFIG_KEYS[-1]} (a case's parameters go in grid or fixed)")
     if not isinstance(data, dict) or data.get("kind") not in KINDS or not isinstance(data.get("grid"), dict):
         raise NetweaveError(f"{path}: needs 'kind' ({', '.join(KINDS)}) and a 'grid' mapping of lists")
     for key, values in data["grid"].items():

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import resource
+import select
 import shlex
 import signal
 import sys
@@ -39,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import typer
 
 import netweave.cli
 
@@ -63,15 +65,19 @@ WARM_UP = (["partition", "ring:n=8", "-k", "two"], ["topology", "show", "nosuch"
 PRELOAD_TRAIN = ("netweave.runtime.models", "netweave.runtime.recipe")
 WARM_UP_TRAIN = (["train", "er:n=16,m=32,classes=2", "--epochs", "0"],)
 _preloaded: set[str] = set()
+_command = None  # netweave's click command, built once here (see _child)
 
 
 def preload(cwd: Path, train: bool = False) -> None:
     """Import what the rows use (see :data:`PRELOAD`, :data:`WARM_UP`, and with ``train`` the ``*_TRAIN``
     ones), once per process; ``cwd``: an empty folder to run the warm-up in."""
+    global _command
     key = "train" if train else "base"
     if key in _preloaded:
         return
     _preloaded.add(key)
+    if _command is None:
+        _command = typer.main.get_command(netweave.cli.app)
     for name in PRELOAD_TRAIN if train else PRELOAD:
         try:
             importlib.import_module(name)
@@ -123,6 +129,11 @@ def _child(argv: list[str], cwd: Path, out_path: Path, err_path: Path) -> None:
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
                                       errors="backslashreplace", line_buffering=True)
         os.environ.update(ENV)
+        if _command is not None:
+            # typer rebuilds the click command tree on every call (about half of a row's time); the
+            # child takes the one built in this process before the fork, the same tree.
+            build = typer.main.get_command
+            typer.main.get_command = lambda app: _command if app is netweave.cli.app else build(app)
         try:
             netweave.cli.main(list(argv))
             code = 0
@@ -160,12 +171,24 @@ def run_cli(argv: list[str], cwd: Path, scratch: Path, timeout: float = TIMEOUT_
     finally:
         gc.unfreeze()
     status = None
-    while time.monotonic() - t0 < timeout:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.005)
-    else:
+    try:
+        exited = os.pidfd_open(pid)  # readable when the child exits: no polling delay
+    except (AttributeError, OSError):
+        exited = None
+    try:
+        while time.monotonic() - t0 < timeout:
+            done, code = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = code
+                break
+            if exited is not None:
+                select.select([exited], [], [], max(0.0, timeout - (time.monotonic() - t0)))
+            else:
+                time.sleep(0.005)
+    finally:
+        if exited is not None:
+            os.close(exited)
+    if status is None:
         _kill_group(pid)
         os.waitpid(pid, 0)
         pytest.fail(f"netweave {shlex.join(argv)} ran past {timeout} s (killed)")
@@ -258,6 +281,10 @@ TEXT_FILES: dict[str, str | bytes] = {
     "t_nul.yaml": "nodes: []\x00\nlinks: []\n",
     "t_tag.yaml": "nodes: !!python/object/apply:os.system ['true']\nlinks: []\n",
     "t_disconnected.yaml": _topo(nodes=TOPO_OK_NODES + "  - {name: H9, kind: host}\n"),
+    "t_dup_key.yaml": _topo() + "nodes:\n  - {name: H5, kind: host}\n",
+    "t_dup_node_key.yaml": _topo(nodes="  - {name: H0, kind: host, kind: switch}\n"),
+    "t_memory_inf.yaml": _topo(nodes="  - {name: H0, kind: host}\n  - {name: H1, kind: host}\n  - {name: S0, kind: switch, ina: true, aggregator_memory: .inf}\n"),
+    "t_pipelines_inf.yaml": _topo(nodes="  - {name: H0, kind: host}\n  - {name: H1, kind: host}\n  - {name: S0, kind: switch, ina: true, pipelines: .inf}\n"),
     "topology.txt": "not a topology\n",
     # jobs YAML (route --jobs), on leafspine:leaves=2,spines=1,hosts=2,ina=1 (hosts H0-H3, switches L0 L1 S0)
     "j_empty.yaml": "",
@@ -280,6 +307,14 @@ TEXT_FILES: dict[str, str | bytes] = {
     "j_precision_unknown.yaml": "jobs:\n  - {name: J0, tasks: [{ps: H0, workers: [H1, H2], precision: fp7}]}\n",
     "j_syntax.yaml": "jobs: [\n",
     "j_binary.yaml": GARBAGE,
+    "j_weight_str.yaml": "jobs:\n  - {name: J0, weight: heavy, tasks: [{ps: H0, workers: [H1, H2]}]}\n",
+    "j_weight_nan.yaml": "jobs:\n  - {name: J0, weight: .nan, tasks: [{ps: H0, workers: [H1, H2]}]}\n",
+    "j_ps_list.yaml": "jobs:\n  - {name: J0, tasks: [{ps: [H0], workers: [H1, H2]}]}\n",
+    "j_worker_mapping.yaml": "jobs:\n  - {name: J0, tasks: [{ps: H0, workers: [{H1: 1}, H2]}]}\n",
+    "j_task_unknown_key.yaml": "jobs:\n  - {name: J0, tasks: [{ps: H0, wrokers: [H1], workers: [H1, H2]}]}\n",
+    "j_job_unknown_key.yaml": "jobs:\n  - {name: J0, priority: 2, tasks: [{ps: H0, workers: [H1, H2]}]}\n",
+    "j_precision_list.yaml": "jobs:\n  - {name: J0, tasks: [{ps: H0, workers: [H1, H2], precision: [fp8]}]}\n",
+    "j_worker_precision_stray.yaml": "jobs:\n  - {name: J0, tasks: [{ps: H0, workers: [H1, H2], worker_precision: {H3: fp8}}]}\n",
     # routes JSON (route --evaluate), for the task J0.T0 (PS H0, workers H2 H3) of --workers 2
     "r_empty.json": "",
     "r_garbage.json": "{not json",
@@ -322,6 +357,15 @@ TEXT_FILES: dict[str, str | bytes] = {
     "s_ok.yaml": "kind: partition\ngrid: {parts: [2]}\nfixed: {dataset: 'ring:n=8', method: range}\n",
     "s_bad_method.yaml": "kind: partition\ngrid: {method: [spectral]}\nfixed: {dataset: 'ring:n=8', parts: 2}\n",
     "s_precision_bad_mix.yaml": "kind: precision\ngrid: {algorithm: [pahina]}\nfixed: {topology: 'leafspine:leaves=2,spines=1,hosts=2,ina=1', workers: 2, precisions: {fp7: 1}}\n",
+    "s_workers_str.yaml": "kind: ina\ngrid: {workers: [two]}\n",
+    "s_parts_list.yaml": "kind: partition\ngrid: {parts: [[2, 3]]}\nfixed: {dataset: 'ring:n=8'}\n",
+    "s_workers_bool.yaml": "kind: route\ngrid: {workers: [true]}\nfixed: {topology: 'star:n=4'}\n",
+    "s_loss_str.yaml": "kind: ina\ngrid: {loss: [lots]}\n",
+    "s_gbps_nan.yaml": "kind: ina\ngrid: {gbps: [.nan]}\n",
+    "s_precisions_str_weight.yaml": "kind: precision\ngrid: {precisions: [{fp8: x}]}\nfixed: {topology: 'star:n=4', workers: 2}\n",
+    "s_unknown_top_key.yaml": "kind: ina\ngrid: {workers: [2]}\nworkers: 4\n",
+    "s_dup_key.yaml": "kind: ina\ngrid: {workers: [2], workers: [3]}\n",
+    "s_accelerate_pahina.yaml": "kind: precision\ngrid: {seed: [0]}\nfixed: {topology: 'star:n=4', workers: 2, accelerations: app}\n",
     # SNAP edge lists
     "e_empty.txt": "",
     "e_comments.txt": "# only a comment\n",
@@ -390,7 +434,7 @@ CASES: list[tuple[str, str, str]] = [
     ("datasets-unknown-option", "datasets --bogus",
      "netweave: error: No such option: --bogus (see `netweave datasets --help`)"),
     ("datasets-json-value", "datasets --json=1",
-     "netweave: error: Option '--json' does not take a value."),
+     "netweave: error: Option '--json' does not take a value. (see `netweave datasets --help`)"),
     # -- graph stats: dataset specs (bundled names, generators, files)
     ("graph-unknown-subcommand", "graph nodes",
      "netweave: error: No such command 'nodes'. (see `netweave graph --help`)"),
@@ -448,6 +492,22 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: bad parameter '=5' in 'rmat:=5,m=10': write parameters as key=value separated by commas"),
     ("rmat-param-no-equals", "graph stats rmat:n,m=10",
      "netweave: error: bad parameter 'n' in 'rmat:n,m=10': write parameters as key=value separated by commas"),
+    ("rmat-n-inf", "graph stats rmat:n=inf,m=10",
+     "netweave: error: parameter n='inf' in 'rmat:n=inf,m=10' is not a valid int"),
+    ("rmat-m-minus-inf", "graph stats rmat:n=100,m=-inf",
+     "netweave: error: parameter m='-inf' in 'rmat:n=100,m=-inf' is not a valid int"),
+    ("er-n-inf", "graph stats er:n=inf,m=10",
+     "netweave: error: parameter n='inf' in 'er:n=inf,m=10' is not a valid int"),
+    ("rmat-classes-zero", "graph stats rmat:n=100,m=10,classes=0",
+     "netweave: error: 'rmat:n=100,m=10,classes=0': classes=0 must be at least 2 (labels need two classes or more); leave classes out for a graph without labels"),
+    ("rmat-classes-one", "graph stats rmat:n=100,m=10,classes=1",
+     "netweave: error: 'rmat:n=100,m=10,classes=1': classes=1 must be at least 2 (labels need two classes or more); leave classes out for a graph without labels"),
+    ("ring-classes-negative", "graph stats ring:n=10,classes=-1",
+     "netweave: error: 'ring:n=10,classes=-1': classes=-1 must be at least 2 (labels need two classes or more); leave classes out for a graph without labels"),
+    ("rmat-param-twice", "graph stats rmat:n=100,m=10,n=200",
+     "netweave: error: parameter 'n' given twice in 'rmat:n=100,m=10,n=200' (n=100 and n=200); give it once"),
+    ("dataset-empty", "graph stats ''",
+     "netweave: error: an empty dataset spec; give a bundled name (cora), a generator such as rmat:n=1000,m=5000 or a file; run `netweave datasets` for the accepted specs"),
     ("er-missing-m", "graph stats er:n=100",
      "netweave: error: 'er:n=100' needs the parameter m=…"),
     ("er-n-negative", "graph stats er:n=-5,m=10",
@@ -487,9 +547,9 @@ CASES: list[tuple[str, str, str]] = [
     ("reddit-like-scale-not-number", "graph stats reddit-like:scale=abc",
      "netweave: error: parameter scale='abc' in 'reddit-like:scale=abc' is not a valid float"),
     ("reddit-like-scale-nan", "graph stats reddit-like:scale=nan",
-     "netweave: error: reddit-like: scale=nan must be in (0, 4]"),
+     "netweave: error: parameter scale='nan' in 'reddit-like:scale=nan' must be a finite number (not nan or inf), e.g. scale=1"),
     ("reddit-like-scale-inf", "graph stats reddit-like:scale=inf",
-     "netweave: error: reddit-like: scale=inf must be in (0, 4]"),
+     "netweave: error: parameter scale='inf' in 'reddit-like:scale=inf' must be a finite number (not nan or inf), e.g. scale=1"),
     ("reddit-like-unknown-param", "graph stats reddit-like:scale=0.001,classes=3",
      "netweave: error: unknown parameter 'classes' in 'reddit-like:scale=0.001,classes=3'; allowed: feat, scale, seed"),
     ("products-like-no-params", "graph stats products-like:",
@@ -497,7 +557,7 @@ CASES: list[tuple[str, str, str]] = [
     ("products-like-scale-zero", "graph stats products-like:scale=0",
      "netweave: error: 'products-like:scale=0': scale=0 must be positive, e.g. scale=0.1"),
     ("products-like-scale-nan", "graph stats products-like:scale=nan",
-     "netweave: error: products-like: scale=nan must be in (0, 4]"),
+     "netweave: error: parameter scale='nan' in 'products-like:scale=nan' must be a finite number (not nan or inf), e.g. scale=1"),
     ("products-like-scale-huge", "graph stats products-like:scale=1e9",
      "netweave: error: products-like: scale=1000000000.0 must be in (0, 4]"),
     ("npz-missing", "graph stats npz:{d}/missing.npz",
@@ -532,6 +592,8 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: {d}/e_empty.txt.gz: no edges found (only comments or blank lines)"),
     ("snap-csv-header-only", "graph stats snap:{d}/e_csv_header_only.csv",
      "netweave: error: {d}/e_csv_header_only.csv: no edges found (only comments or blank lines)"),
+    ("snap-words", "graph stats snap:{d}/e_words.txt",
+     "netweave: error: {d}/e_words.txt, line 1: 'alice bob' is not an integer vertex id; an edge list needs 'src dst' integer pairs per line"),
     ("snap-glob-no-match", "graph stats 'snap:{d}/nomatch*.txt'",
      "netweave: error: no file matches '{d}/nomatch*.txt'"),
     ("snap-no-path", "graph stats snap:",
@@ -546,6 +608,12 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: unknown dataset 'planetoid:': not bundled (cora), not a generator (rmat, er, star, ring, reddit-like, products-like) and no such file; run `netweave datasets` for the accepted specs"),
     ("musae-empty-dir", "graph stats musae:{d}/musae_empty",
      "netweave: error: {d}/musae_empty: no edges.csv; a MUSAE directory holds edges.csv, features.json and target.csv"),
+    ("musae-missing-dir", "graph stats musae:{d}/nodir",
+     "netweave: error: {d}/nodir: no such directory; musae:DIR needs the folder with edges.csv, features.json and target.csv"),
+    ("musae-file-not-dir", "graph stats musae:{d}/e_words.txt",
+     "netweave: error: {d}/e_words.txt: not a directory; musae:DIR needs the folder with edges.csv, features.json and target.csv, not a file in it"),
+    ("planetoid-empty-dir-no-name", "graph stats planetoid:{d}/pl_empty",
+     "netweave: error: {d}/pl_empty: holds no Planetoid dataset (ind.NAME.graph, ind.NAME.x, … files); point planetoid:DIR at the folder with them"),
     # -- topology show / export: builder specs and YAML files
     ("topology-unknown-subcommand", "topology draw dgx1",
      "netweave: error: No such command 'draw'. (see `netweave topology --help`)"),
@@ -580,13 +648,13 @@ CASES: list[tuple[str, str, str]] = [
     ("topo-star-gbps-zero", "topology show star:n=4,gbps=0",
      "netweave: error: link 0 (H0–S0): gbps must be a positive number, got 0.0"),
     ("topo-star-gbps-nan", "topology show star:n=4,gbps=nan",
-     "netweave: error: link 0 (H0–S0): gbps must be a positive number, got nan"),
+     "netweave: error: parameter gbps='nan' in 'star:n=4,gbps=nan' must be a finite number (not nan or inf), e.g. gbps=100"),
     ("topo-star-gbps-inf", "topology show star:n=4,gbps=inf",
-     "netweave: error: link 0 (H0–S0): gbps must be a positive number, got inf"),
+     "netweave: error: parameter gbps='inf' in 'star:n=4,gbps=inf' must be a finite number (not nan or inf), e.g. gbps=100"),
     ("topo-star-latency-negative", "topology show star:n=4,latency_us=-1",
      "netweave: error: link 0 (H0–S0): latency_us must not be negative, got -1.0"),
     ("topo-star-latency-nan", "topology show star:n=4,latency_us=nan",
-     "netweave: error: link 0 (H0–S0): latency_us must not be negative, got nan"),
+     "netweave: error: parameter latency_us='nan' in 'star:n=4,latency_us=nan' must be a finite number (not nan or inf), e.g. latency_us=1"),
     ("topo-star-ina-not-bool", "topology show star:n=4,ina=maybe",
      "netweave: error: parameter ina='maybe' in 'star:n=4,ina=maybe' is not a valid bool"),
     ("topo-star-pipelines-zero", "topology show star:n=4,pipelines=0",
@@ -612,7 +680,7 @@ CASES: list[tuple[str, str, str]] = [
     ("topo-leafspine-ina-negative", "topology show leafspine:leaves=2,spines=1,hosts=2,ina=-0.1",
      "netweave: error: ina=-0.1 must be a fraction of switches in [0, 1]"),
     ("topo-leafspine-ina-nan", "topology show leafspine:leaves=2,spines=1,hosts=2,ina=nan",
-     "netweave: error: ina=nan must be a fraction of switches in [0, 1]"),
+     "netweave: error: parameter ina='nan' in 'leafspine:leaves=2,spines=1,hosts=2,ina=nan' must be a finite number (not nan or inf), e.g. ina=0"),
     ("topo-leafspine-switch-gbps-reversed", "topology show leafspine:leaves=2,spines=1,hosts=2,switch_gbps=20-5",
      "netweave: error: parameter switch_gbps='20-5' in 'leafspine:leaves=2,spines=1,hosts=2,switch_gbps=20-5' is not a valid gbps_range"),
     ("topo-leafspine-switch-gbps-zero", "topology show leafspine:leaves=2,spines=1,hosts=2,switch_gbps=0-5",
@@ -633,6 +701,26 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: random: need 2 ≤ switches, 1 ≤ degree < switches and switches×degree even (got 5, 3)"),
     ("topo-random-missing", "topology show random:switches=4",
      "netweave: error: 'random:switches=4' needs the parameter degree=…"),
+    ("topo-star-n-inf", "topology show star:n=inf",
+     "netweave: error: parameter n='inf' in 'star:n=inf' is not a valid int"),
+    ("topo-dgx1-gpus-inf", "topology show dgx1:gpus=inf",
+     "netweave: error: parameter gpus='inf' in 'dgx1:gpus=inf' is not a valid int"),
+    ("topo-fattree-k-nan", "topology show fattree:k=nan",
+     "netweave: error: parameter k='nan' in 'fattree:k=nan' is not a valid int"),
+    ("topo-leafspine-gbps-inf", "topology show leafspine:leaves=2,spines=1,hosts=2,gbps=inf",
+     "netweave: error: parameter gbps='inf' in 'leafspine:leaves=2,spines=1,hosts=2,gbps=inf' must be a finite number (not nan or inf), e.g. gbps=100"),
+    ("topo-star-param-twice", "topology show star:n=4,n=5",
+     "netweave: error: parameter 'n' given twice in 'star:n=4,n=5' (n=4 and n=5); give it once"),
+    ("topo-star-param-twice-case", "topology show star:n=4,N=4",
+     "netweave: error: parameter 'n' given twice in 'star:n=4,N=4' (n=4 and n=4); give it once"),
+    ("topo-star-too-big", "topology show star:n=1e9",
+     "netweave: error: topology 'star:n=1e9' would have 1,000,000,000 links and 1,000,000,001 nodes, above the 1,000,000 links a builder may make; lower n"),
+    ("topo-leafspine-too-big", "topology show leafspine:leaves=100000,spines=100000,hosts=100",
+     "netweave: error: topology 'leafspine:leaves=100000,spines=100000,hosts=100' would have 10,010,000,000 links and 10,200,000 nodes, above the 1,000,000 links a builder may make; lower leaves, spines or hosts"),
+    ("topo-fattree-too-big", "topology show fattree:k=1000",
+     "netweave: error: topology 'fattree:k=1000' would have 750,000,000 links and 251,250,000 nodes, above the 1,000,000 links a builder may make; lower k"),
+    ("topo-random-too-big", "topology show random:switches=10000000,degree=3,hosts=1",
+     "netweave: error: topology 'random:switches=10000000,degree=3,hosts=1' would have 15,000,001 links and 10,000,001 nodes, above the 1,000,000 links a builder may make; lower switches, degree or hosts"),
     ("yaml-empty", "topology show {d}/t_empty.yaml",
      "netweave: error: {d}/t_empty.yaml: a topology file needs top-level 'nodes:' and 'links:' lists"),
     ("yaml-list", "topology show {d}/t_list.yaml",
@@ -725,6 +813,14 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: {d}/t_tag.yaml: invalid YAML at line 1, column 8 (could not determine a constructor for the tag 'tag:yaml.org,2002:python/object/apply:os.system')"),
     ("yaml-disconnected", "topology show {d}/t_disconnected.yaml",
      "netweave: error: {d}/t_disconnected.yaml: topology 't_disconnected': workers H9 cannot reach H0; add links that connect them"),
+    ("yaml-dup-key", "topology show {d}/t_dup_key.yaml",
+     "netweave: error: {d}/t_dup_key.yaml: invalid YAML at line 8, column 1 (duplicate key 'nodes', first given at line 1; give each key once per mapping)"),
+    ("yaml-dup-node-key", "topology show {d}/t_dup_node_key.yaml",
+     "netweave: error: {d}/t_dup_node_key.yaml: invalid YAML at line 2, column 28 (duplicate key 'kind', first given at line 2; give each key once per mapping)"),
+    ("yaml-memory-inf", "topology show {d}/t_memory_inf.yaml",
+     "netweave: error: {d}/t_memory_inf.yaml: node 2 aggregator_memory: inf is not a size; write e.g. 100MB, 4MiB or 1048576"),
+    ("yaml-pipelines-inf", "topology show {d}/t_pipelines_inf.yaml",
+     "netweave: error: {d}/t_pipelines_inf.yaml: node 2: pipelines must be a number, got inf"),
     ("yaml-missing", "topology show {d}/missing.yaml",
      "netweave: error: {d}/missing.yaml: no such file"),
     ("yaml-missing-relative", "topology show missing.yaml",
@@ -736,7 +832,7 @@ CASES: list[tuple[str, str, str]] = [
     ("topology-show-missing-spec", "topology show",
      "netweave: error: Missing argument 'spec'. (see `netweave topology show --help`)"),
     ("topology-show-links-bad", "topology show dgx1 --links=3",
-     "netweave: error: Option '--links' does not take a value."),
+     "netweave: error: Option '--links' does not take a value. (see `netweave topology show --help`)"),
     ("topology-export-missing-out", "topology export dgx1",
      "netweave: error: Missing option '--out'. (see `netweave topology export --help`)"),
     ("topology-export-bad-spec", "topology export nosuch --out t.yaml",
@@ -911,13 +1007,23 @@ CASES: list[tuple[str, str, str]] = [
     ("ina-background-above-one", "ina ring:n=16 -n 2 --background 2",
      "netweave: error: background load 2.0 must be in [0, 1)"),
     ("ina-timeout-zero", "ina ring:n=16 -n 2 --timeout-us 0",
-     "netweave: error: timeout-us must be positive (got 0.0)"),
+     "netweave: error: --timeout-us (timeout_us) must be positive (got 0.0)"),
     ("ina-timeout-negative", "ina ring:n=16 -n 2 --timeout-us -1",
-     "netweave: error: timeout-us must be positive (got -1.0)"),
+     "netweave: error: --timeout-us (timeout_us) must be positive (got -1.0)"),
     ("ina-topology-unknown", "ina ring:n=16 -n 2 --topology nosuch",
      "netweave: error: unknown topology 'nosuch': not a YAML file and not a builder (dgx1, dgx1x2, pcie8, star, leafspine, fattree, random); run `netweave topology show --help` for the builder specs"),
     ("ina-topology-workers-mismatch", "ina ring:n=16 -n 2 --topology star:n=4",
      "netweave: error: --workers 2 but topology 'star-4' has 4 hosts; make them agree"),
+    ("ina-gbps-nan", "ina ring:n=16 -n 2 --gbps nan",
+     "netweave: error: --gbps nan must be a finite number of Gb/s, e.g. --gbps 100"),
+    ("ina-gbps-inf", "ina ring:n=16 -n 2 --gbps inf",
+     "netweave: error: --gbps inf must be a finite number of Gb/s, e.g. --gbps 100"),
+    ("ina-timeout-nan", "ina ring:n=16 -n 2 --timeout-us nan",
+     "netweave: error: --timeout-us (timeout_us) must be positive (got nan)"),
+    ("ina-timeout-inf", "ina ring:n=16 -n 2 --timeout-us inf",
+     "netweave: error: --timeout-us (timeout_us) must be a finite number (got inf)"),
+    ("ina-background-before-partitioning", "ina reddit-like:scale=0.05 -n 2 --background 2",
+     "netweave: error: background load 2.0 must be in [0, 1)"),
     ("ina-topology-dgx1", "ina ring:n=16 -n 8 --topology dgx1",
      "netweave: error: topology 'dgx1': the switch simulator needs hosts on switches, not GPUs"),
     ("ina-method-unknown", "ina ring:n=16 -n 2 --method spectral",
@@ -935,7 +1041,7 @@ CASES: list[tuple[str, str, str]] = [
     ("ina-switch-memory-zero", "ina ring:n=16 -n 2 --switch-memory 0",
      "netweave: error: one 512-byte feature needs 4 aggregators but the switch has 0 (0 B); give the switch more memory or use --strategy host"),
     ("ina-ecn-zero", "ina ring:n=16 -n 2 --ecn 0",
-     "netweave: error: ecn-bytes must be positive (got 0)"),
+     "netweave: error: --ecn (ecn_bytes) must be positive (got 0)"),
     ("ina-ecn-negative", "ina ring:n=16 -n 2 --ecn -1KB",
      "netweave: error: --ecn: '-1KB' is not a size; write e.g. 100MB, 4MiB or 1048576"),
     ("ina-buffer-negative", "ina ring:n=16 -n 2 --buffer -1MB",
@@ -955,7 +1061,7 @@ CASES: list[tuple[str, str, str]] = [
     ("ina-loss-text", "ina ring:n=16 -n 2 --loss some",
      "netweave: error: Invalid value for '--loss': Input should be a valid number, unable to parse string as a number (see `netweave ina --help`)"),
     ("ina-verify-value", "ina ring:n=16 -n 2 --verify=yes",
-     "netweave: error: Option '--verify' does not take a value."),
+     "netweave: error: Option '--verify' does not take a value. (see `netweave ina --help`)"),
     # -- timeslot
     ("timeslot-order-unknown", "timeslot ring:n=8 --order sorted",
      "netweave: error: Invalid value for '--order': 'sorted' is not one of 'random', 'gamr'. (see `netweave timeslot --help`)"),
@@ -1118,6 +1224,32 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: unknown node 'L1' in topology 'star-4'"),
     ("route-precisions-colon-only", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --algorithm pahina --precisions fp8:",
      "netweave: error: --precisions 'fp8:': write it like fp8:5,fp16:3,fp32:2"),
+    ("route-topology-without-hosts", "route --topology dgx1 --workers 2",
+     "netweave: error: topology 'dgx1' has no hosts (its workers are GPUs); route needs hosts joined by switches: use star, leafspine, fattree, random or a YAML topology with host and switch nodes"),
+    ("route-topology-pcie8", "route --topology pcie8 --workers 2 --algorithm ps",
+     "netweave: error: topology 'pcie8' has no hosts (its workers are GPUs); route needs hosts joined by switches: use star, leafspine, fattree, random or a YAML topology with host and switch nodes"),
+    ("route-topology-too-big", "route --topology fattree:k=1000 --workers 2",
+     "netweave: error: topology 'fattree:k=1000' would have 750,000,000 links and 251,250,000 nodes, above the 1,000,000 links a builder may make; lower k"),
+    ("route-accelerate-with-ecmp", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --algorithm ecmp --accelerate app",
+     "netweave: error: --accelerate app applies only to --algorithm aro (ARO's §III-C heuristics), not ecmp; drop --accelerate or use aro"),
+    ("route-accelerate-with-pahina", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --algorithm pahina --accelerate app,sro",
+     "netweave: error: --accelerate app,sro applies only to --algorithm aro (ARO's §III-C heuristics), not pahina; drop --accelerate or use aro"),
+    ("route-jobs-weight-text", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --algorithm ecmp --jobs {d}/j_weight_str.yaml",
+     "netweave: error: {d}/j_weight_str.yaml: job J0: weight must be a number (the job's model size, e.g. 1.0), got 'heavy'"),
+    ("route-jobs-weight-nan", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --algorithm ecmp --jobs {d}/j_weight_nan.yaml",
+     "netweave: error: job J0: weight nan must be a finite positive number"),
+    ("route-jobs-ps-list", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --algorithm ecmp --jobs {d}/j_ps_list.yaml",
+     "netweave: error: {d}/j_ps_list.yaml: job J0 task 0: ps must be a name, got ['H0']"),
+    ("route-jobs-worker-mapping", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --algorithm ecmp --jobs {d}/j_worker_mapping.yaml",
+     "netweave: error: {d}/j_worker_mapping.yaml: job J0 task 0: workers[0] must be a name, got {'H1': 1}"),
+    ("route-jobs-task-unknown-key", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --algorithm ecmp --jobs {d}/j_task_unknown_key.yaml",
+     "netweave: error: {d}/j_task_unknown_key.yaml: job J0 task 0: unknown key 'wrokers'; allowed keys: ps, workers, precision, worker_precision"),
+    ("route-jobs-job-unknown-key", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --algorithm ecmp --jobs {d}/j_job_unknown_key.yaml",
+     "netweave: error: {d}/j_job_unknown_key.yaml: job 0: unknown key 'priority'; allowed keys: name, weight, tasks"),
+    ("route-jobs-precision-list", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --algorithm ecmp --jobs {d}/j_precision_list.yaml",
+     "netweave: error: {d}/j_precision_list.yaml: job J0 task 0: precision must be a name, got ['fp8']"),
+    ("route-jobs-worker-precision-stray", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --algorithm ecmp --jobs {d}/j_worker_precision_stray.yaml",
+     "netweave: error: {d}/j_worker_precision_stray.yaml: job J0 task 0: worker_precision names 'H3', which is not one of its workers"),
     # -- aggsvc demo
     ("aggsvc-unknown-subcommand", "aggsvc start",
      "netweave: error: No such command 'start'. (see `netweave aggsvc --help`)"),
@@ -1184,6 +1316,14 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: {d}/t_syntax.yaml: invalid YAML at line 3, column 6 (expected ',' or '}', but got ':')"),
     ("compare-dataset-bad-spec", "compare rmat:n=5",
      "netweave: error: 'rmat:n=5' needs the parameter m=…"),
+    ("compare-sections-none", "compare ring:n=16 --sections ,",
+     "netweave: error: no section given; choose from exchange, ina, routing, precision, training (comma-separated)"),
+    ("compare-sections-twice", "compare ring:n=16 --sections ina,ina",
+     "netweave: error: section ina given twice in --sections; name each once"),
+    ("compare-epochs-zero", "compare --epochs 0",
+     "netweave: error: --epochs 0 must be at least 1"),
+    ("compare-topology-bad-late-section", "compare --sections routing,exchange --topology nosuch",
+     "netweave: error: unknown topology 'nosuch': not a YAML file and not a builder (dgx1, dgx1x2, pcie8, star, leafspine, fattree, random); run `netweave topology show --help` for the builder specs"),
     # -- sweep (YAML configs)
     ("sweep-empty", "sweep {d}/s_empty.yaml --workers 1",
      "netweave: error: {d}/s_empty.yaml: needs 'kind' (exchange, partition, ina, route, precision) and a 'grid' mapping of lists"),
@@ -1237,6 +1377,24 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: Invalid value for '--workers': Input should be a valid integer, unable to parse string as an integer (see `netweave sweep --help`)"),
     ("sweep-ray-bad-address", "sweep {d}/s_ok.yaml --ray nowhere",
      "netweave: error: bad Ray address 'nowhere': use auto, local, HOST:PORT or ray://HOST:PORT"),
+    ("sweep-workers-text-value", "sweep {d}/s_workers_str.yaml --workers 1",
+     "netweave: error: bad ina parameter 'workers': expected an integer, got 'two'"),
+    ("sweep-parts-list-value", "sweep {d}/s_parts_list.yaml --workers 1",
+     "netweave: error: bad partition parameter 'parts': expected an integer or null, got [2, 3]"),
+    ("sweep-workers-bool", "sweep {d}/s_workers_bool.yaml --workers 1",
+     "netweave: error: bad route parameter 'workers': expected an integer or null, got True"),
+    ("sweep-loss-text", "sweep {d}/s_loss_str.yaml --workers 1",
+     "netweave: error: bad ina parameter 'loss': expected a finite number, got 'lots'"),
+    ("sweep-gbps-nan", "sweep {d}/s_gbps_nan.yaml --workers 1",
+     "netweave: error: bad ina parameter 'gbps': expected a finite number, got nan"),
+    ("sweep-precisions-text-weight", "sweep {d}/s_precisions_str_weight.yaml --workers 1",
+     "netweave: error: bad precision parameter 'precisions': expected a mapping of strings to finite numbers, or null, got {'fp8': 'x'}"),
+    ("sweep-unknown-top-key", "sweep {d}/s_unknown_top_key.yaml --workers 1",
+     "netweave: error: {d}/s_unknown_top_key.yaml: unknown key 'workers'; a sweep file has name, kind, grid and fixed (a case's parameters go in grid or fixed)"),
+    ("sweep-dup-key", "sweep {d}/s_dup_key.yaml --workers 1",
+     "netweave: error: {d}/s_dup_key.yaml: invalid YAML at line 2, column 22 (duplicate key 'workers', first given at line 2; give each key once per mapping)"),
+    ("sweep-accelerate-pahina", "sweep {d}/s_accelerate_pahina.yaml --workers 1",
+     "netweave: error: --accelerate app applies only to --algorithm aro (ARO's §III-C heuristics), not pahina; drop --accelerate or use aro"),
     # -- repro
     ("repro-unknown-name", "repro nosuch",
      "netweave: error: unknown reproduction 'nosuch'; `netweave repro --list` shows dgcl-table8, dgcl-fig8, switchgnn-fig18, switchgnn-fig17, aro-fig7, pahina-fig9, mgg-fig11"),
@@ -1342,7 +1500,17 @@ CASES: list[tuple[str, str, str]] = [
     ("train-hidden-text", "train er:n=32,m=64,classes=2,feat=4 --hidden wide",
      "netweave: error: Invalid value for '--hidden': Input should be a valid integer, unable to parse string as an integer (see `netweave train --help`)"),
     ("train-normalize-value", "train er:n=32,m=64,classes=2,feat=4 --raw-features=1",
-     "netweave: error: Option '--raw-features' does not take a value."),
+     "netweave: error: Option '--raw-features' does not take a value. (see `netweave train --help`)"),
+    ("train-lr-inf", "train er:n=32,m=64,classes=2 --lr inf",
+     "netweave: error: --lr inf must be a finite number, e.g. --lr 0.01"),
+    ("train-weight-decay-inf", "train er:n=32,m=64,classes=2 --weight-decay inf",
+     "netweave: error: --weight-decay inf must be a finite number, e.g. --weight-decay 5e-4"),
+    ("train-timeout-inf", "train er:n=32,m=64,classes=2 --timeout inf",
+     "netweave: error: --timeout inf must be a finite number of seconds, e.g. --timeout 120"),
+    ("train-plan-file-one-worker", "train er:n=8,m=12,classes=2,feat=4 --plan-file {d}/plan_ok.npz",
+     "netweave: error: --plan-file needs --workers 2 or more (a plan exchanges embeddings between workers; --workers is 1); pass the plan's worker count"),
+    ("train-classes-one", "train er:n=32,m=64,classes=1",
+     "netweave: error: 'er:n=32,m=64,classes=1': classes=1 must be at least 2 (labels need two classes or more); leave classes out for a graph without labels"),
 ]
 
 

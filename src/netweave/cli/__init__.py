@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.NoArgsIsHelpError:  # typer printed the help
         pass
     except click.UsageError as exc:
-        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
-        _fail(" ".join(exc.format_message().replace("Value error, ", "").split()) + where)
+        path = exc.ctx.command_path if exc.ctx else _command_path(sys.argv[1:] if argv is None else argv)
+        _fail(" ".join(exc.format_message().replace("Value error, ", "").split()) + f" (see `{path} --help`)")
     except (typer.Abort, KeyboardInterrupt):
         print("netweave: interrupted", file=sys.stderr)
         sys.exit(130)
@@ -44,6 +44,22 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
     sys.exit(0)
+
+
+def _command_path(argv: list[str]) -> str:
+    """``netweave topology show`` for ``["topology", "show", "dgx1", "--links=3"]``: the (sub)commands
+    that ``argv`` names, for a usage error that click raised without its context."""
+    command = typer.main.get_command(app)
+    path = ["netweave"]
+    for word in argv:
+        if word.startswith("-"):
+            continue
+        sub = command.commands.get(word) if hasattr(command, "commands") else None
+        if sub is None:
+            break
+        command = sub
+        path.append(word)
+    return " ".join(path)
 
 
 def _fail(message: str) -> None:

@@ -88,11 +88,14 @@ def _detect(spec: str) -> tuple[str, str]:
 
 def _generator_params(spec: str, params: dict[str, str], allowed: dict) -> dict:
     """Typed generator parameters; a wrong value is reported before a missing one (``rmat:n=-5``)."""
-    given = take(params, spec, {k: (typ, None) for k, (typ, _) in allowed.items()})
-    for key in ("n", "m", "feat", "classes"):
+    given = take(params, spec, {k: (typ, None if default is ... else default) for k, (typ, default) in allowed.items()})
+    for key in ("n", "m", "feat"):
         if given.get(key) is not None and given[key] < (1 if key == "n" else 0):
             what = "a positive number of vertices" if key == "n" else "non-negative"
             raise NetweaveError(f"{spec!r}: {key}={given[key]} must be {what}")
+    if "classes" in params and given["classes"] < 2:
+        raise NetweaveError(f"{spec!r}: classes={given['classes']} must be at least 2 (labels need two classes "
+                            "or more); leave classes out for a graph without labels")
     if given.get("scale") is not None and given["scale"] <= 0:
         raise NetweaveError(f"{spec!r}: scale={given['scale']:g} must be positive, e.g. scale=0.1")
     return take(params, spec, allowed)
@@ -101,6 +104,9 @@ def _generator_params(spec: str, params: dict[str, str], allowed: dict) -> dict:
 def load_dataset(spec: str) -> Graph:
     """Load or generate the graph named by ``spec`` (see the module docstring)."""
     spec = spec.strip()
+    if not spec:
+        raise NetweaveError("an empty dataset spec; give a bundled name (cora), a generator such as "
+                            "rmat:n=1000,m=5000 or a file; run `netweave datasets` for the accepted specs")
     if spec.lower() in BUNDLED:
         return load_bundled(spec.lower())
     prefix, _, rest = spec.partition(":")

@@ -193,6 +193,7 @@ def parse_edge_blocks(blocks: Iterable[bytes], where: str = "<edges>") -> tuple[
     parsing with its number and its text (escaped, shortened) in one :class:`NetweaveError` line.
     """
     parts = []  # (pairs, k) per block
+    header = None  # (line number, text) of the header line skipped, if any
     line_base = 0  # lines in the blocks before this one
     header_open = True  # a header may come until the first non-comment line
     try:
@@ -200,6 +201,10 @@ def parse_edge_blocks(blocks: Iterable[bytes], where: str = "<edges>") -> tuple[
             start = 0
             if header_open:
                 start, header_open = _header_end(data, cut)
+                if start:
+                    first = _CONTENT.search(data, 0, cut).start()
+                    end = data.find(b"\n", first, cut)
+                    header = (line_base + data.count(b"\n", 0, first) + 1, data[first: end if end >= 0 else cut])
             pairs, k, err, line, pos, newlines = _parse_pairs(np.frombuffer(data, dtype=np.uint8, count=cut), start)
             if err:
                 line += line_base + data.count(b"\n", 0, start)
@@ -212,6 +217,10 @@ def parse_edge_blocks(blocks: Iterable[bytes], where: str = "<edges>") -> tuple[
     except _LineTooLong:
         raise NetweaveError(f"{where}, line {line_base + 1}: longer than {MAX_LINE} bytes without a line break; "
                             "not a text edge list") from None
+    if header is not None and not any(k for _, k in parts) and not re.search(rb"[,;\t]", header[1]):
+        # a lone line of words ("alice bob") is no header of a SNAP file: its ids are not integers
+        raise NetweaveError(f"{where}, line {header[0]}: {show_line(header[1][:1024])} {_WHAT[_ERR_NOT_INT]}; "
+                            "an edge list needs 'src dst' integer pairs per line")
     if len(parts) == 1:
         pairs, k = parts[0]
         return pairs[:k, 0].copy(), pairs[:k, 1].copy()

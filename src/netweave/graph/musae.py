@@ -90,6 +90,12 @@ def load_musae(directory: str | Path) -> Graph:
     """Load a MUSAE dataset directory."""
     directory = Path(directory)
     edges = directory / "edges.csv"
+    if not directory.exists():
+        raise NetweaveError(f"{directory}: no such directory; musae:DIR needs the folder with edges.csv, "
+                            "features.json and target.csv")
+    if not directory.is_dir():
+        raise NetweaveError(f"{directory}: not a directory; musae:DIR needs the folder with edges.csv, "
+                            "features.json and target.csv, not a file in it")
     if not edges.is_file():
         raise NetweaveError(f"{directory}: no edges.csv; a MUSAE directory holds edges.csv, features.json and target.csv")
     src, dst = read_edge_pairs(edges)

@@ -98,8 +98,12 @@ def load_planetoid(directory: str | Path, name: str | None = None) -> Graph:
         raise NetweaveError(f"{directory}: not a directory; planetoid:DIR:NAME needs the folder with ind.NAME.* files")
     names = planetoid_names(directory)
     if name is None:
+        if not names:
+            raise NetweaveError(f"{directory}: holds no Planetoid dataset (ind.NAME.graph, ind.NAME.x, … files); "
+                                "point planetoid:DIR at the folder with them")
         if len(names) != 1:
-            raise NetweaveError(f"{directory} holds Planetoid datasets {names or 'none'}; name one as planetoid:{directory}:NAME")
+            raise NetweaveError(f"{directory} holds Planetoid datasets {', '.join(names)}; name one as "
+                                f"planetoid:{directory}:NAME")
         name = names[0]
     name = name.lower()
     if name not in names:

@@ -45,6 +45,8 @@ def check_jobs(jobs: list[Job], topo: Topology) -> None:
     if not jobs or not any(j.tasks for j in jobs):
         raise NetweaveError("no aggregation task: give --workers W or a jobs file with tasks")
     for job in jobs:
+        if not np.isfinite(job.weight):
+            raise NetweaveError(f"job {job.name}: weight {job.weight} must be a finite positive number")
         if job.weight <= 0:
             raise NetweaveError(f"job {job.name}: weight {job.weight} must be positive")
         for task in job.tasks:
@@ -60,30 +62,67 @@ def check_jobs(jobs: list[Job], topo: Topology) -> None:
                 raise NetweaveError(f"task {task.name} lists a worker twice")
 
 
+JOB_KEYS = ("name", "weight", "tasks")
+TASK_KEYS = ("ps", "workers", "precision", "worker_precision")
+
+
+def _name(value, where: str) -> str:
+    """A node or job name: a string (or a plain integer, as YAML reads ``7``), never a list or mapping."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise NetweaveError(f"{where} must be a name, got {value!r}")
+    return str(value)
+
+
+def _unknown_key(entry: dict, allowed: tuple[str, ...], where: str) -> None:
+    unknown = sorted(str(k) for k in set(entry) - set(allowed))
+    if unknown:
+        raise NetweaveError(f"{where}: unknown key {unknown[0]!r}; allowed keys: {', '.join(allowed)}")
+
+
 def load_jobs(path: str | Path) -> list[Job]:
-    """Read a Jobs YAML file (``jobs: [{name, weight, tasks: [{ps, workers}]}]``)."""
+    """Read a Jobs YAML file (``jobs: [{name, weight, tasks: [{ps, workers, precision, worker_precision}]}]``).
+
+    Every field is type-checked (a name is a string, ``weight`` a number, ``workers`` a list of names,
+    precisions ``fp8``/``fp16``/``fp32``) and unknown keys are refused, each with one line naming the
+    file, the job and the field."""
     data = read_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
         raise NetweaveError(f"{path}: expected a mapping with a 'jobs' list")
+    _unknown_key(data, ("jobs",), f"{path}")
     jobs = []
     for j, entry in enumerate(data["jobs"]):
         if not isinstance(entry, dict) or not isinstance(entry.get("tasks"), list):
             raise NetweaveError(f"{path}: job {j} needs a 'tasks' list")
-        name = str(entry.get("name", f"J{j}"))
+        _unknown_key(entry, JOB_KEYS, f"{path}: job {j}")
+        name = _name(entry.get("name", f"J{j}"), f"{path}: job {j}: name")
+        weight = entry.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise NetweaveError(f"{path}: job {name}: weight must be a number (the job's model size, e.g. 1.0), "
+                                f"got {weight!r}")
         tasks = []
         for t, task in enumerate(entry["tasks"]):
             if not isinstance(task, dict) or "ps" not in task or not isinstance(task.get("workers"), list):
                 raise NetweaveError(f"{path}: job {name} task {t} needs 'ps' and a 'workers' list")
-            workers = tuple(str(w) for w in task["workers"])
-            default = str(task.get("precision", "fp32"))
-            per = {str(k): str(v) for k, v in (task.get("worker_precision") or {}).items()}
+            where = f"{path}: job {name} task {t}"
+            _unknown_key(task, TASK_KEYS, where)
+            ps = _name(task["ps"], f"{where}: ps")
+            workers = tuple(_name(w, f"{where}: workers[{i}]") for i, w in enumerate(task["workers"]))
+            default = _name(task.get("precision", "fp32"), f"{where}: precision")
+            per_raw = task.get("worker_precision") or {}
+            if not isinstance(per_raw, dict):
+                raise NetweaveError(f"{where}: worker_precision must map workers to precisions, e.g. {{W1: fp8}}")
+            per = {_name(k, f"{where}: worker_precision key"): _name(v, f"{where}: worker_precision[{k}]")
+                   for k, v in per_raw.items()}
+            stray = sorted(set(per) - set(workers))
+            if stray:
+                raise NetweaveError(f"{where}: worker_precision names {stray[0]!r}, which is not one of its workers")
             precisions = tuple(per.get(w, default) for w in workers)
             bad = sorted(set(precisions) - set(PRECISIONS))
             if bad:
-                raise NetweaveError(f"{path}: job {name} task {t}: unknown precision {bad[0]!r}; use {', '.join(PRECISIONS)}")
+                raise NetweaveError(f"{where}: unknown precision {bad[0]!r}; use {', '.join(PRECISIONS)}")
             has = "precision" in task or bool(per)
-            tasks.append(Task(f"{name}.T{t}", str(task["ps"]), workers, precisions if has else ()))
-        jobs.append(Job(name, tuple(tasks), float(entry.get("weight", 1.0))))
+            tasks.append(Task(f"{name}.T{t}", ps, workers, precisions if has else ()))
+        jobs.append(Job(name, tuple(tasks), float(weight)))
     return jobs
 
 
@@ -95,6 +134,12 @@ def random_job(topo: Topology, workers: int, ps: str | None = None, seed: int = 
     if workers < 1:
         raise NetweaveError(f"--workers {workers} must be at least 1")
     hosts = [n.name for n in topo.nodes if n.kind == "host"]
+    if not hosts:
+        kinds = {f"{n.kind.upper()}s" if n.kind == "gpu" else f"{n.kind}s" for n in topo.nodes if n.is_worker}
+        raise NetweaveError(
+            f"topology '{topo.name}' has no hosts (its workers are {', '.join(sorted(kinds)) or 'none'}); "
+            "route needs hosts joined by switches: use star, leafspine, fattree, random "
+            "or a YAML topology with host and switch nodes")
     if ps is None:
         ps = next((h for h in hosts if any(topo.nodes[nb].ina for nb, _ in topo.adjacency[topo.index[h]])), hosts[0])
     topo.node(ps)

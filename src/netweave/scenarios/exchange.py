@@ -50,16 +50,17 @@ class ExchangeScenario:
             raise NetweaveError(f"unknown planner {self.planner!r}; use one of {', '.join(PLANNERS)}")
         cost_model(self.cost_model)
 
-    def prepare(self) -> "ExchangeInputs":
+    def prepare(self, graph: Graph | None = None) -> "ExchangeInputs":
         """Load, partition and relate: the inputs every planner and cost model of this scenario
-        shares (a caller that runs several planners or models passes them to :meth:`run`)."""
+        shares (a caller that runs several planners or models passes them to :meth:`run`);
+        ``graph``: the dataset, when the caller has already loaded it."""
         from ..graph import load_dataset
         from ..partition import comm_relation, load_partition, partition_by_method
         from ..plan import worker_links
         from ..topology import load_topology_spec
 
         topo = load_topology_spec(self.topology)
-        graph = load_dataset(self.dataset)
+        graph = graph if graph is not None else load_dataset(self.dataset)
         if len(topo.workers) > graph.num_nodes:
             raise NetweaveError(f"topology {topo.name} has {len(topo.workers)} workers, more than the {graph.num_nodes} "
                                 f"vertices of {self.dataset}; use a topology with at most {graph.num_nodes} workers")

@@ -5,11 +5,20 @@ YAML gives them, so sizes, precision mixes and heuristics may be strings as on t
 (``switch_memory: 2MB``, ``precisions: fp8:5,fp16:5``, ``accelerations: app,sro``). An ``ina``
 case may also name the simulator's options (:class:`~netweave.sim.SimConfig` fields such as
 ``loss`` or ``buffer_bytes``); they go into its ``sim``.
+
+Every value is checked against its field's annotation before the scenario is built, and nothing
+else is converted: an ``int`` field takes an integer (``true`` is not one), a ``float`` field an
+integer or a finite number, a ``str`` field a string, ``None`` only where the field allows it, and
+the elements of mappings and lists likewise. A wrong type is one line naming the kind, the field,
+what it expects and what it got, as is anything the scenario's ``check()`` then refuses.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import types
+import typing
 
 from ..errors import NetweaveError
 
@@ -71,13 +80,76 @@ def scenario_from(kind: str, params: dict):
     missing = [k for k in required if k not in params]
     if missing:
         raise NetweaveError(f"a case of kind {kind} needs {' and '.join(missing)} (in grid or fixed)")
+    if kind == "ina":
+        from ..sim import SimConfig
+
+        _check_types(kind, SimConfig, {k: v for k, v in params.items() if k in _sim_fields()})
+    converted = _convert(kind, params)
+    _check_types(kind, cls, converted)
     try:
-        scenario = cls(**_convert(kind, params))
-    except TypeError as exc:
-        raise NetweaveError(f"bad {kind} parameter: {exc}") from None
-    if hasattr(scenario, "check"):
-        scenario.check()
+        scenario = cls(**converted)
+        if hasattr(scenario, "check"):
+            scenario.check()
+    except (TypeError, ValueError) as exc:  # a check that met a value it did not foresee
+        shown = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
+        raise NetweaveError(f"bad {kind} parameter in the case {shown}: {exc}") from None
     return scenario
+
+
+def _check_types(kind: str, cls, params: dict) -> None:
+    """Each of ``params`` fits the annotation of ``cls``'s field of that name (see the module docstring)."""
+    hints = typing.get_type_hints(cls)
+    for name, value in params.items():
+        hint = hints.get(name)
+        if hint is not None and not _fits(value, hint):
+            raise NetweaveError(f"bad {kind} parameter {name!r}: expected {_describe(hint)}, got {value!r}")
+
+
+def _fits(value, hint) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in args)
+    if hint is type(None):
+        return value is None
+    if hint is typing.Any:
+        return True
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if origin is dict:
+        return isinstance(value, dict) and all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
+    if origin in (tuple, list):
+        if not isinstance(value, origin):
+            return False
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return len(value) == len(args) and all(_fits(v, a) for v, a in zip(value, args))
+        return all(_fits(v, args[0]) for v in value) if args else True
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True  # an annotation this module does not know: the scenario's check() decides
+
+
+_NAMES = {type(None): ("null", "nulls"), bool: ("true or false", "true/false values"), int: ("an integer", "integers"),
+          float: ("a finite number", "finite numbers"), str: ("a string", "strings")}
+
+
+def _describe(hint, plural: bool = False) -> str:
+    """``int | None`` → "an integer or null"; ``dict[str, float]`` → "a mapping of strings to finite numbers"."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        parts = [_describe(a, plural) for a in args]
+        comma = "," if any(" of " in p for p in parts) else ""
+        return ", ".join(parts[:-1]) + f"{comma} or " + parts[-1]
+    if origin is dict:
+        return f"{'mappings' if plural else 'a mapping'} of {_describe(args[0], True)} to {_describe(args[1], True)}"
+    if origin in (tuple, list):
+        return f"{'lists' if plural else 'a list'}" + (f" of {_describe(args[0], True)}" if args else "")
+    if hint in _NAMES:
+        return _NAMES[hint][plural]
+    return getattr(hint, "__name__", str(hint))
 
 
 def _sim_fields() -> set[str]:

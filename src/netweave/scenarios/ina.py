@@ -53,6 +53,8 @@ class InaScenario:
             raise NetweaveError(f"unknown order {self.order!r}; use one of {', '.join(ORDERS)}")
         if self.workers < 2:
             raise NetweaveError(f"--workers {self.workers}: propagation across workers needs at least 2")
+        if not np.isfinite(self.gbps):
+            raise NetweaveError(f"--gbps {self.gbps} must be a finite number of Gb/s, e.g. --gbps 100")
         if self.gbps <= 0:
             raise NetweaveError(f"--gbps {self.gbps} must be positive")
         if isinstance(self.switch_memory, str) and self.switch_memory != FROM_TOPOLOGY:

@@ -44,7 +44,8 @@ class RouteScenario:
     seed: int = 0
 
     def check(self) -> None:
-        """Reject an unknown algorithm, or both or neither source of jobs, with one line."""
+        """Reject an unknown algorithm, both or neither source of jobs, bad numbers, and heuristics
+        that do not apply, with one line."""
         if self.algorithm not in ALGORITHMS:
             raise NetweaveError(f"unknown algorithm {self.algorithm!r}; use one of {', '.join(ALGORITHMS)}")
         if (self.jobs_file is None) == (self.workers is None):
@@ -55,6 +56,15 @@ class RouteScenario:
         for ok, message in rules:
             if not ok:
                 raise NetweaveError(message)
+        if self.accelerations:
+            from ..route.aro import ACCELERATIONS
+
+            unknown = sorted(set(self.accelerations) - set(ACCELERATIONS))
+            if unknown:
+                raise NetweaveError(f"unknown acceleration {', '.join(unknown)}; use {', '.join(ACCELERATIONS)}")
+            if self.algorithm != "aro":
+                raise NetweaveError(f"--accelerate {','.join(self.accelerations)} applies only to --algorithm aro "
+                                    f"(ARO's §III-C heuristics), not {self.algorithm}; drop --accelerate or use aro")
         if self.precisions is not None:
             from ..route.jobs import check_precision_mix
 

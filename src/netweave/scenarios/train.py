@@ -83,11 +83,18 @@ class TrainScenario:
             (self.hidden >= 1, f"--hidden {self.hidden} must be at least 1"),
             (self.layers >= 1, f"--layers {self.layers} must be at least 1"),
             (self.lr > 0, f"--lr {self.lr} must be positive"),
+            (np.isfinite(self.lr), f"--lr {self.lr} must be a finite number, e.g. --lr 0.01"),
             (self.weight_decay >= 0, f"--weight-decay {self.weight_decay} must be non-negative"),
+            (np.isfinite(self.weight_decay), f"--weight-decay {self.weight_decay} must be a finite number, e.g. --weight-decay 5e-4"),
             (0 <= self.dropout < 1, f"--dropout {self.dropout} must be in [0, 1)"),
             (self.timeout_s > 0, f"--timeout {self.timeout_s} must be positive"),
+            (np.isfinite(self.timeout_s), f"--timeout {self.timeout_s} must be a finite number of seconds, "
+                                          "e.g. --timeout 120"),
             (self.device in ("cpu", "cuda"), f"--device {self.device} must be cpu or cuda"),
             (self.plan_file is None or self.comm in ("p2p", "spst"), "--plan-file needs --comm p2p or spst"),
+            (self.plan_file is None or self.workers >= 2,
+             f"--plan-file needs --workers 2 or more (a plan exchanges embeddings between workers; "
+             f"--workers is {self.workers}); pass the plan's worker count"),
         ]
         for ok, message in rules:
             if not ok:

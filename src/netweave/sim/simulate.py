@@ -66,14 +66,30 @@ class SimConfig:
     control_bytes: int = 64
     mtu_bytes: int = 1500
 
+    # The command-line option of each field that ``netweave ina`` exposes: errors name both, so that
+    # they read right on the command line (--ecn) and in a sweep file or in Python (ecn_bytes).
+    OPTIONS = {"buffer_bytes": "--buffer", "ecn_bytes": "--ecn", "loss": "--loss", "timeout_us": "--timeout-us",
+               "background_load": "--background"}
+
+    @classmethod
+    def label(cls, name: str) -> str:
+        """``--ecn (ecn_bytes)`` for a field with an option, else the field's name."""
+        return f"{cls.OPTIONS[name]} ({name})" if name in cls.OPTIONS else name
+
     def check(self) -> None:
-        if self.buffer_bytes is not None and self.buffer_bytes <= 0:
+        """Refuse impossible options, one line each, naming the option and the field."""
+        if self.buffer_bytes is not None and not (self.buffer_bytes > 0 and np.isfinite(self.buffer_bytes)):
             raise NetweaveError(f"buffer {self.buffer_bytes} B must be positive")
         if not 0.0 <= self.loss < 1.0:
             raise NetweaveError(f"loss rate {self.loss} must be in [0, 1)")
+        if not 0.0 <= self.background_load < 1.0:
+            raise NetweaveError(f"background load {self.background_load} must be in [0, 1)")
         for name in ("timeout_us", "bin_us", "horizon_s", "ai_every_us", "decrease_every_us", "min_gbps", "ecn_bytes"):
-            if getattr(self, name) <= 0:
-                raise NetweaveError(f"{name.replace('_', '-')} must be positive (got {getattr(self, name)})")
+            value = getattr(self, name)
+            if not value > 0:
+                raise NetweaveError(f"{self.label(name)} must be positive (got {value})")
+            if not np.isfinite(value):
+                raise NetweaveError(f"{self.label(name)} must be a finite number (got {value})")
 
 
 @dataclass(frozen=True, eq=False)

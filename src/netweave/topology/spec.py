@@ -1,5 +1,10 @@
 """The ``--topology SPEC|FILE`` argument: a YAML file or a builder spec such as
-``leafspine:leaves=24,spines=24,hosts=24,ina=0.2,pipelines=4,seed=1``."""
+``leafspine:leaves=24,spines=24,hosts=24,ina=0.2,pipelines=4,seed=1``.
+
+A builder spec is sized before anything is built: one that would make more than :data:`MAX_LINKS`
+links is refused with one line naming its size (a topology is Python objects, about 1 kB and 15 µs
+per link to build and validate, so a million links already take about 1 GB and 15 s, and every
+command over it far longer)."""
 
 from __future__ import annotations
 
@@ -53,6 +58,40 @@ BUILDERS = {
 }
 
 
+MAX_LINKS = 1_000_000  # fattree:k=110 (998,250 links); the papers' largest settings have under 100,000
+
+
+def _fat_tree_size(k: int) -> tuple[int, int]:
+    h = k // 2  # nodes: cores, the pods' aggregation and edge switches, hosts; links: host-edge, edge-agg, agg-core
+    return h * h + k * k + k * h * h, 3 * k * h * h
+
+
+# (nodes, links) of a builder spec's topology from its counts, and which parameters to lower.
+SIZES = {
+    "star": (lambda p: (p["n"] + 1, p["n"]), "n"),
+    "leafspine": (lambda p: (p["leaves"] * (1 + p["hosts"]) + p["spines"],
+                             p["leaves"] * (p["hosts"] + p["spines"])), "leaves, spines or hosts"),
+    "fattree": (lambda p: _fat_tree_size(p["k"]), "k"),
+    "random": (lambda p: (p["switches"] + p["hosts"], p["hosts"] + p["switches"] * p["degree"] // 2),
+               "switches, degree or hosts"),
+}
+_COUNTS = ("n", "leaves", "spines", "hosts", "k", "switches", "degree")
+
+
+def check_size(name: str, spec: str, params: dict) -> None:
+    """Refuse (one line) a builder spec whose topology would have more than :data:`MAX_LINKS` links.
+
+    A negative count is taken as 0 here: the builder then refuses it with its own message."""
+    if name not in SIZES:
+        return  # fixed-size builders (dgx1, dgx1x2, pcie8)
+    estimate, lower = SIZES[name]
+    nodes, links = estimate({k: max(0, v) if k in _COUNTS else v for k, v in params.items()})
+    if links > MAX_LINKS:
+        raise NetweaveError(
+            f"topology {spec!r} would have {links:,} links and {nodes:,} nodes, above the {MAX_LINKS:,} links "
+            f"a builder may make; lower {lower}")
+
+
 def load_topology_spec(spec: str) -> Topology:
     """A topology from a YAML path or a builder spec (see :data:`BUILDERS`)."""
     spec = spec.strip()
@@ -66,6 +105,7 @@ def load_topology_spec(spec: str) -> Topology:
             "run `netweave topology show --help` for the builder specs")
     _, build, allowed = BUILDERS[name]
     kwargs = take(params, spec, allowed)
+    check_size(name, spec, kwargs)
     vary = kwargs.pop("switch_gbps", None)
     topo = build(**kwargs)
     if vary is not None:

@@ -15,6 +15,7 @@ Unknown keys are rejected so that typos do not pass silently.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -34,6 +35,8 @@ LINK_KEYS = {f.name for f in fields(Link)}
 def parse_bytes(value, where: str) -> int:
     """``100MB`` → 100_000_000; plain numbers are bytes."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise NetweaveError(f"{where}: {value!r} is not a size; write e.g. 100MB, 4MiB or 1048576")
         return int(value)
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(value))
     if not m or m.group(2).lower() not in _UNITS:
@@ -65,8 +68,10 @@ def _number(value, where: str, key: str, cast=float):
     try:
         if isinstance(value, bool):
             raise ValueError
+        if cast is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError  # 2.5 pipelines (or nan, inf) is not a count
         return cast(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise NetweaveError(f"{where}: {key} must be a number, got {value!r}") from None
 
 

@@ -38,3 +38,21 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_tempdir(tmp_path_factory):
+    """Tests that train in this process (the trainer called directly) make PyG write its generated
+    modules to the temporary directory: point it at the session's own, so the suite leaves
+    nothing in /tmp either (runs through the launcher do this themselves)."""
+    import tempfile
+
+    directory = str(tmp_path_factory.mktemp("tmp"))
+    old_env, old_dir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = directory, directory
+    yield directory
+    tempfile.tempdir = old_dir
+    if old_env is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = old_env

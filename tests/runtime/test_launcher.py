@@ -38,6 +38,7 @@ def netweave(*args, env=None, timeout=120):
     (TrainScenario(workers=2, dropout=1.0), "--dropout"),
     (TrainScenario(dataset="er:n=100,m=300", workers=2), "no class labels"),
     (TrainScenario(workers=3000), "fewer than --workers"),
+    (TrainScenario(workers=1, parts_file="p.npz"), "--parts-file needs --workers 2 or more"),
 ])
 def test_bad_settings_are_rejected_before_training(config, message):
     with pytest.raises(NetweaveError, match=message):

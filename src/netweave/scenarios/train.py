@@ -95,6 +95,9 @@ class TrainScenario:
             (self.plan_file is None or self.workers >= 2,
              f"--plan-file needs --workers 2 or more (a plan exchanges embeddings between workers; "
              f"--workers is {self.workers}); pass the plan's worker count"),
+            (self.parts_file is None or self.workers >= 2,
+             f"--parts-file needs --workers 2 or more (one worker trains the whole graph; --workers is "
+             f"{self.workers}); pass the partition's part count"),
         ]
         for ok, message in rules:
             if not ok:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from .columns import cell, header, is_number
+from .columns import cell, header, is_number, paper_line
 from .section import Section
 
 BORDER = 3  # characters per column for rich's default box: one rule and one space of padding each side
@@ -63,6 +63,8 @@ def caption(s: Section) -> str:
     lines = [s.note] if s.note else []
     if s.differs:
         lines.append(f"Where netweave differs from the paper: {s.differs}")
+    if paper_line(s):
+        lines.append(f"The paper: {paper_line(s)}")
     if s.baseline:
         lines.append(f"Baseline (dimmed rows): {s.baseline}.")
     return "\n".join(lines)

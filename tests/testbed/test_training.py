@@ -1,0 +1,50 @@
+"""Training through the testbed: 2 fp32 workers aggregated in XDP (or by the PS) follow the
+single-process run of the same model, data and seed, epoch by epoch (needs root, clang, torch and
+scikit-learn: skipped otherwise)."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+from netweave.testbed import netns
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sklearn", reason="the testbed's digits come from scikit-learn (the test extra)")
+missing = netns.missing_requirements("clang")
+pytestmark = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None,
+                                reason="the testbed needs " + ("; ".join(missing) or "clang"))
+
+
+def single_process(epochs: int, batch: int = 64, lr: float = 0.05, seed: int = 0) -> list[float]:
+    """Plain PyTorch: the whole batch in one process, the training loss after every epoch."""
+    from netweave.testbed.training import digits, lenet5
+
+    torch.manual_seed(seed)
+    x, y, _, _ = digits(seed)
+    model = lenet5()
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    losses = []
+    for _ in range(epochs):
+        for s in range(len(x) // batch):
+            b = slice(s * batch, (s + 1) * batch)
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(torch.from_numpy(x[b])), torch.from_numpy(y[b])).backward()
+            opt.step()
+        with torch.no_grad():
+            losses.append(float(torch.nn.functional.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y))))
+    return losses
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("routing", ["pahina", "ps"])
+def test_two_fp32_workers_follow_the_single_process_run(routing):
+    from netweave.testbed.run import train_on_testbed
+
+    r = train_on_testbed(["fp32", "fp32"], routing=routing, epochs=2, timeout_s=60)
+    assert np.allclose([e["loss"] for e in r.epochs], single_process(2), atol=1e-4)  # fixed point: 2^-25 per value
+    steps = r.summary["steps"]
+    if routing == "pahina":  # every gradient chunk was aggregated by the switch, once per step
+        assert r.agent["counters"]["results"] == steps * -(-r.summary["parameters"] // 256)
+    else:
+        assert r.agent is None and r.epochs[-1]["collector"]["raw"] == 2 * steps * -(-r.summary["parameters"] // 256)

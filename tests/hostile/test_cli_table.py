@@ -1511,6 +1511,17 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: --plan-file needs --workers 2 or more (a plan exchanges embeddings between workers; --workers is 1); pass the plan's worker count"),
     ("train-classes-one", "train er:n=32,m=64,classes=1",
      "netweave: error: 'er:n=32,m=64,classes=1': classes=1 must be at least 2 (labels need two classes or more); leave classes out for a graph without labels"),
+    # -- testbed (checked before anything is created, root or not)
+    ("testbed-train-routing", "testbed train --routing magic",
+     "netweave: error: --routing 'magic': use one of pahina, ps"),
+    ("testbed-train-fractional-workers", "testbed train --precisions fp8:1.5",
+     "netweave: error: --precisions fp8:1.5: give whole worker counts, e.g. fp8:2,fp16:2"),
+    ("testbed-train-unknown-precision", "testbed train --precisions fp9:2",
+     "netweave: error: --precisions: unknown precision 'fp9'; use fp8, fp16, fp32, e.g. fp8:5,fp16:3,fp32:2"),
+    ("testbed-train-batch", "testbed train --batch 7 --precisions fp8:2",
+     "netweave: error: --batch 7 must be a multiple of the 2 workers"),
+    ("testbed-up-scale", "testbed up star:n=2 --scale 2",
+     "netweave: error: --scale 2 must be in (0, 1]: the emulated rates are the topology's times the scale"),
 ]
 
 

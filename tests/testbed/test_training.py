@@ -48,3 +48,32 @@ def test_two_fp32_workers_follow_the_single_process_run(routing):
         assert r.agent["counters"]["results"] == steps * -(-r.summary["parameters"] // 256)
     else:
         assert r.agent is None and r.epochs[-1]["collector"]["raw"] == 2 * steps * -(-r.summary["parameters"] // 256)
+
+
+@pytest.mark.slow
+def test_a_killed_worker_ends_the_run_at_once_with_one_line(tmp_path):
+    """SIGKILL to one worker mid-run: `testbed train` stops within seconds (far inside its 60 s
+    timeout), says which worker died in one line, and leaves no namespace or process behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from netweave.testbed.cluster import new_prefix
+
+    cli = subprocess.Popen([sys.executable, "-m", "netweave", "testbed", "train", "--precisions", "fp32:2",
+                            "--epochs", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    prefix = new_prefix(cli.pid)
+    line = cli.stdout.readline()  # the first epoch finished: every process is up
+    assert line.startswith("epoch 1"), cli.stderr.read()
+    victim = netns.pids_in(f"{prefix}-H2")
+    assert victim
+    t0 = time.monotonic()
+    os.kill(victim[0], signal.SIGKILL)
+    out, err = cli.communicate(timeout=60)
+    stopped_s = time.monotonic() - t0
+    lines = err.strip().splitlines()
+    assert cli.returncode == 2 and len(lines) == 1, err
+    assert lines[0].startswith("netweave: error: worker 2 (H2) died (signal 9)")
+    assert stopped_s < 15 and not netns.namespaces(prefix + "-")

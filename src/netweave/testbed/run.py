@@ -36,6 +36,35 @@ def _python(ns: str, module: str, *args: str) -> subprocess.Popen:
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _follow(ps, procs, workers, run: TestbedRun, on_epoch, timeout_s: float) -> None:
+    """Read the PS's lines as they come; a worker that dies, or a PS that fails, ends the run at
+    once with one line (the others are killed by the caller)."""
+    import select
+
+    while True:
+        for w, proc in zip(workers, procs):
+            code = proc.poll()
+            if code not in (None, 0):
+                how = f"signal {-code}" if code < 0 else f"exit {code}: {(proc.stderr.read().strip().splitlines() or [''])[-1]}"
+                raise NetweaveError(f"worker {w} (H{w}) died ({how}); the run was stopped")
+        if select.select([ps.stdout], [], [], 0.2)[0]:
+            line = ps.stdout.readline()  # the PS writes whole lines and flushes each
+            if not line:  # the PS ended
+                ps.wait(timeout=timeout_s)
+                if ps.returncode or not run.summary:
+                    raise NetweaveError(f"the PS failed: {(ps.stderr.read().strip().splitlines() or ['?'])[-1]}")
+                for proc in procs:
+                    proc.wait(timeout=timeout_s)
+                return
+            record = json.loads(line)
+            if "done" in record:
+                run.summary = record
+            else:
+                run.epochs.append(record)
+                if on_epoch:
+                    on_epoch(record)
+
+
 def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: str = "xdp", epochs: int = 3,
                      scale: float = 0.1, batch: int = 64, lr: float = 0.05, momentum: float = 0.9, seed: int = 0,
                      timeout_s: float = 60.0, on_epoch=None) -> TestbedRun:
@@ -76,21 +105,7 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
             "rank": w - 1, "workers": n, "wor_id": w, "precision": prec, "address": addresses[w][0],
             "target": target, "ps_control": (ps_addr[0], CONTROL_PORT)})) for w, prec in workers.items()]
         try:
-            for line in ps.stdout:
-                record = json.loads(line)
-                if "done" in record:
-                    run.summary = record
-                    break
-                run.epochs.append(record)
-                if on_epoch:
-                    on_epoch(record)
-            ps.wait(timeout=timeout_s)
-            if ps.returncode:
-                worker_errors = [(q.stderr.read().strip().splitlines() or [""])[-1] for q in procs if q.poll()]
-                raise NetweaveError(f"the PS failed: {(ps.stderr.read().strip().splitlines() or ['?'])[-1]}"
-                                    + (f"; a worker: {worker_errors[0]}" if worker_errors else ""))
-            for proc in procs:
-                proc.wait(timeout=timeout_s)
+            _follow(ps, procs, workers, run, on_epoch, timeout_s)
             if agent is not None:
                 run.agent = json.loads(agent.communicate(input="", timeout=timeout_s)[0].strip().splitlines()[-1])
         finally:

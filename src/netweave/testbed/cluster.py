@@ -132,6 +132,8 @@ class ClusterPlan:
         lines = ["link set lo up", f"addr add {me}/32 dev lo"]
         for peer in self.neighbours(node):
             lines.append(f"link set {self.interface[node, peer]} up")
+            if node in self.hosts:  # also on the uplink, for software that binds an interface's address (gloo)
+                lines.append(f"addr add {me}/32 dev {self.interface[node, peer]}")
         for (at, dst), hop in sorted(self.next_hop.items()):
             if at == node:
                 lines.append(f"route add {self.address[dst]}/32 via {self.address[hop]} dev {self.interface[node, hop]} "

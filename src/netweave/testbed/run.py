@@ -4,7 +4,8 @@ workers started in their namespaces, the PS's per-epoch lines collected, everyth
 The cluster is ``star:n=WORKERS+1`` at ``scale``: host H0 is the PS, H1…HN are the workers, S0 is
 the INA switch. ``routing``: ``pahina`` aggregates each precision at S0 (``dataplane`` ``xdp``, in the
 kernel, or ``user``, the reference in S0's agent); ``ps`` sends every gradient to the PS, which
-sums them itself (no INA).
+sums them itself (no INA); ``ring`` is gloo's ring all-reduce among the workers (fp32, no PS),
+what users run today.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from ..errors import NetweaveError
 
 PORT, CONTROL_PORT = 47000, 47001
-ROUTINGS = ("pahina", "ps")
+ROUTINGS = ("pahina", "ps", "ring")
 
 
 @dataclass
@@ -96,6 +97,18 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
             if not ready:
                 raise NetweaveError(f"the switch agent did not start: {agent.stderr.read().strip().splitlines()[-1:]}")
         common = {"seed": seed, "batch": batch, "port": PORT, "agg_id": 1, "timeout_s": timeout_s}
+        if routing == "ring":
+            procs = [_python(p.namespace[f"H{w}"], "netweave.testbed.training", "ring", json.dumps(common | {
+                "rank": w - 1, "workers": n, "master": p.address["H1"], "control_port": CONTROL_PORT,
+                "interface": p.interface[f"H{w}", "S0"],
+                "epochs": epochs, "lr": lr, "momentum": momentum})) for w in workers]
+            try:
+                _follow(procs[0], procs[1:], list(workers)[1:], run, on_epoch, timeout_s)
+            finally:
+                for proc in procs:
+                    if proc.poll() is None:
+                        proc.kill()
+            return run
         ps = _python(p.namespace["H0"], "netweave.testbed.training", "ps", json.dumps(common | {
             "address": ps_addr[0], "control_port": CONTROL_PORT, "precisions": workers, "epochs": epochs,
             "lr": lr, "momentum": momentum, "retry_s": 0.5, "worker_addresses": addresses,

@@ -11,13 +11,15 @@ Each step:
 3. the PS collects every precision's sum (:class:`~.endpoints.Collector`), normalises them into the
    mean gradient and takes an SGD-with-momentum step.
 
-``python -m netweave.testbed.training ps|worker CONFIG`` runs one role in its namespace; the PS
-prints one JSON line per epoch and a final one. :mod:`.run` starts them all.
+``python -m netweave.testbed.training ps|worker|ring CONFIG`` runs one role in its namespace; the PS
+(or ring rank 0) prints one JSON line per epoch and a final one. :mod:`.run` starts them all.
+``ring`` is the baseline without a PS: gloo's all-reduce of fp32 gradients among the workers.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
 import sys
@@ -196,9 +198,58 @@ def ps(config: dict) -> None:
     print(json.dumps({"done": True, "parameters": flat_parameters(model).size, "steps": step}), flush=True)
 
 
+def ring(config: dict) -> None:
+    """The baseline users run today: every worker holds the model, gloo's ring all-reduce sums the
+    fp32 gradients over the emulated links, every worker steps; rank 0 prints the epoch lines."""
+    import datetime
+
+    import torch
+    import torch.distributed as dist
+
+    torch.manual_seed(config["seed"])
+    torch.set_num_threads(1)
+    rank, n = config["rank"], config["workers"]
+    os.environ["GLOO_SOCKET_IFNAME"] = config["interface"]  # the uplink (identity address), not the loopback
+    dist.init_process_group("gloo", init_method=f"tcp://{config['master']}:{config['control_port']}", rank=rank,
+                            world_size=n, timeout=datetime.timedelta(seconds=config["timeout_s"]))
+    x, y, xt, yt = digits(config["seed"])
+    model = lenet5()
+    opt = torch.optim.SGD(model.parameters(), lr=config["lr"], momentum=config["momentum"])
+    batch, steps_per_epoch = config["batch"], len(x) // config["batch"]
+    for epoch in range(config["epochs"]):
+        t0, comm_s = time.perf_counter(), 0.0
+        for s in range(steps_per_epoch):
+            shard = slice(s * batch + rank * batch // n, s * batch + (rank + 1) * batch // n)
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(torch.from_numpy(x[shard])), torch.from_numpy(y[shard])).backward()
+            flat = torch.from_numpy(flat_gradient(model))
+            c0 = time.perf_counter()
+            dist.all_reduce(flat)
+            comm_s += time.perf_counter() - c0
+            flat /= n
+            offset = 0
+            for prm in model.parameters():
+                prm.grad = flat[offset:offset + prm.numel()].reshape(prm.shape).clone()
+                offset += prm.numel()
+            opt.step()
+        seconds = time.perf_counter() - t0
+        if rank == 0:
+            with torch.no_grad():
+                loss = float(torch.nn.functional.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y)))
+                acc = float((model(torch.from_numpy(xt)).argmax(1).numpy() == yt).mean())
+            print(json.dumps({"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds, "comm_s": comm_s,
+                              "samples_per_s": steps_per_epoch * batch / seconds,
+                              "gradient_bytes": n * flat_parameters(model).size * 4 * steps_per_epoch}), flush=True)
+    dist.barrier()
+    if rank == 0:
+        print(json.dumps({"done": True, "parameters": flat_parameters(model).size, "steps": steps_per_epoch * config["epochs"]}),
+              flush=True)
+    dist.destroy_process_group()
+
+
 def main() -> None:
     role, config = sys.argv[1], json.loads(sys.argv[2])
-    {"ps": ps, "worker": worker}[role](config)
+    {"ps": ps, "worker": worker, "ring": ring}[role](config)
 
 
 if __name__ == "__main__":

@@ -1513,7 +1513,7 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: 'er:n=32,m=64,classes=1': classes=1 must be at least 2 (labels need two classes or more); leave classes out for a graph without labels"),
     # -- testbed (checked before anything is created, root or not)
     ("testbed-train-routing", "testbed train --routing magic",
-     "netweave: error: --routing 'magic': use one of pahina, ps"),
+     "netweave: error: --routing 'magic': use one of pahina, ps, ring"),
     ("testbed-train-fractional-workers", "testbed train --precisions fp8:1.5",
      "netweave: error: --precisions fp8:1.5: give whole worker counts, e.g. fp8:2,fp16:2"),
     ("testbed-train-unknown-precision", "testbed train --precisions fp9:2",

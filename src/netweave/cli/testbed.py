@@ -40,7 +40,7 @@ def testbed_down(all_: bool = typer.Option(False, "--all", help="Also clusters w
 @testbed_app.command("train")
 def testbed_train(
     precisions: str = typer.Option("fp8:2,fp16:2", "--precisions", help="Workers per precision, e.g. fp8:2,fp16:2 (PAHInA §VI-B: two fp8, the rest fp16)."),
-    routing: str = typer.Option("pahina", "--routing", help="pahina (each precision aggregated at the INA switch) or ps (every gradient to the PS, no INA)."),
+    routing: str = typer.Option("pahina", "--routing", help="pahina (each precision aggregated at the INA switch), ps (every gradient to the PS, no INA) or ring (gloo's ring all-reduce, fp32, no PS)."),
     dataplane: str = typer.Option("xdp", "--dataplane", help="xdp (in the kernel) or user (the reference, in the switch's agent)."),
     epochs: int = typer.Option(5, "--epochs"),
     scale: float = typer.Option(0.1, "--scale", help="Factor on the star's 100 Gb/s links; recorded in the output."),

@@ -28,7 +28,8 @@ from ..errors import NetweaveError
 
 SOURCE = "ina_agg.bpf.c"
 MAX_SLOTS = 256  # values per packet (bpf source)
-COUNTERS = ("accepted", "duplicates", "results", "saturated", "passed_full", "mismatched", "unknown", "timeouts")
+COUNTERS = ("accepted", "duplicates", "results", "saturated", "passed_full", "mismatched", "unknown", "timeouts",
+            "raced")  # the order of the counters enum in bpf/ina_agg.bpf.c
 PRECISION_CODE = {"fp8": 1, "fp16": 2, "fp32": 3}
 KEY = struct.Struct("=IHBx")  # struct key
 EVENT = struct.Struct("=IHBxQ")  # struct event: key, bitmap

@@ -21,6 +21,9 @@
  * When the state map is full (the switch's aggregator memory), the key is marked in `bypass` and
  * all its packets pass to the PS unchanged: the PS aggregates what the switch could not (a key is
  * aggregated wholly in the switch or wholly at the PS, never split).
+ * When first packets of one key race on two CPUs, the one that finds the other between its two
+ * inserts drops its packet (counted as raced; the timer NACKs its worker) and touches neither
+ * entry, so a race neither splits the key nor frees the winner's sums.
  * The timer, on expiry, reports the key and its bitmap on a ring buffer; the userspace agent NACKs
  * the missing workers, and the timer re-arms.
  */
@@ -38,6 +41,7 @@
 #define KIND_DATA 1
 #define KIND_RESULT 2
 #define CLOCK_MONOTONIC 1
+#define EEXIST 17
 #define INT32_MAX_ 2147483647LL
 #define INT32_MIN_ (-2147483647LL - 1)
 
@@ -88,7 +92,8 @@ struct event {
     __u64 bitmap;
 };
 
-enum { C_ACCEPTED, C_DUPLICATES, C_RESULTS, C_SATURATED, C_PASSED_FULL, C_MISMATCHED, C_UNKNOWN, C_TIMEOUTS, C_MAX };
+enum { C_ACCEPTED, C_DUPLICATES, C_RESULTS, C_SATURATED, C_PASSED_FULL, C_MISMATCHED, C_UNKNOWN, C_TIMEOUTS, C_RACED,
+       C_MAX };
 
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct config); } cfg SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, 1024); __type(key, __u32); __type(value, struct worker); } workers SEC(".maps");
@@ -204,22 +209,30 @@ int ina_aggregate(struct xdp_md *ctx)
     }
     struct state *s = bpf_map_lookup_elem(&state, &k);
     if (!s) {  /* the first packet seeds both maps and arms the timer */
-        struct state fresh = {.bitmap = 0, .count = n, .key = k};
         struct sums *zero_sums = bpf_map_lookup_elem(&zeros, &zero);
-        if (zero_sums && bpf_map_update_elem(&data, &k, zero_sums, BPF_NOEXIST) == 0 &&
-            bpf_map_update_elem(&state, &k, &fresh, BPF_NOEXIST) == 0) {
+        if (!zero_sums)
+            return XDP_PASS;
+        long seeded = bpf_map_update_elem(&data, &k, zero_sums, BPF_NOEXIST);
+        if (seeded == -EEXIST) {  /* another CPU seeds this key: never split it, never touch its entries */
             s = bpf_map_lookup_elem(&state, &k);
+            if (!s) {
+                count(C_RACED);
+                return XDP_DROP;  /* it is between its two inserts: the timer will NACK this worker */
+            }
+        } else if (seeded == 0) {
+            struct state fresh = {.bitmap = 0, .count = n, .key = k};
+            if (bpf_map_update_elem(&state, &k, &fresh, BPF_NOEXIST) == 0)
+                s = bpf_map_lookup_elem(&state, &k);
             if (s) {
                 bpf_timer_init(&s->timer, &state, CLOCK_MONOTONIC);
                 bpf_timer_set_callback(&s->timer, on_timeout);
                 bpf_timer_start(&s->timer, c->timeout_ns, 0);
+            } else {
+                bpf_map_delete_elem(&data, &k);  /* ours: the state map is full */
             }
-        } else {
-            s = bpf_map_lookup_elem(&state, &k);  /* another CPU seeded it first, or the memory is full */
         }
         if (!s) {
             __u8 one = 1;
-            bpf_map_delete_elem(&data, &k);
             bpf_map_update_elem(&bypass, &k, &one, BPF_ANY);
             count(C_PASSED_FULL);
             return XDP_PASS;  /* no aggregator free: the PS aggregates this one */

@@ -29,7 +29,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import numpy as np
 
 from netweave.testbed import Testbed, plan_cluster
 from netweave.testbed.xdp import MAX_SLOTS
@@ -69,9 +68,9 @@ def run(dataplane: str, packets: int) -> dict:
         target = ps_address if dataplane == "xdp" else (p.address["S0"], PORT)
         ps = ns_python(p.namespace["H0"], f"""
             import json, socket, time
-            from netweave.testbed.endpoints import Collector
+            from netweave.testbed.endpoints import SO_RCVBUFFORCE, Collector
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind({ps_address!r})
-            s.setsockopt(socket.SOL_SOCKET, 33, 1 << 25)  # SO_RCVBUFFORCE (root)
+            s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 1 << 25)
             c = Collector(s, {WORKERS!r}, {addresses!r}, switch=("{p.address['S0']}", {PORT}))
             print("ready", flush=True)
             c.collect([(0, t, "fp16") for t in range({packets})], retry_s=1.0, timeout_s=120)

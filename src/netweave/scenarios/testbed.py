@@ -34,15 +34,10 @@ class ClusterScenario:
 
     def up(self) -> "ClusterResult":
         """Create the cluster and leave it for ``netweave testbed down``."""
-        from ..testbed.lifecycle import record, remove, up
+        from ..testbed.lifecycle import create
 
         plan = self.plan()
-        record(plan, keep=True)
-        try:
-            up(plan)
-        except BaseException:
-            remove(plan.prefix)
-            raise
+        create(plan, keep=True)
         return ClusterResult(scenario=self, plan=plan)
 
 

@@ -27,10 +27,8 @@ import sys
 import numpy as np
 
 from ..dataplane.packet import NACK, Packet, PacketError, decode
+from .endpoints import SO_RCVBUFFORCE
 from .xdp import AggregatorConfig, XdpAggregator
-
-
-SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF beyond net.core.rmem_max, for root (not in Python's socket module)
 
 
 def interfaces() -> list[str]:

@@ -29,6 +29,7 @@ from ..dataplane.packet import DATA, NACK, RESULT, Packet, PacketError, decode
 from .xdp import MAX_SLOTS
 
 Key = tuple[int, int, str]  # (epoch, tensor, precision)
+SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF beyond net.core.rmem_max, for root (not in Python's socket module)
 
 
 def chunks(values: np.ndarray) -> list[np.ndarray]:

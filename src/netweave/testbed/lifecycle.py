@@ -59,6 +59,17 @@ def record(plan: ClusterPlan, keep: bool = False) -> None:
         "scale": plan.scale, "namespaces": list(plan.namespace.values()), "created": time.time()}))
 
 
+def create(plan: ClusterPlan, keep: bool = False) -> None:
+    """Record the cluster (``keep``: for ``testbed down``, not its owner, to remove) and bring it up;
+    on failure remove whatever was made, record included."""
+    record(plan, keep)
+    try:
+        up(plan)
+    except BaseException:
+        remove(plan.prefix)
+        raise
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -116,11 +127,10 @@ class Testbed:
         for sig in self.SIGNALS:
             self._previous[sig] = signal.signal(sig, self._on_signal)
         atexit.register(self._remove)
-        record(self.plan)
         try:
-            up(self.plan)
+            create(self.plan)
         except BaseException:
-            self._remove()
+            self._remove()  # restores the signal handlers
             raise
         return self.plan
 

@@ -38,8 +38,9 @@ def _python(ns: str, module: str, *args: str) -> subprocess.Popen:
 
 
 def _follow(ps, procs, workers, run: TestbedRun, on_epoch, timeout_s: float) -> None:
-    """Read the PS's lines as they come; a worker that dies, or a PS that fails, ends the run at
-    once with one line (the others are killed by the caller)."""
+    """Read the lines of the process that reports epochs (the PS, or ring rank 0) as they come; a
+    worker that dies, or a reporter that fails, ends the run at once with one line (the others are
+    killed by the caller)."""
     import select
 
     while True:
@@ -97,32 +98,28 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
             if not ready:
                 raise NetweaveError(f"the switch agent did not start: {agent.stderr.read().strip().splitlines()[-1:]}")
         common = {"seed": seed, "batch": batch, "port": PORT, "agg_id": 1, "timeout_s": timeout_s}
-        if routing == "ring":
-            procs = [_python(p.namespace[f"H{w}"], "netweave.testbed.training", "ring", json.dumps(common | {
+        if routing == "ring":  # no PS: rank 0 (H1) prints the epochs, the other workers are followed
+            ranks = [_python(p.namespace[f"H{w}"], "netweave.testbed.training", "ring", json.dumps(common | {
                 "rank": w - 1, "workers": n, "master": p.address["H1"], "control_port": CONTROL_PORT,
                 "interface": p.interface[f"H{w}", "S0"],
                 "epochs": epochs, "lr": lr, "momentum": momentum})) for w in workers]
-            try:
-                _follow(procs[0], procs[1:], list(workers)[1:], run, on_epoch, timeout_s)
-            finally:
-                for proc in procs:
-                    if proc.poll() is None:
-                        proc.kill()
-            return run
-        ps = _python(p.namespace["H0"], "netweave.testbed.training", "ps", json.dumps(common | {
-            "address": ps_addr[0], "control_port": CONTROL_PORT, "precisions": workers, "epochs": epochs,
-            "lr": lr, "momentum": momentum, "retry_s": 0.5, "worker_addresses": addresses,
-            "switch": switch if routing == "pahina" else None}))
-        target = switch if routing == "pahina" and dataplane == "user" else ps_addr
-        procs = [_python(p.namespace[f"H{w}"], "netweave.testbed.training", "worker", json.dumps(common | {
-            "rank": w - 1, "workers": n, "wor_id": w, "precision": prec, "address": addresses[w][0],
-            "target": target, "ps_control": (ps_addr[0], CONTROL_PORT)})) for w, prec in workers.items()]
+            leader, followers, follower_ids = ranks[0], ranks[1:], list(workers)[1:]
+        else:
+            leader = _python(p.namespace["H0"], "netweave.testbed.training", "ps", json.dumps(common | {
+                "address": ps_addr[0], "control_port": CONTROL_PORT, "precisions": workers, "epochs": epochs,
+                "lr": lr, "momentum": momentum, "retry_s": 0.5, "worker_addresses": addresses,
+                "switch": switch if routing == "pahina" else None}))
+            target = switch if routing == "pahina" and dataplane == "user" else ps_addr
+            followers = [_python(p.namespace[f"H{w}"], "netweave.testbed.training", "worker", json.dumps(common | {
+                "rank": w - 1, "workers": n, "wor_id": w, "precision": prec, "address": addresses[w][0],
+                "target": target, "ps_control": (ps_addr[0], CONTROL_PORT)})) for w, prec in workers.items()]
+            follower_ids = list(workers)
         try:
-            _follow(ps, procs, workers, run, on_epoch, timeout_s)
+            _follow(leader, followers, follower_ids, run, on_epoch, timeout_s)
             if agent is not None:
                 run.agent = json.loads(agent.communicate(input="", timeout=timeout_s)[0].strip().splitlines()[-1])
         finally:
-            for proc in [ps, *procs, *([agent] if agent else [])]:
+            for proc in [leader, *followers, *([agent] if agent else [])]:
                 if proc.poll() is None:
                     proc.kill()
     return run

@@ -60,15 +60,43 @@ def flat_parameters(model) -> np.ndarray:
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).numpy().astype(np.float32)
 
 
+def _per_parameter(model, flat: np.ndarray):
+    """``(parameter, its part of flat reshaped like it)``, in ``model.parameters()`` order."""
+    offset = 0
+    for p in model.parameters():
+        yield p, flat[offset:offset + p.numel()].reshape(p.shape)
+        offset += p.numel()
+
+
 def load_parameters(model, flat: np.ndarray) -> None:
     import torch
 
-    offset = 0
     with torch.no_grad():
-        for p in model.parameters():
-            n = p.numel()
-            p.copy_(torch.from_numpy(flat[offset:offset + n].reshape(p.shape)))
-            offset += n
+        for p, part in _per_parameter(model, flat):
+            p.copy_(torch.from_numpy(part))
+
+
+def set_gradient(model, flat: np.ndarray) -> None:
+    """Every parameter's ``.grad`` from one flat float32 gradient (a copy)."""
+    import torch
+
+    for p, part in _per_parameter(model, flat):
+        p.grad = torch.from_numpy(part.copy())
+
+
+def shard(step: int, rank: int, workers: int, batch: int, samples: int) -> slice:
+    """The samples of ``rank``'s share of global batch ``step`` (batches cycle over ``samples``)."""
+    start = (step % (samples // batch)) * batch
+    return slice(start + rank * batch // workers, start + (rank + 1) * batch // workers)
+
+
+def evaluate(model, x, y, xt, yt) -> tuple[float, float]:
+    """``(training loss, test accuracy)`` of ``model``."""
+    import torch
+
+    with torch.no_grad():
+        loss = float(torch.nn.functional.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y)))
+        return loss, float((model(torch.from_numpy(xt)).argmax(1).numpy() == yt).mean())
 
 
 def flat_gradient(model) -> np.ndarray:
@@ -126,11 +154,9 @@ def worker(config: dict) -> None:
         if count == 0:
             break  # the PS is done
         load_parameters(model, np.frombuffer(_recv_exact(ctrl, 4 * count), dtype=np.float32).copy())
-        steps_per_epoch = len(x) // batch
-        start = (step % steps_per_epoch) * batch
-        shard = slice(start + rank * batch // n, start + (rank + 1) * batch // n)  # this worker's part of the batch
+        part = shard(step, rank, n, batch, len(x))
         model.zero_grad()
-        loss_fn(model(torch.from_numpy(x[shard])), torch.from_numpy(y[shard])).backward()
+        loss_fn(model(torch.from_numpy(x[part])), torch.from_numpy(y[part])).backward()
         values, _ = encode(flat_gradient(model), config["precision"], exponent)
         sender.send(step, values)
 
@@ -140,7 +166,7 @@ def ps(config: dict) -> None:
     line per epoch on stdout (loss, accuracy, times, bytes)."""
     import torch
 
-    from .endpoints import Collector
+    from .endpoints import SO_RCVBUFFORCE, Collector
     from .gradients import decode_mean, step_exponent
     from .xdp import MAX_SLOTS
 
@@ -152,7 +178,7 @@ def ps(config: dict) -> None:
     n = len(workers)
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind((config["address"], config["port"]))
-    udp.setsockopt(socket.SOL_SOCKET, 33, 32 << 20)  # SO_RCVBUFFORCE: a step's packets fit
+    udp.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 32 << 20)  # a step's packets fit
     collector = Collector(udp, workers, {int(w): tuple(a) for w, a in config["worker_addresses"].items()},
                           agg_id=config["agg_id"], switch=tuple(config["switch"]) if config.get("switch") else None)
     server = socket.create_server((config["address"], config["control_port"]))
@@ -164,31 +190,27 @@ def ps(config: dict) -> None:
     steps_per_epoch = len(x) // config["batch"]
     chunks = -(-flat_parameters(model).size // MAX_SLOTS)
     exponent, step = step_exponent(1.0, n), 0
+    precisions = sorted(set(workers.values()))
     for epoch in range(config["epochs"]):
-        t0, comm_s, loss_sum = time.perf_counter(), 0.0, 0.0
+        t0, comm_s = time.perf_counter(), 0.0
         for _ in range(steps_per_epoch):
             flat = flat_parameters(model)
             message = HEADER.pack(step, exponent, flat.size) + flat.tobytes()
             for conn in conns.values():
                 conn.sendall(message)
             c0 = time.perf_counter()
-            keys = [(step, t, p) for t in range(chunks) for p in sorted(set(workers.values()))]
+            keys = [(step, t, p) for t in range(chunks) for p in precisions]
             got = collector.collect(keys, retry_s=config["retry_s"], timeout_s=config["timeout_s"])
             comm_s += time.perf_counter() - c0
-            sums = {p: np.concatenate([got[step, t, p][0] for t in range(chunks)]) for p in set(workers.values())}
+            sums = {p: np.concatenate([got[step, t, p][0] for t in range(chunks)]) for p in precisions}
             mean = decode_mean(sums, exponent, n)
-            offset = 0
-            for prm in model.parameters():
-                prm.grad = torch.from_numpy(mean[offset:offset + prm.numel()].reshape(prm.shape).copy())
-                offset += prm.numel()
+            set_gradient(model, mean)
             opt.step()
             exponent = step_exponent(4 * float(np.abs(mean).max(initial=0.0)), n)  # next step's, with headroom
             step += 1
-        with torch.no_grad():
-            loss_sum = float(torch.nn.functional.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y)))
-            acc = float((model(torch.from_numpy(xt)).argmax(1).numpy() == yt).mean())
+        loss, acc = evaluate(model, x, y, xt, yt)
         seconds = time.perf_counter() - t0
-        print(json.dumps({"epoch": epoch + 1, "loss": loss_sum, "test_acc": acc, "epoch_s": seconds,
+        print(json.dumps({"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds,
                           "comm_s": comm_s, "samples_per_s": steps_per_epoch * config["batch"] / seconds,
                           "gradient_bytes": n * chunks * MAX_SLOTS * 4 * steps_per_epoch,
                           "collector": dict(collector.counters)}), flush=True)
@@ -219,24 +241,19 @@ def ring(config: dict) -> None:
     for epoch in range(config["epochs"]):
         t0, comm_s = time.perf_counter(), 0.0
         for s in range(steps_per_epoch):
-            shard = slice(s * batch + rank * batch // n, s * batch + (rank + 1) * batch // n)
+            part = shard(s, rank, n, batch, len(x))
             opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(torch.from_numpy(x[shard])), torch.from_numpy(y[shard])).backward()
+            torch.nn.functional.cross_entropy(model(torch.from_numpy(x[part])), torch.from_numpy(y[part])).backward()
             flat = torch.from_numpy(flat_gradient(model))
             c0 = time.perf_counter()
             dist.all_reduce(flat)
             comm_s += time.perf_counter() - c0
             flat /= n
-            offset = 0
-            for prm in model.parameters():
-                prm.grad = flat[offset:offset + prm.numel()].reshape(prm.shape).clone()
-                offset += prm.numel()
+            set_gradient(model, flat.numpy())
             opt.step()
         seconds = time.perf_counter() - t0
         if rank == 0:
-            with torch.no_grad():
-                loss = float(torch.nn.functional.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y)))
-                acc = float((model(torch.from_numpy(xt)).argmax(1).numpy() == yt).mean())
+            loss, acc = evaluate(model, x, y, xt, yt)
             print(json.dumps({"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds, "comm_s": comm_s,
                               "samples_per_s": steps_per_epoch * batch / seconds,
                               "gradient_bytes": n * flat_parameters(model).size * 4 * steps_per_epoch}), flush=True)

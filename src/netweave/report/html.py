@@ -51,8 +51,8 @@ def section_html(s: Section, png: bytes | None) -> str:
         parts.append(f'<p class="note">{escape(s.note)}</p>')
     if s.differs:
         parts.append(f'<p class="differs"><b>Where netweave differs from the paper:</b> {escape(s.differs)}</p>')
-    if paper_line(s):
-        parts.append(f'<p class="differs"><b>The paper:</b> {escape(paper_line(s))}</p>')
+    if paper := paper_line(s):
+        parts.append(f'<p class="differs"><b>The paper:</b> {escape(paper)}</p>')
     parts.append(html_table(s))
     if png is not None:
         src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")

@@ -17,7 +17,7 @@ def markdown_report(sections: list[Section], heading: str, intro: str = "") -> s
             continue
         lines += [s.note, ""] if s.note else []
         lines += [f"**Where netweave differs from the paper:** {s.differs}", ""] if s.differs else []
-        lines += [f"**The paper:** {paper_line(s)}", ""] if paper_line(s) else []
+        lines += [f"**The paper:** {paper}", ""] if (paper := paper_line(s)) else []
         lines += markdown_table(s) + ["", f"![{s.name}]({s.name}.png)", "",
                                       f"_{s.seconds:.1f} s; baseline: {s.baseline or 'none'}_", ""]
     return "\n".join(lines)

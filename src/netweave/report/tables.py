@@ -63,8 +63,8 @@ def caption(s: Section) -> str:
     lines = [s.note] if s.note else []
     if s.differs:
         lines.append(f"Where netweave differs from the paper: {s.differs}")
-    if paper_line(s):
-        lines.append(f"The paper: {paper_line(s)}")
+    if paper := paper_line(s):
+        lines.append(f"The paper: {paper}")
     if s.baseline:
         lines.append(f"Baseline (dimmed rows): {s.baseline}.")
     return "\n".join(lines)

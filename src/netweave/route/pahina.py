@@ -379,6 +379,12 @@ def training_metrics(a: Assignment, rates: Rates, model: TrainingModel = Trainin
         ina_efficiency=1.0 - at_ps / sent, min_worker_rate_gbps=min(rates.worker_gbps.values()))
 
 
+def aggregation_paths(net: Network, a: Assignment) -> dict[str, list[str]]:
+    """Each worker's node path: its widest path to its aggregator, then the aggregator's to the PS."""
+    ps = a.task.ps
+    return {w: net.path(w, v) if v == ps else net.path(w, v) + net.path(v, ps)[1:] for w, v in a.target.items()}
+
+
 def plan_precision(topo: Topology, task: Task, scheme: str, seed: int = 0, switch_gbps: float = 100.0,
                    model: TrainingModel = TrainingModel()) -> tuple[Assignment, Rates, Network, TrainingMetrics]:
     """Assign, rate and measure one task under ``scheme`` (one of :data:`SCHEMES`)."""

@@ -169,7 +169,7 @@ def load_routes(path: str | Path) -> tuple[Routes, list[Job]]:
 def route_precision(topo: Topology, jobs: list[Job], scheme: str, seed: int = 0, switch_gbps: float = 100.0,
                     model=None) -> PrecisionResult:
     """The precision-aware control plane (PAHInA or a baseline) on the one task of ``jobs``."""
-    from .pahina import TrainingModel, plan_precision
+    from .pahina import TrainingModel, aggregation_paths, plan_precision
 
     check_jobs(jobs, topo)
     tasks = [t for j in jobs for t in j.tasks]
@@ -179,11 +179,7 @@ def route_precision(topo: Topology, jobs: list[Job], scheme: str, seed: int = 0,
     t0 = time.perf_counter()
     assign, rates, net, metrics = plan_precision(topo, task, scheme, seed, switch_gbps, model or TrainingModel())
     solve = time.perf_counter() - t0
-    paths = {}
-    for w, v in assign.target.items():
-        head = net.path(w, v)
-        paths[w] = head if v == task.ps else head + net.path(v, task.ps)[1:]
-    route = TaskRoute(task.ps, min(rates.worker_gbps.values()), paths, worker_rates_gbps=rates.worker_gbps,
+    route = TaskRoute(task.ps, min(rates.worker_gbps.values()), aggregation_paths(net, assign), worker_rates_gbps=rates.worker_gbps,
                       aggregators=assign.target, precisions=task.precision_of())
     return PrecisionResult(algorithm=scheme, topology=topo.name, seed=seed, tasks={task.name: route},
                            output_streams_gbps={f"{s}:{p}": y for (s, p), y in rates.output_gbps.items()},

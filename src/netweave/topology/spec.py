@@ -46,6 +46,10 @@ BUILDERS = {
     "pcie8": ("pcie8  8 GPUs on PCIe switches, two sockets joined by QPI", builders.pcie8, {}),
     "star": ("star:n=…[,gbps,ina=1,pipelines,memory]  n hosts on one (INA) switch", builders.star,
              {"n": (int, ...), "ina": (bool, True)} | _NET | _INA),
+    "tree": ("tree:leaves=…,hosts=…[,gbps,host_gbps=LO-HI,ina=1,pipelines,memory,seed]  the PS H0 on a root switch over "
+             "leaf switches of hosts (PAHInA §VI-B's bridge tree; host_gbps: host links drawn from LO..HI Gb/s)",
+             builders.tree, {"leaves": (int, ...), "hosts": (int, ...), "ina": (bool, True), "seed": (int, 0),
+                             "host_gbps": (gbps_range, None)} | _NET | _INA),
     "leafspine": ("leafspine:leaves=…,spines=…,hosts=…[,ina=0.2,pipelines=4,seed,gbps,memory,switch_gbps=LO-HI]  two-tier Clos",
                   builders.leaf_spine,
                   {"leaves": (int, ...), "spines": (int, ...), "hosts": (int, ...), "ina": (float, 0.0),
@@ -69,6 +73,7 @@ def _fat_tree_size(k: int) -> tuple[int, int]:
 # (nodes, links) of a builder spec's topology from its counts, and which parameters to lower.
 SIZES = {
     "star": (lambda p: (p["n"] + 1, p["n"]), "n"),
+    "tree": (lambda p: (2 + p["leaves"] * (1 + p["hosts"]), 1 + p["leaves"] * (1 + p["hosts"])), "leaves or hosts"),
     "leafspine": (lambda p: (p["leaves"] * (1 + p["hosts"]) + p["spines"],
                              p["leaves"] * (p["hosts"] + p["spines"])), "leaves, spines or hosts"),
     "fattree": (lambda p: _fat_tree_size(p["k"]), "k"),

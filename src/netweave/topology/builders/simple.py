@@ -25,6 +25,32 @@ def star(n: int = 4, gbps: float = 100.0, ina: bool = True, pipelines: int = 1, 
     return net.build()
 
 
+def tree(leaves: int = 2, hosts: int = 4, gbps: float = 100.0, host_gbps: tuple[int, int] | None = None,
+         ina: bool = True, pipelines: int = 1, memory: int = 0, seed: int = 0, latency_us: float = 1.0) -> Topology:
+    """A two-level tree converging on a PS: host ``H0`` (the PS) on the root switch ``R0``, and
+    ``leaves`` leaf switches ``L0..`` under it with ``hosts`` hosts each (``H{1 + l*hosts + i}``
+    under leaf ``l``) — the Linux-bridge tree of PAHInA's testbed (§VI-B). Switch links run at
+    ``gbps``; with ``host_gbps=(LO, HI)`` every host link's bandwidth is drawn uniformly from the
+    integers ``LO..HI`` with ``seed`` (the paper draws 10–25 Gb/s per VM), else ``gbps``. Every
+    switch is INA-capable unless ``ina=0``."""
+    if leaves < 1 or hosts < 1:
+        raise NetweaveError(f"tree needs at least one leaf and one host per leaf (got leaves={leaves}, hosts={hosts})")
+    rng = np.random.default_rng(seed)
+    net = Net(f"tree-{leaves}x{hosts}")
+    extra = {"ina": True, "pipelines": pipelines, "aggregator_memory": memory} if ina else {}
+
+    def access() -> float:
+        return float(rng.integers(host_gbps[0], host_gbps[1] + 1)) if host_gbps else gbps
+
+    net.node("R0", "switch", tier=2, **extra)
+    net.link(net.node("H0", "host", tier=0), "R0", access(), latency_us)
+    for l in range(leaves):
+        net.link(net.node(f"L{l}", "switch", tier=1, **extra), "R0", gbps, latency_us)
+        for i in range(hosts):
+            net.link(net.node(f"H{1 + l * hosts + i}", "host", tier=0), f"L{l}", access(), latency_us)
+    return net.build()
+
+
 def random_regular(switches: int = 8, degree: int = 3, hosts: int = 8, gbps: float = 100.0,
                    seed: int = 0, latency_us: float = 1.0) -> Topology:
     """A connected random ``degree``-regular switch graph (Jellyfish, Singla et al. 2012) with

@@ -56,7 +56,8 @@ def _load() -> ctypes.CDLL:
 
 def set_backend(name: str = "auto") -> str:
     """Choose the implementation: ``native`` (raises if it cannot be built), ``python`` (the slow
-    path), or ``auto`` (native when a C compiler is there). Returns the one now active."""
+    path), or ``auto`` (native when it can be built and loaded; else the slow path, with the reason
+    in :data:`FALLBACK_REASON`). Returns the one now active."""
     global BACKEND, FALLBACK_REASON
     if name not in ("auto", "native", "python"):
         raise NetweaveError(f"batchio backend {name!r}: use auto, native or python")
@@ -65,7 +66,7 @@ def set_backend(name: str = "auto") -> str:
         return BACKEND
     try:
         _load()
-    except NoCompiler as e:
+    except (NoCompiler, NetweaveError, OSError) as e:  # no compiler, a failed build, an unwritable cache
         if name == "native":
             raise
         BACKEND, FALLBACK_REASON = "python", str(e)

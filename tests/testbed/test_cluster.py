@@ -45,6 +45,8 @@ def test_a_routing_plans_paths_are_pinned_both_ways():
     assert any(line.startswith(f"route add {h0}/32 via {plan.address['L0']} dev {plan.interface['S1', 'L0']}")
                and line.endswith("table 1001") for line in s1)
     assert not any("lookup" in line for line in plan.node_batch("S0"))  # off the path: default routes only
+    ups = [line for line in s1 if line.startswith("link set") and "lo" not in line.split()]
+    assert ups == [f"link set {plan.interface['S1', peer]} mtu 3000 up" for peer in plan.neighbours("S1")]  # jumbo frames
     assert f"rule add to {h0} lookup 1001 priority 100" in plan.node_batch("H3")
 
 

@@ -1,6 +1,8 @@
-"""The XDP aggregator in a switch namespace: exact sums (vs numpy and vs the userspace state
-machine, bit for bit), duplicates dropped, a lost packet recovered by the agent's NACK, and a full
-aggregator memory falling back to the PS (needs root, clang and libbpf: skipped otherwise)."""
+"""The XDP aggregator in a switch namespace: exact sums for each precision in its container (int16,
+int32, int64; vs numpy and vs the userspace state machine, bit for bit, saturating exactly at the
+containers' bounds), results the size of the packets they replace, duplicates dropped, a lost
+packet recovered by the agent's NACK, and a full aggregator memory falling back to the PS (needs
+root, clang and libbpf: skipped otherwise)."""
 
 import json
 import shutil
@@ -12,14 +14,18 @@ import time
 import numpy as np
 import pytest
 
+from netweave.dataplane import fixedpoint
 from netweave.dataplane.aggregation import AggregationState
+from netweave.dataplane.packet import HEADER
 from netweave.testbed import Testbed, netns, plan_cluster
 from netweave.testbed.xdp import MAX_SLOTS, key_bytes
 from netweave.topology import load_topology_spec
 
 PORT = 47000
-WORKERS = {1: "fp8", 2: "fp16", 3: "fp16"}
-HOSTS = {1: "H1", 2: "H2", 3: "H3"}
+WORKERS = {1: "fp8", 2: "fp8", 3: "fp16", 4: "fp16", 5: "fp32", 6: "fp32"}
+HOSTS = {w: f"H{w}" for w in WORKERS}
+PRECISIONS = ("fp8", "fp16", "fp32")
+STAR = f"star:n={len(WORKERS) + 1}"
 missing = netns.missing_requirements("clang")
 pytestmark = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None,
                                 reason="the XDP data plane needs " + ("; ".join(missing) or "clang"))
@@ -30,11 +36,13 @@ def ns_python(ns: str, code: str) -> subprocess.Popen:
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def exchange(tmp_path, values, duplicate=False, skip=None, memory_bytes=8 << 20):
-    """Workers H1-H3 send ``values[w]`` (T, N) as DATA packets to the PS H0 through the XDP switch S0;
-    returns what the PS received ``{(kind, wor_id, tensor, precision): values}`` and the agent's report.
-    ``skip=(w, t)``: worker w first leaves tensor t out and sends it only when NACKed."""
-    plan = plan_cluster(load_topology_spec("star:n=4"), scale=0.1)
+def exchange(tmp_path, values, duplicate=False, skip=None, memory_bytes=8 << 20, misfit=False):
+    """Workers H1-H6 send ``values[w]`` (T, N) as DATA packets to the PS H0 through the XDP switch S0;
+    returns what the PS received ``{(kind, wor_id, tensor, precision): (values, datagram bytes)}`` and
+    the agent's report (with ``ps_malformed``: datagrams the PS could not decode). ``skip=(w, t)``:
+    worker w first leaves tensor t out and sends it only when NACKed. ``misfit``: worker 1 (fp8) also
+    sends tensor 999 with int32-wide values, announced as fp8 (its length is not 22 + count × 2)."""
+    plan = plan_cluster(load_topology_spec(STAR), scale=0.1)
     with Testbed(plan) as p:
         config = {"agg_id": 1, "port": PORT, "workers": WORKERS, "timeout_s": 0.2, "memory_bytes": memory_bytes,
                   "addresses": {w: p.address[h] for w, h in HOSTS.items()}}
@@ -44,15 +52,20 @@ def exchange(tmp_path, values, duplicate=False, skip=None, memory_bytes=8 << 20)
         assert json.loads(agent.stdout.readline())["ready"], agent.stderr.read()
         ps = ns_python(p.namespace["H0"], f"""
             import json, socket
-            from netweave.dataplane.packet import decode
+            from netweave.dataplane.packet import PacketError, decode
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("{p.address['H0']}", {PORT})); s.settimeout(2.5)
-            got = []
+            got, malformed = [], 0
             try:
                 while True:
-                    d = decode(s.recv(65536))
-                    got.append([d.kind, d.wor_id, d.tensor_id, d.precision, d.values.tolist()])
+                    raw = s.recv(65536)
+                    try:
+                        d = decode(raw)
+                    except PacketError:
+                        malformed += 1
+                        continue
+                    got.append([d.kind, d.wor_id, d.tensor_id, d.precision, d.values.tolist(), len(raw)])
             except socket.timeout:
-                print(json.dumps(got))""")
+                print(json.dumps([got, malformed]))""")
         time.sleep(0.3)
         senders = []
         for w, h in HOSTS.items():
@@ -70,6 +83,10 @@ def exchange(tmp_path, values, duplicate=False, skip=None, memory_bytes=8 << 20)
                         send(t)
                         if {duplicate}:
                             send(t)
+                if {misfit and w == 1}:
+                    raw = bytearray(Packet(DATA, 1, {w}, "fp16", 0, 999, v[0].astype(np.int32)).encode())
+                    raw[9] = 1  # announced fp8
+                    s.sendto(bytes(raw), ("{p.address['H0']}", {PORT}))
                 if {held} >= 0:  # wait for the switch's NACK, then resend
                     s.settimeout(3.0)
                     d = decode(s.recv(65536))
@@ -77,10 +94,11 @@ def exchange(tmp_path, values, duplicate=False, skip=None, memory_bytes=8 << 20)
                     send({held})"""))
         for s in senders:
             assert s.wait(timeout=30) == 0, s.stderr.read()
-        got = json.loads(ps.communicate(timeout=30)[0])
+        got, malformed = json.loads(ps.communicate(timeout=30)[0])
         report = json.loads(agent.communicate(input="", timeout=15)[0].strip().splitlines()[-1])
+        report["ps_malformed"] = malformed
     assert not netns.namespaces(plan.prefix + "-")  # the cluster and the agent are gone
-    return {(k, w, t, prec): np.array(v, np.int64) for k, w, t, prec, v in got}, report
+    return {(k, w, t, prec): (np.array(v, np.int64), size) for k, w, t, prec, v, size in got}, report
 
 
 def expected(values, t):
@@ -91,30 +109,51 @@ def expected(values, t):
         r = state.accept(w, 0, t, WORKERS[w], values[w][t], now=0.0)
         if r is not None:
             user[WORKERS[w]] = r[0].astype(np.int64)
-    numpy = {prec: sum(values[w][t].astype(np.int64) for w in WORKERS if WORKERS[w] == prec) for prec in ("fp8", "fp16")}
+    numpy = {prec: sum(values[w][t].astype(np.int64) for w in WORKERS if WORKERS[w] == prec) for prec in PRECISIONS}
     return numpy, user
 
 
-def values_for(seed, tensors=12, n=200, scale=2 ** 20):
+def values_for(seed, tensors=12, n=200):
+    """Random values of each worker's container, within half its value range (so most sums fit)."""
     rng = np.random.default_rng(seed)
-    return {w: rng.integers(-scale, scale, size=(tensors, n), dtype=np.int32) for w in WORKERS}
+    out = {}
+    for w, p in WORKERS.items():
+        lo, hi = fixedpoint.value_range(p)
+        out[w] = rng.integers(lo // 2, hi // 2, size=(tensors, n), endpoint=True).astype(fixedpoint.container_dtype(p))
+    return out
+
+
+def edges(values):
+    """Tensor 0 of each precision's two workers: sums exactly at the container's bounds, one past
+    them (saturated), far past them, and negative ones; fp32's int64 sums of the int57 value
+    bounds neither wrap nor saturate."""
+    for p in PRECISIONS:
+        a, b = [w for w in WORKERS if WORKERS[w] == p]
+        lo, hi = fixedpoint.value_range(p)
+        values[a][0, :8] = [hi, hi, lo, lo, hi, -5, hi, lo]
+        values[b][0, :8] = [0, 1, 0, -1, lo, -7, hi, lo]
 
 
 def test_sums_are_exact_and_bit_identical_to_the_userspace_service(tmp_path):
     values = values_for(0)
-    values[2][0, :3] = [2 ** 31 - 1, -2 ** 31, 2 ** 31 - 1]  # fp16 sums leave int32: saturated once, at the end
-    values[3][0, :3] = [5, -5, -2 ** 31]
-    got, report = exchange(tmp_path, values)
+    edges(values)
+    got, report = exchange(tmp_path, values, misfit=True)
     for t in range(12):
         numpy, user = expected(values, t)
-        for prec, workers in (("fp8", 1), ("fp16", 2)):
-            xdp = got[2, workers, t, prec]
+        for prec in PRECISIONS:
+            xdp, size = got[2, 2, t, prec]
             assert np.array_equal(xdp, user[prec])  # bit-identical to netweave.dataplane
-            assert np.array_equal(xdp, np.clip(numpy[prec], -2 ** 31, 2 ** 31 - 1))
-    assert got[2, 2, 0, "fp16"][:3].tolist() == [2 ** 31 - 1, -2 ** 31, -1]
+            assert np.array_equal(xdp, fixedpoint.saturate(numpy[prec], prec)[0])  # and to numpy
+            assert size == HEADER.size + 200 * fixedpoint.value_bytes(prec)  # the result replaced the packet in place
+    for prec in ("fp8", "fp16"):
+        lo, hi = fixedpoint.container_range(prec)
+        assert got[2, 2, 0, prec][0][:8].tolist() == [hi, hi, lo, lo, -1, -12, hi, lo]
+    lo, hi = fixedpoint.value_range("fp32")
+    assert got[2, 2, 0, "fp32"][0][:8].tolist() == [hi, hi + 1, lo, lo - 1, -1, -12, 2 * hi, 2 * lo]
     c = report["counters"]
-    assert c["accepted"] == 36 and c["results"] == 24 and c["duplicates"] == 0 and len(got) == 24  # only RESULTs reach the PS
-    assert c["saturated"] == 1
+    assert c["accepted"] == 72 and c["results"] == 36 and c["duplicates"] == 0 and len(got) == 36  # only RESULTs reach the PS
+    assert c["saturated"] == 2  # tensor 0's fp8 and fp16 results
+    assert c["mismatched"] == 1 and report["ps_malformed"] == 1  # the misfit passed the switch untouched
 
 
 def test_duplicates_are_dropped_and_a_lost_packet_is_nacked_and_resent(tmp_path):
@@ -122,9 +161,10 @@ def test_duplicates_are_dropped_and_a_lost_packet_is_nacked_and_resent(tmp_path)
     got, report = exchange(tmp_path, values, duplicate=True, skip=(3, 4))
     for t in range(6):
         numpy, _ = expected(values, t)
-        assert np.array_equal(got[2, 2, t, "fp16"], numpy["fp16"]) and np.array_equal(got[2, 1, t, "fp8"], numpy["fp8"])
+        for prec in PRECISIONS:
+            assert np.array_equal(got[2, 2, t, prec][0], numpy[prec])
     c = report["counters"]
-    assert c["duplicates"] == 17 and c["results"] == 12 and c["timeouts"] >= 1 and report["nacks_sent"] >= 1
+    assert c["duplicates"] == 6 * 6 - 1 and c["results"] == 18 and c["timeouts"] >= 1 and report["nacks_sent"] >= 1
 
 
 def test_a_full_aggregator_memory_passes_packets_to_the_ps(tmp_path):
@@ -134,9 +174,9 @@ def test_a_full_aggregator_memory_passes_packets_to_the_ps(tmp_path):
     assert c["passed_full"] > 0
     for t in range(4):  # every value reached the PS: aggregated by the switch, or as the workers sent it
         numpy, _ = expected(values, t)
-        for prec in ("fp8", "fp16"):
-            result = [v for (k, _, tt, p), v in got.items() if k == 2 and tt == t and p == prec]
-            raw = [v for (k, w, tt, p), v in got.items() if k == 1 and tt == t and p == prec]
+        for prec in PRECISIONS:
+            result = [v for (k, _, tt, p), (v, _) in got.items() if k == 2 and tt == t and p == prec]
+            raw = [v for (k, w, tt, p), (v, _) in got.items() if k == 1 and tt == t and p == prec]
             assert np.array_equal(sum(result + raw), numpy[prec])
 
 
@@ -146,7 +186,7 @@ def impaired_exchange(tmp_path, values, dataplane):
     Returns the PS's sums ``{"tensor/precision": [...]}``, the workers' resend counts and the agent's report."""
     from netweave.testbed import Impairment
 
-    plan = plan_cluster(load_topology_spec("star:n=4"), scale=0.1,
+    plan = plan_cluster(load_topology_spec(STAR), scale=0.1,
                         impairment=Impairment(loss=0.05, duplicate=0.05, reorder=0.1))
     with Testbed(plan) as p:
         ps_address = (p.address["H0"], PORT)
@@ -164,7 +204,7 @@ def impaired_exchange(tmp_path, values, dataplane):
             from netweave.testbed.endpoints import Collector
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind({ps_address!r})
             c = Collector(s, {WORKERS!r}, {addresses!r}, switch=("{p.address['S0']}", {PORT}))
-            keys = [(0, t, prec) for t in range(40) for prec in ("fp8", "fp16")]
+            keys = [(0, t, prec) for t in range(40) for prec in {PRECISIONS!r}]
             got = c.collect(keys, retry_s=0.4, timeout_s=30)
             print(json.dumps({{f"{{k[1]}}/{{k[2]}}": v.tolist() for k, (v, _) in got.items()}}))""")
         senders = []
@@ -191,7 +231,7 @@ def test_exact_under_loss_duplication_and_reordering_and_equal_to_the_userspace_
     values = values_for(3, tensors=1, n=MAX_SLOTS * 40)  # 40 full packets per worker
     planes = {plane: impaired_exchange(tmp_path, values, plane) for plane in ("xdp", "user")}
     for t in range(40):
-        for prec in ("fp8", "fp16"):
+        for prec in PRECISIONS:
             part = slice(MAX_SLOTS * t, MAX_SLOTS * (t + 1))
             expect = sum(values[w][0][part].astype(np.int64) for w in WORKERS if WORKERS[w] == prec)
             assert planes["xdp"][0][f"{t}/{prec}"] == planes["user"][0][f"{t}/{prec}"] == expect.tolist()

@@ -2,8 +2,8 @@
 
 Keyed by ``(epoch_id, tensor_id, precision)`` (precisions never mix: hierarchical aggregation):
 - the *state map* holds the bitmap of workers seen (``Wor_list``) and the timer deadline;
-- the *data map* holds the running fixed-point sum, exact in int64 (saturated to int32 once the
-  sum is complete: order-independent, see :mod:`.fixedpoint`).
+- the *data map* holds the running fixed-point sum, exact in int64 (saturated to the precision's
+  container — int16, int32, int64 — once the sum is complete: order-independent, see :mod:`.fixedpoint`).
 
 The first packet of a key seeds both maps (a key already completed in the current or the previous
 epoch is not restarted: its late duplicates and resends are rejected, and its result is kept so it
@@ -55,7 +55,8 @@ class AggregationState:
 
     def accept(self, wor_id: int, epoch: int, tensor: int, precision: str, values: np.ndarray,
                now: float) -> tuple[np.ndarray, bool] | None:
-        """One DATA packet; returns ``(sum, saturated)`` when it was the last one, else None."""
+        """One DATA packet; returns ``(sum in the precision's container, saturated)`` when it was the
+        last one, else None."""
         if self.workers.get(wor_id) != precision:  # not ours, or not at the precision it was assigned
             self.counters.unknown_workers += 1
             return None
@@ -79,7 +80,7 @@ class AggregationState:
         self.counters.accepted += 1
         if self.state[key][0] == self.full[precision]:  # the last packet carries the result; free both entries
             del self.state[key]
-            total, sat = fixedpoint.saturate(self.data.pop(key))
+            total, sat = fixedpoint.saturate(self.data.pop(key), precision)
             saturated = sat > 0
             self.counters.saturated += sat
             if epoch > self._newest_epoch:  # a new epoch: forget what finished two epochs ago (once, not per key)

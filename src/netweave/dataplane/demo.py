@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import NetweaveError
 from ..route.jobs import precision_mix
 from . import fixedpoint
+from .packet import MAX_VALUES
 from .service import Faults, run_service
 
 
@@ -34,8 +35,8 @@ def demo(workers: int = 8, aggregators: int = 2, epochs: int = 2, tensors: int =
 
     Workers go round robin to aggregators ``1..aggregators``; every fifth goes straight to the PS.
     """
-    if workers < 1 or aggregators < 0 or epochs < 1 or tensors < 1 or not 1 <= values <= 16_000:
-        raise NetweaveError("aggsvc demo needs workers, epochs and tensors ≥ 1 and 1..16000 values per tensor")
+    if workers < 1 or aggregators < 0 or epochs < 1 or tensors < 1 or not 1 <= values <= MAX_VALUES:
+        raise NetweaveError(f"aggsvc demo needs workers, epochs and tensors ≥ 1 and 1..{MAX_VALUES} values per tensor")
     if workers > 0xFFFF or aggregators >= 0xFFFF:
         raise NetweaveError(f"aggsvc demo: --workers {workers} / --aggregators {aggregators} exceed the packet's 16-bit "
                             "wor_id / agg_id (at most 65535 workers)")

@@ -123,7 +123,7 @@ class Worker:
     wor_id: int
     precision: str
     agg_id: int
-    tensors: dict[tuple[int, int], np.ndarray]  # (epoch, tensor) -> int32 values
+    tensors: dict[tuple[int, int], np.ndarray]  # (epoch, tensor) -> fixed-point values (the precision's container)
     faults: Faults
     rng: np.random.Generator
     target: tuple[str, int] = None
@@ -186,7 +186,7 @@ async def run_service(assignment: dict[int, int], precisions: dict[int, str], te
                       deadline_s: float = 20.0) -> dict:
     """Run workers (``wor_id`` -> aggregator id; 0 = the PS itself) through the service once.
 
-    ``tensors``: wor_id -> {(epoch, tensor): int32 values}. Returns the PS's totals and counters.
+    ``tensors``: wor_id -> {(epoch, tensor): fixed-point values in the precision's container}. Returns the PS's totals and counters.
     """
     faults.check()
     loop = asyncio.get_running_loop()

@@ -32,6 +32,8 @@ from .netns import PREFIX
 
 MAX_NODES = 250  # identity addresses: one /24 per kind is plenty for the ~20-host clusters this emulates
 MIN_KBIT = 8  # tc's smallest useful rate
+MTU = 3000  # jumbo frames, as data-centre clusters use: a packet of 256 fp32 values (int64: 2,048 B) and its
+# headers exceeds 1,500 B; veth's native XDP takes frames up to about 3.5 KB (a page less headroom)
 
 
 def new_prefix(pid: int | None = None) -> str:
@@ -131,7 +133,7 @@ class ClusterPlan:
         me = self.address[node]
         lines = ["link set lo up", f"addr add {me}/32 dev lo"]
         for peer in self.neighbours(node):
-            lines.append(f"link set {self.interface[node, peer]} up")
+            lines.append(f"link set {self.interface[node, peer]} mtu {MTU} up")
             if node in self.hosts:  # also on the uplink, for software that binds an interface's address (gloo)
                 lines.append(f"addr add {me}/32 dev {self.interface[node, peer]}")
         for (at, dst), hop in sorted(self.next_hop.items()):

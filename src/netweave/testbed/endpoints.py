@@ -3,12 +3,13 @@ collector (pahina.txt §IV-B/C), over UDP inside the namespaces, exact under los
 reordering.
 
 * :class:`WorkerSender` sends a step's fixed-point values as DATA packets of at most
-  :data:`~.xdp.MAX_SLOTS` values (one ``tensor_id`` per chunk) toward the PS, keeps them, and
-  resends a chunk when a NACK names it (from a switch's agent, or from the PS).
+  :data:`~.xdp.MAX_SLOTS` values in its precision's container (int16, int32, int64: one
+  ``tensor_id`` per chunk) toward the PS, keeps them, and resends a chunk when a NACK names it
+  (from a switch's agent, or from the PS).
 * :class:`Collector` gathers, per ``(epoch, tensor, precision)``, either the RESULT a switch
   aggregated or the DATA packets of every worker (a key the switch bypassed, or a worker that
   sends straight to the PS) and sums those itself, exactly as the switch would (int64, saturated
-  once). A key still incomplete after ``retry_s`` is asked for again: from the switch (a NACK with
+  once to the precision's container). A key still incomplete after ``retry_s`` is asked for again: from the switch (a NACK with
   ``wor_id`` 0: "send this key's result again", which makes its agent forget the key and NACK its
   workers) and from each worker whose DATA is missing.
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dataplane import fixedpoint
-from ..dataplane.packet import DATA, NACK, RESULT, Packet, PacketError, decode
+from ..dataplane.packet import DATA, NACK, RESULT, Packet, PacketError, datagram_bytes, decode, encode_chunks
 from .xdp import MAX_SLOTS
 
 Key = tuple[int, int, str]  # (epoch, tensor, precision)
@@ -33,8 +34,15 @@ SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF beyond net.core.rmem_max, for root (not 
 
 
 def chunks(values: np.ndarray) -> list[np.ndarray]:
-    """``values`` (int32, flat) cut into packets of at most MAX_SLOTS values."""
+    """``values`` (flat) cut into packets of at most MAX_SLOTS values."""
     return [values[i:i + MAX_SLOTS] for i in range(0, values.size, MAX_SLOTS)] or [values[:0]]
+
+
+def packet_bytes(precision: str, values: int) -> int:
+    """UDP payload bytes a :class:`WorkerSender` sends for ``values`` values of ``precision``: one
+    22-byte header per chunk of MAX_SLOTS values, and each value in its container (2, 4, 8 bytes)."""
+    full, rest = divmod(values, MAX_SLOTS)
+    return full * datagram_bytes(precision, MAX_SLOTS) + (datagram_bytes(precision, rest) if rest or not full else 0)
 
 
 @dataclass
@@ -50,14 +58,16 @@ class WorkerSender:
     resent: int = 0
 
     def send(self, epoch: int, values: np.ndarray, first_tensor: int = 0) -> int:
-        """Send ``values`` (int32) as chunks ``first_tensor, first_tensor + 1, …``; returns the chunk count."""
-        parts = chunks(np.ascontiguousarray(values, dtype=np.int32).ravel())
-        for i, part in enumerate(parts):
-            datagram = Packet(DATA, self.agg_id, self.wor_id, self.precision, epoch, first_tensor + i, part).encode()
+        """Send ``values`` (fixed point within the precision's container) as chunks ``first_tensor,
+        first_tensor + 1, …``; returns the chunk count."""
+        buffer, lengths = encode_chunks(DATA, self.agg_id, self.wor_id, self.precision, epoch, first_tensor,
+                                        np.ravel(values), MAX_SLOTS)
+        for i, length in enumerate(lengths.tolist()):
+            datagram = buffer[i, :length].tobytes()
             self.kept[epoch, first_tensor + i] = datagram
             self.sock.sendto(datagram, self.ps)
         self.kept = {k: v for k, v in self.kept.items() if k[0] >= epoch - 1}  # two epochs kept for resends
-        return len(parts)
+        return len(lengths)
 
     def serve(self, quiet_s: float, deadline_s: float = 60.0) -> None:
         """Answer NACKs until none came for ``quiet_s`` seconds (or ``deadline_s`` passed)."""
@@ -125,7 +135,7 @@ class Collector:
         self.counters["asked"] += 1
 
     def collect(self, keys: list[Key], retry_s: float = 0.3, timeout_s: float = 30.0) -> dict[Key, tuple[np.ndarray, bool]]:
-        """Every key's sum as ``(int32 values, saturated)``; asks again for what is missing every
+        """Every key's sum as ``(values in the precision's container, saturated)``; asks again for what is missing every
         ``retry_s`` s; raises TimeoutError after ``timeout_s`` with the keys still missing."""
         end = time.monotonic() + timeout_s
         next_ask = time.monotonic() + retry_s
@@ -150,6 +160,6 @@ class Collector:
                 pending = {k for k in pending if k not in self.results}
         out = {}
         for k in keys:
-            values, saturated = fixedpoint.saturate(self.results[k])
+            values, saturated = fixedpoint.saturate(self.results[k], k[2])
             out[k] = (values, saturated > 0 or self.saturated.get(k, False))
         return out

@@ -1,7 +1,8 @@
 """Compiling, loading and driving the XDP aggregator (``bpf/ina_agg.bpf.c``) through libbpf.
 
 * :func:`compile_program` builds the object with clang at first use and caches it by the source's
-  hash (``$XDG_CACHE_HOME/netweave/bpf``).
+  hash (``$XDG_CACHE_HOME/netweave/bpf``); the aggregator gets each precision's container width
+  from :data:`netweave.dataplane.fixedpoint.CONTAINER_BITS` as ``-D`` defines (:func:`aggregator_defines`).
 * :class:`XdpAggregator` opens it with libbpf (``libbpf.so.1``, through ctypes), sizes the state
   and data maps to the switch's aggregator memory, loads it, attaches it to interfaces as BPF
   links (closed, hence detached, when the process ends: nothing stays behind), fills the
@@ -24,20 +25,27 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from ..dataplane.fixedpoint import value_bytes
+from ..dataplane.packet import PRECISION_CODE
 from ..errors import NetweaveError
 
 SOURCE = "ina_agg.bpf.c"
 MAX_SLOTS = 256  # values per packet (bpf source)
 COUNTERS = ("accepted", "duplicates", "results", "saturated", "passed_full", "mismatched", "unknown", "timeouts",
             "raced")  # the order of the counters enum in bpf/ina_agg.bpf.c
-PRECISION_CODE = {"fp8": 1, "fp16": 2, "fp32": 3}
 KEY = struct.Struct("=IHBx")  # struct key
 EVENT = struct.Struct("=IHBxQ")  # struct event: key, bitmap
 
 
 def key_bytes() -> int:
-    """Aggregator memory one in-flight key takes: the state entry and its int64 sums."""
+    """Aggregator memory one in-flight key takes: the state entry and its int64 sums (whatever the
+    precision's container on the wire)."""
     return 64 + 8 * MAX_SLOTS
+
+
+def aggregator_defines() -> dict[str, int]:
+    """The ``-D`` defines of ``ina_agg.bpf.c``: each precision's bytes per value on the wire."""
+    return {f"WIDTH_{p.upper()}": value_bytes(p) for p in PRECISION_CODE}
 
 
 def source_path(name: str = SOURCE) -> Path:
@@ -124,7 +132,7 @@ class XdpAggregator:
         if len(config.workers) > 64:
             raise NetweaveError(f"aggregator {config.agg_id}: {len(config.workers)} workers exceed the 64-bit bitmap")
         self.config, self.lib = config, _libbpf()
-        self.obj = self.lib.bpf_object__open_file(str(obj or compile_program()).encode(), None)
+        self.obj = self.lib.bpf_object__open_file(str(obj or compile_program(SOURCE, aggregator_defines())).encode(), None)
         if not self.obj:
             raise NetweaveError(f"libbpf could not open the aggregator object (errno {ctypes.get_errno()})")
         self.links, self._ring = [], None

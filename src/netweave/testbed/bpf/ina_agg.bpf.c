@@ -9,13 +9,19 @@
  * Two maps, keyed by (epoch_id, tensor_id, precision) — precisions never mix:
  *   state: the bitmap of workers seen, how many have finished adding, and a bpf_timer;
  *   data:  the running fixed-point sum, exact in int64, one slot per value (at most MAX_SLOTS).
+ * Values travel in the container of the packet's precision, big-endian: fp8 int16, fp16 int32,
+ * fp32 int64 (netweave.dataplane.fixedpoint.CONTAINER_BITS; the widths come in as -DWIDTH_FP8=2
+ * -DWIDTH_FP16=4 -DWIDTH_FP32=8 from xdp.py, which reads that table). A DATA packet must be exactly
+ * header + count × width bytes; its values are sign-extended into the int64 sums.
  * No lock: packets of one key arriving on different interfaces run on different CPUs, so the
  * bitmap is claimed with an atomic fetch-or (a worker whose bit is already set is a duplicate and
- * is dropped) and values are added with atomic 64-bit adds; the sum is saturated to int32 only
+ * is dropped) and values are added with atomic 64-bit adds; the sum is saturated to the
+ * container's range (int16, int32; int64 never saturates: fp32 values are limited to ±2^56) only
  * when complete, which makes it independent of the arrival order (netweave.dataplane.fixedpoint
  * does the same, so both data planes give bit-identical sums). The packet whose atomic increment
- * of `added` reaches the number of workers is the last to have added: it is rewritten into the
- * RESULT (kind 2, wor_id = workers summed, flags bit 0 = saturated) and passed on to the PS, and
+ * of `added` reaches the number of workers is the last to have added: its values are overwritten
+ * in place with the RESULT in the same container (same length: the packet neither grows nor
+ * shrinks), kind 2, wor_id = workers summed, flags bit 0 = saturated; it passes on to the PS, and
  * both entries are freed.
  * A completed key stays in `done` (LRU) so that late duplicates are dropped, not re-aggregated.
  * When the state map is full (the switch's aggregator memory), the key is marked in `bypass` and
@@ -42,8 +48,17 @@
 #define KIND_RESULT 2
 #define CLOCK_MONOTONIC 1
 #define EEXIST 17
+#define INT16_MAX_ 32767LL
+#define INT16_MIN_ (-32768LL)
 #define INT32_MAX_ 2147483647LL
 #define INT32_MIN_ (-2147483647LL - 1)
+#ifndef WIDTH_FP8
+#error "compile with -DWIDTH_FP8=2 -DWIDTH_FP16=4 -DWIDTH_FP32=8 (netweave.testbed.xdp.compile_program does)"
+#endif
+#define MAX_WIDTH 8
+#if WIDTH_FP8 > MAX_WIDTH || WIDTH_FP16 > MAX_WIDTH || WIDTH_FP32 > MAX_WIDTH
+#error "a container wider than 8 bytes does not fit the int64 sums"
+#endif
 
 struct config {
     __u32 port;        /* aggregation UDP port, host order */
@@ -78,12 +93,13 @@ struct sums {
 };
 
 struct scratch {
-    __s32 in[MAX_SLOTS];   /* the packet's values, network order */
+    __u8 in[MAX_SLOTS * MAX_WIDTH];   /* the packet's values, network order, `width` bytes each */
 };
 
 struct loop_ctx {
     struct sums *sum;
     struct scratch *buf;
+    __u32 width;
     __u32 saturated;
 };
 
@@ -107,11 +123,42 @@ struct { __uint(type, BPF_MAP_TYPE_RINGBUF); __uint(max_entries, 1 << 16); } eve
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct sums); } zeros SEC(".maps");  /* never written: seeds data */
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
 
+static __always_inline __u32 width_of(__u8 precision)
+{
+    return precision == 1 ? WIDTH_FP8 : precision == 2 ? WIDTH_FP16 : WIDTH_FP32;
+}
+
+/* value i of the packet, sign-extended from its container */
+static __always_inline __s64 read_value(struct scratch *buf, __u32 width, __u64 i)
+{
+    if (width == 2)
+        return (__s16)bpf_ntohs(((__u16 *)buf->in)[i & (MAX_SLOTS - 1)]);
+    if (width == 4)
+        return (__s32)bpf_ntohl(((__u32 *)buf->in)[i & (MAX_SLOTS - 1)]);
+    return (__s64)bpf_be64_to_cpu(((__u64 *)buf->in)[i & (MAX_SLOTS - 1)]);
+}
+
+/* value i of the result: the complete sum saturated to the container, written back in its width */
+static __always_inline __u32 write_value(struct scratch *buf, __u32 width, __u64 i, __s64 x)
+{
+    __s64 clipped = x;
+    if (width == 2) {
+        clipped = x > INT16_MAX_ ? INT16_MAX_ : (x < INT16_MIN_ ? INT16_MIN_ : x);
+        ((__u16 *)buf->in)[i & (MAX_SLOTS - 1)] = bpf_htons((__u16)(__s16)clipped);
+    } else if (width == 4) {
+        clipped = x > INT32_MAX_ ? INT32_MAX_ : (x < INT32_MIN_ ? INT32_MIN_ : x);
+        ((__u32 *)buf->in)[i & (MAX_SLOTS - 1)] = bpf_htonl((__u32)(__s32)clipped);
+    } else {  /* int64: the sum is the result */
+        ((__u64 *)buf->in)[i & (MAX_SLOTS - 1)] = bpf_cpu_to_be64((__u64)x);
+    }
+    return clipped != x;
+}
+
 static long add_value(__u64 i, struct loop_ctx *lc)
 {
     if (i >= MAX_SLOTS)
         return 1;
-    __sync_fetch_and_add(&lc->sum->v[i], (__s64)(__s32)bpf_ntohl(lc->buf->in[i]));
+    __sync_fetch_and_add(&lc->sum->v[i], read_value(lc->buf, lc->width, i));
     return 0;
 }
 
@@ -119,10 +166,7 @@ static long write_result(__u64 i, struct loop_ctx *lc)
 {
     if (i >= MAX_SLOTS)
         return 1;
-    __s64 x = lc->sum->v[i];
-    __s64 clipped = x > INT32_MAX_ ? INT32_MAX_ : (x < INT32_MIN_ ? INT32_MIN_ : x);
-    lc->saturated |= clipped != x;
-    lc->buf->in[i] = bpf_htonl((__u32)(__s32)clipped);
+    lc->saturated |= write_value(lc->buf, lc->width, i, lc->sum->v[i]);
     return 0;
 }
 
@@ -193,10 +237,11 @@ int ina_aggregate(struct xdp_md *ctx)
         count(C_UNKNOWN);
         return XDP_PASS;  /* not ours, or not at its precision: the PS sees it as sent */
     }
-    __s32 *vals = (void *)(hdr + HEADER_BYTES);
-    if (n == 0 || n > MAX_SLOTS || (void *)(vals + n) > data_end || (void *)(vals + n) < data_end) {
+    __u8 *vals = hdr + HEADER_BYTES;
+    __u32 width = width_of(precision);
+    if (n == 0 || n > MAX_SLOTS || (void *)(vals + n * width) != data_end) {
         count(C_MISMATCHED);
-        return XDP_PASS;
+        return XDP_PASS;  /* not header + count x width bytes */
     }
     struct key k = {.epoch = epoch, .tensor = tensor, .precision = precision};
     if (bpf_map_lookup_elem(&done, &k)) {
@@ -255,10 +300,11 @@ int ina_aggregate(struct xdp_md *ctx)
     if (!buf)
         return XDP_PASS;
     __u32 offset = (__u32)((void *)vals - pkt);
-    __u64 len = (((__u64)n - 1) & (MAX_SLOTS - 1)) * 4 + 4;  /* = 4 n for 1 <= n <= MAX_SLOTS, provably in [4, 1024] */
+    /* = n x width for 1 <= n <= MAX_SLOTS and width <= MAX_WIDTH, provably in [1, MAX_SLOTS x MAX_WIDTH] */
+    __u64 len = (((__u64)n * width - 1) & (MAX_SLOTS * MAX_WIDTH - 1)) + 1;
     if (bpf_xdp_load_bytes(ctx, offset, buf->in, len) < 0)
         return XDP_PASS;
-    struct loop_ctx lc = {.sum = sum, .buf = buf, .saturated = 0};
+    struct loop_ctx lc = {.sum = sum, .buf = buf, .width = width, .saturated = 0};
     bpf_loop(n, add_value, &lc, 0);
     __u64 workers_in = (__u64)__builtin_popcountll(*want);
     __u64 added = __sync_add_and_fetch(&s->added, 1);
@@ -267,7 +313,7 @@ int ina_aggregate(struct xdp_md *ctx)
         return XDP_DROP;  /* absorbed: its values are in the sum */
     /* the last to add carries the result on to the PS; both entries are freed */
     bpf_loop(n, write_result, &lc, 0);
-    len = (((__u64)n - 1) & (MAX_SLOTS - 1)) * 4 + 4;
+    len = (((__u64)n * width - 1) & (MAX_SLOTS * MAX_WIDTH - 1)) + 1;
     if (bpf_xdp_store_bytes(ctx, offset, buf->in, len) < 0)
         return XDP_DROP;
     __u32 saturated = lc.saturated;

@@ -1,19 +1,32 @@
-"""Benchmark: data-parallel LeNet-5 through the emulated star, per aggregation scheme (issue 18, part 4).
+"""Benchmark: data-parallel training through the emulated bridge tree, per aggregation scheme,
+measured against the route model's prediction (issue 18, part 4; PAHInA §VI-B, Figures 4–8).
 
-For 2 and 4 workers (two fp8, the rest fp16, as PAHInA §VI-B; fp32 for gloo's ring, which has no
-lower precision), at scale 0.1 of the star's 100 Gb/s links, each scheme trains ``--epochs``
-epochs of scikit-learn's digits in the same invocation:
+Cluster: ``tree:leaves=2,hosts=4,gbps=25,host_gbps=10-25,seed=0`` — the PS on the root switch,
+two leaf switches of four hosts, host links drawn from 10–25 Gb/s as in the paper's testbed — at
+``--scale`` of those rates (this machine moves a few Gb/s in all). For 2/4/6/8 workers (two fp8,
+the rest fp16, §VI-B; gloo's ring is fp32) every scheme trains in the same invocation:
 
-* ``pahina/xdp``: each precision aggregated by the XDP program at the INA switch;
-* ``pahina/user``: the same in the switch agent's userspace reference;
-* ``ps``: every gradient to the PS, which sums them (no INA);
-* ``ring``: gloo's ring all-reduce among the workers (no PS).
+* ``pahina``, ``atp``, ``grid`` — their control plane places the aggregators, the XDP programs
+  aggregate; ``ps`` — the PS sums every gradient (no INA); ``ring`` — gloo's ring all-reduce.
+* LeNet-5 on scikit-learn's digits (epochs) and ResNet-18 on CIFAR-shaped synthetic inputs
+  (a few steps per epoch: each step moves 45 MB per worker).
 
-Reported per scheme: the median epoch time after the first (warm-up), samples/s, the share of the
-epoch spent aggregating, the final test accuracy and, for INA, its efficiency (the share of the
-gradient packets the switch aggregated). Writes ``benchmarks/results/testbed.json`` and prints a
-Markdown table. Needs root, clang, libbpf, torch and scikit-learn.
-Usage: sudo python benchmarks/bench_testbed.py [--epochs 4] [--workers 2 4]
+Per scheme: median step time (steps after the first epoch), throughput, upload time and gradient
+sending rate, INA efficiency (share of gradient bytes that did not reach the PS), PS aggregation
+time, final test accuracy; and the model's prediction for the same placement
+(:meth:`netweave.testbed.plan.TrainingPlan.predict`, the §VI-A training-time model of
+``netweave route --algorithm pahina|atp|grid|ps``) before and after calibrating its constants on
+these measurements:
+
+* ``compute_s`` — the measured median compute time per step (the slowest worker's);
+* ``ps_gbps`` — bytes reaching the PS over the PS's measured aggregation time (all schemes);
+* ``link efficiency`` k — measured upload = k × predicted upload, least squares over all INA and
+  PS runs of one model (the shaped veth links, the kernel's forwarding and the endpoints' CPU are
+  what the model's nominal rates leave out).
+
+Writes ``benchmarks/results/testbed.json`` and prints Markdown tables. Needs root, clang, libbpf,
+torch and scikit-learn.
+Usage: sudo python benchmarks/bench_testbed.py [--workers 2 4 6 8] [--models lenet5 resnet18]
 """
 
 from __future__ import annotations
@@ -25,49 +38,99 @@ import platform
 import statistics
 from pathlib import Path
 
+from netweave.route.pahina import TrainingModel
 from netweave.testbed.run import train_on_testbed
 
 HERE = Path(__file__).resolve().parent
-SCHEMES = (("pahina/xdp", "pahina", "xdp"), ("pahina/user", "pahina", "user"), ("ps", "ps", "xdp"),
-           ("ring", "ring", "xdp"))
+TOPOLOGY = "tree:leaves=2,hosts=4,gbps=25,host_gbps=10-25,seed=0"
+SCHEMES = ("pahina", "grid", "atp", "ps", "ring")
+# model -> (data, global batch, epochs, steps per epoch (None: all), scale, evaluated samples)
+SETTINGS = {"lenet5": ("digits", 96, 3, None, 0.01, None), "resnet18": ("cifar-synthetic", 48, 2, 3, 0.1, 256)}
+CONTAINER_BYTES = 8  # the model's fp32 megabytes × 2: the wire's containers are twice each float's width
 
 
 def precisions(workers: int, scheme: str) -> list[str]:
     return ["fp32"] * workers if scheme == "ring" else (["fp8"] * 2 + ["fp16"] * (workers - 2))[:workers]
 
 
+def measure(model: str, workers: int, scheme: str) -> dict:
+    data, batch, epochs, steps, scale, evaluated = SETTINGS[model]
+    r = train_on_testbed(precisions(workers, scheme), routing=scheme, epochs=epochs, scale=scale, batch=batch,
+                         topology=TOPOLOGY, model=model, data=data, steps=steps, eval_samples=evaluated,
+                         timeout_s=300, lr=0.05 if model == "lenet5" else 0.02)
+    steady = r.epochs[1:] or r.epochs
+    per_step = [s for e in steady for s in e["step_s"]]
+    count = sum(e["steps"] for e in steady)
+
+    def mean(key):
+        return sum(e.get(key, 0.0) for e in steady) / count
+
+    row = {"model": model, "workers": workers, "scheme": scheme, "scale": scale, "batch": batch,
+           "parameters": r.summary["parameters"], "step_s": statistics.median(per_step),
+           "samples_per_s": batch / statistics.median(per_step), "compute_s": mean("compute_s"),
+           "upload_s": mean("upload_s"), "parameters_s": mean("parameters_s"),
+           "ps_aggregation_s": mean("ps_aggregation_s"), "gradient_bytes": mean("gradient_bytes"),
+           "bytes_at_ps": mean("bytes_at_ps"), "final_test_acc": r.epochs[-1]["test_acc"],
+           "final_loss": r.epochs[-1]["loss"], "aggregators": r.plan.summary()["aggregators"]}
+    row["ina_efficiency"] = 1 - row["bytes_at_ps"] / row["gradient_bytes"] if scheme != "ring" else None
+    row["gradient_rate_gbps"] = row["gradient_bytes"] * 8 / max(row["upload_s"], 1e-9) / 1e9
+    if scheme != "ring":
+        nominal = TrainingModel(model_mb=row["parameters"] * CONTAINER_BYTES / 1e6, compute_s=0.0, ps_gbps=1e9,
+                                global_batch=batch, iterations=1)
+        row["predicted_upload_s"] = r.plan.predict(nominal).upload_time_s
+        row["predicted_ina_efficiency"] = r.plan.predict(nominal).ina_efficiency
+    return row
+
+
+def calibrate(rows: list[dict]) -> dict:
+    """Per model: compute_s (median measured), ps_gbps and the link efficiency k (see the docstring),
+    then every row's calibrated prediction of its step time."""
+    out = {}
+    for model in sorted({r["model"] for r in rows}):
+        mine = [r for r in rows if r["model"] == model and r["scheme"] != "ring"]
+        k = sum(r["upload_s"] * r["predicted_upload_s"] for r in mine) / sum(r["predicted_upload_s"] ** 2 for r in mine)
+        ps_gbps = sum(r["bytes_at_ps"] for r in mine) * 8 / 1e9 / max(sum(r["ps_aggregation_s"] for r in mine), 1e-9)
+        out[model] = {"link_efficiency_k": k, "ps_gbps": ps_gbps,
+                      "compute_s": {w: statistics.median(r["compute_s"] for r in mine if r["workers"] == w)
+                                    for w in sorted({r["workers"] for r in mine})}}
+        for r in mine:
+            r["predicted_step_s"] = (r["compute_s"] + k * r["predicted_upload_s"]
+                                     + r["bytes_at_ps"] * 8 / 1e9 / ps_gbps)
+            r["prediction_error"] = r["predicted_step_s"] / r["step_s"] - 1
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--epochs", type=int, default=4)
-    ap.add_argument("--workers", type=int, nargs="+", default=[2, 4])
+    ap.add_argument("--workers", type=int, nargs="+", default=[2, 4, 6, 8])
+    ap.add_argument("--models", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    ap.add_argument("--schemes", nargs="+", default=list(SCHEMES), choices=list(SCHEMES))
     args = ap.parse_args()
     rows = []
-    for n in args.workers:
-        for name, routing, plane in SCHEMES:
-            r = train_on_testbed(precisions(n, name), routing=routing, dataplane=plane, epochs=args.epochs, scale=0.1)
-            steady = r.epochs[1:] or r.epochs
-            row = {"workers": n, "scheme": name, "precisions": precisions(n, name),
-                   "epoch_s": statistics.median(e["epoch_s"] for e in steady),
-                   "samples_per_s": statistics.median(e["samples_per_s"] for e in steady),
-                   "aggregation_share": statistics.median(e["comm_s"] / e["epoch_s"] for e in steady),
-                   "final_test_acc": r.epochs[-1]["test_acc"], "final_loss": r.epochs[-1]["loss"]}
-            if r.agent is not None:
-                c = r.agent["counters"]
-                row["ina_efficiency"] = c["accepted"] / max(c["accepted"] + c["passed_full"], 1)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+    for model in args.models:
+        for n in args.workers:
+            for scheme in args.schemes:
+                rows.append(measure(model, n, scheme))
+                print(json.dumps({k: v for k, v in rows[-1].items() if k != "aggregators"}), flush=True)
+    calibration = calibrate(rows)
     meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, kernel {platform.release()}",
-            "command": f"sudo python benchmarks/bench_testbed.py --epochs {args.epochs} --workers "
-                       + " ".join(map(str, args.workers)), "load_1min": os.getloadavg()[0], "scale": 0.1}
+            "command": "sudo python benchmarks/bench_testbed.py --workers " + " ".join(map(str, args.workers))
+                       + " --models " + " ".join(args.models), "load_1min": os.getloadavg()[0], "topology": TOPOLOGY}
     (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "testbed.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    print(f"\n{meta['command']} — {meta['machine']}, load {meta['load_1min']:.1f}, scale 0.1\n")
-    print("| workers | scheme | epoch (s) | samples/s | aggregating | INA efficiency | test accuracy |")
-    print("|---|---|---|---|---|---|---|")
+    (HERE / "results" / "testbed.json").write_text(json.dumps({"meta": meta, "calibration": calibration, "rows": rows},
+                                                              indent=1))
+    print(f"\n{meta['command']} — {meta['machine']}, load {meta['load_1min']:.1f}, {TOPOLOGY}\n")
+    print("| model | workers | scheme | step (ms) | samples/s | compute (ms) | upload (ms) | params (ms) | "
+          "gradient rate (Gb/s) | INA eff. (model) | PS agg. (ms) | predicted step (ms) | error | test acc. |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        ina = f"{100 * r['ina_efficiency']:.1f} %" if "ina_efficiency" in r else "–"
-        print(f"| {r['workers']} | {r['scheme']} | {r['epoch_s']:.2f} | {r['samples_per_s']:,.0f} | "
-              f"{100 * r['aggregation_share']:.0f} % | {ina} | {r['final_test_acc']:.3f} |")
+        ina = "–" if r["ina_efficiency"] is None else f"{100 * r['ina_efficiency']:.0f} % ({100 * r['predicted_ina_efficiency']:.0f} %)"
+        pred = f"{1e3 * r['predicted_step_s']:.0f} | {100 * r['prediction_error']:+.0f} %" if "predicted_step_s" in r else "– | –"
+        print(f"| {r['model']} | {r['workers']} | {r['scheme']} | {1e3 * r['step_s']:.0f} | {r['samples_per_s']:,.0f} | "
+              f"{1e3 * r['compute_s']:.0f} | {1e3 * r['upload_s']:.0f} | {1e3 * r['parameters_s']:.0f} | "
+              f"{r['gradient_rate_gbps']:.2f} | {ina} | {1e3 * r['ps_aggregation_s']:.1f} | {pred} | "
+              f"{r['final_test_acc']:.3f} |")
+    print("\ncalibration:", json.dumps(calibration, indent=1))
 
 
 if __name__ == "__main__":

@@ -41,18 +41,30 @@ def test_a_routing_plans_paths_are_pinned_both_ways():
     assert plan.flows["H3", "H0"] == ["H3", "L1", "S1", "L0", "H0"] and plan.flows["H0", "H3"][1] == "L0"
     s1 = plan.node_batch("S1")
     h3, h0 = plan.address["H3"], plan.address["H0"]
-    assert f"rule add from {h3} to {h0} lookup 1001 priority 100" in s1
+    # flow 1 of the sorted flows, S1 at position 2 of its path: table 1000 + 64 + 2, entered from L1
+    assert f"rule add from {h3} to {h0} iif {plan.interface['S1', 'L1']} lookup 1066 priority 100" in s1
     assert any(line.startswith(f"route add {h0}/32 via {plan.address['L0']} dev {plan.interface['S1', 'L0']}")
-               and line.endswith("table 1001") for line in s1)
+               and line.endswith("table 1066") for line in s1)
     assert not any("lookup" in line for line in plan.node_batch("S0"))  # off the path: default routes only
     ups = [line for line in s1 if line.startswith("link set") and "lo" not in line.split()]
     assert ups == [f"link set {plan.interface['S1', peer]} mtu 3000 up" for peer in plan.neighbours("S1")]  # jumbo frames
-    assert f"rule add to {h0} lookup 1001 priority 100" in plan.node_batch("H3")
+    assert f"rule add to {h0} lookup 1064 priority 100" in plan.node_batch("H3")
+
+
+def test_a_path_may_turn_back_through_a_switch_told_apart_by_the_incoming_interface():
+    """GRID may aggregate at a switch off the shortest path: H3 → L1 → S1 → L1 → S0 → L0 → H0
+    passes L1 twice; each visit has its own rule, matched by where the packet came in."""
+    path = ["H3", "L1", "S1", "L1", "S0", "L0", "H0"]
+    plan = plan_cluster(load_topology_spec(LEAFSPINE), routes={"T": {"ps": "H0", "paths": {"H3": path}}}, prefix="nwtx")
+    l1 = [line for line in plan.node_batch("L1") if "lookup" in line and "from " + plan.address["H3"] in line]
+    assert [line.split(" iif ")[1].split()[0] for line in l1] == [plan.interface["L1", "H3"], plan.interface["L1", "S1"]]
+    assert "net.ipv4.conf.all.send_redirects=0" in plan.sysctls("L1")
 
 
 @pytest.mark.parametrize("routes, message", [
     ({"T": {"ps": "H0", "paths": {"H3": ["H3", "S1", "H0"]}}}, "H3–S1 on the path of H3 is not a link"),
-    ({"T": {"ps": "H0", "paths": {"H3": ["H3", "L1", "S1", "L1", "S0", "L0", "H0"]}}}, "without loops"),
+    ({"T": {"ps": "H0", "paths": {"H3": ["H3", "L1", "S1", "L1", "S1", "L0", "H0"]}}}, "without taking a link twice"),
+    ({"T": {"ps": "H0", "paths": {"H3": ["H3", "L1", "H3", "L1", "S1", "L0", "H0"]}}}, "without taking a link twice"),
     ({"T": {"ps": "H0", "paths": {"H3": ["H2", "L1", "S1", "L0", "H0"]}}}, "must run from H3 to H0"),
 ])
 def test_bad_paths_are_one_line(routes, message):

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None,
 
 def single_process(epochs: int, batch: int = 64, lr: float = 0.05, seed: int = 0) -> list[float]:
     """Plain PyTorch: the whole batch in one process, the training loss after every epoch."""
-    from netweave.testbed.training import digits, lenet5
+    from netweave.testbed.datasets import digits
+    from netweave.testbed.models import lenet5
 
     torch.manual_seed(seed)
     x, y, _, _ = digits(seed)

@@ -203,10 +203,10 @@ def impaired_exchange(tmp_path, values, dataplane):
             import json, socket
             from netweave.testbed.endpoints import Collector
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind({ps_address!r})
-            c = Collector(s, {WORKERS!r}, {addresses!r}, switch=("{p.address['S0']}", {PORT}))
-            keys = [(0, t, prec) for t in range(40) for prec in {PRECISIONS!r}]
-            got = c.collect(keys, retry_s=0.4, timeout_s=30)
-            print(json.dumps({{f"{{k[1]}}/{{k[2]}}": v.tolist() for k, (v, _) in got.items()}}))""")
+            c = Collector(s, {{1: (("{p.address['S0']}", {PORT}), {WORKERS!r})}}, {addresses!r})
+            got = c.collect(0, 40, retry_s=0.4, timeout_s=30)
+            print(json.dumps({{f"{{t}}/{{k[1]}}": v[t * {MAX_SLOTS}:(t + 1) * {MAX_SLOTS}].tolist()
+                              for k, (v, _) in got.items() for t in range(40)}}))""")
         senders = []
         for w, h in HOSTS.items():
             np.save(tmp_path / f"w{w}.npy", values[w][0])

@@ -40,15 +40,21 @@ def testbed_down(all_: bool = typer.Option(False, "--all", help="Also clusters w
 @testbed_app.command("train")
 def testbed_train(
     precisions: str = typer.Option("fp8:2,fp16:2", "--precisions", help="Workers per precision, e.g. fp8:2,fp16:2 (PAHInA §VI-B: two fp8, the rest fp16)."),
-    routing: str = typer.Option("pahina", "--routing", help="pahina (each precision aggregated at the INA switch), ps (every gradient to the PS, no INA) or ring (gloo's ring all-reduce, fp32, no PS)."),
-    dataplane: str = typer.Option("xdp", "--dataplane", help="xdp (in the kernel) or user (the reference, in the switch's agent)."),
+    routing: str = typer.Option("pahina", "--routing", help="pahina, atp or grid (their control plane picks the aggregating switches), ps (every gradient to the PS, no INA) or ring (gloo's ring all-reduce, fp32, no PS)."),
+    dataplane: str = typer.Option("xdp", "--dataplane", help="xdp (in the kernel) or user (the reference, in each switch's agent)."),
+    topology: Optional[str] = typer.Option(None, "--topology", help="The cluster (default star:n=WORKERS+1); its first host is the PS. " + TOPOLOGY_HELP),
+    model: str = typer.Option("lenet5", "--model", help="lenet5, resnet18 or resnet50."),
+    data: str = typer.Option("digits", "--data", help="digits (scikit-learn's, real) or cifar-synthetic (CIFAR-10-shaped, for throughput)."),
     epochs: int = typer.Option(5, "--epochs"),
-    scale: float = typer.Option(0.1, "--scale", help="Factor on the star's 100 Gb/s links; recorded in the output."),
+    steps: Optional[int] = typer.Option(None, "--steps", help="At most this many global batches per epoch (throughput runs)."),
+    scale: float = typer.Option(0.1, "--scale", help="Factor on every link rate; recorded in the output."),
     batch: int = typer.Option(64, "--batch", help="Global batch, split evenly over the workers."),
+    switch_gbps: float = typer.Option(100.0, "--switch-gbps", help="INA capacity (Gb/s per precision) of switches whose topology gives none, before --scale."),
     lr: float = typer.Option(0.05, "--lr"), seed: int = typer.Option(0, "--seed"),
     as_json: bool = JsonOpt,
 ):
-    """Train LeNet-5 on scikit-learn's digits, data-parallel through in-network aggregation on an emulated star."""
+    """Train a model data-parallel through in-network aggregation on an emulated cluster."""
+    from ..progress import epoch_bar
     from ..report.console import emit_json, out, table
     from ..route.jobs import parse_precision_mix
     from ..testbed.run import train_on_testbed
@@ -56,13 +62,22 @@ def testbed_train(
     counts = parse_precision_mix(precisions)
     if any(v != int(v) for v in counts.values()):
         raise NetweaveError(f"--precisions {precisions}: give whole worker counts, e.g. fp8:2,fp16:2")
+    if steps is not None and steps < 1:
+        raise NetweaveError(f"--steps {steps}: give at least 1")
     workers = [p for p, k in counts.items() for _ in range(int(k))]
-    r = train_on_testbed(workers, routing, dataplane, epochs, scale, batch, lr, seed=seed,
-                         on_epoch=None if as_json else lambda e: out.print(
-                             f"epoch {e['epoch']}: loss {e['loss']:.4f}, test accuracy {e['test_acc']:.3f}, "
-                             f"{e['epoch_s']:.2f} s ({e['comm_s']:.2f} s aggregating), {e['samples_per_s']:,.0f} samples/s"))
-    summary = {"workers": workers, "routing": routing, "dataplane": dataplane if routing == "pahina" else None,
-               "scale": scale, **r.summary, "epochs": r.epochs, "switch": r.agent}
+    with epoch_bar(epochs, f"{routing} on the testbed", enabled=not as_json) as advance:
+        def on_epoch(e: dict) -> None:
+            out.print(f"epoch {e['epoch']}: loss {e['loss']:.4f}, test accuracy {e['test_acc']:.3f}, "
+                      f"{e['epoch_s']:.2f} s (compute {e['compute_s']:.2f} s, upload {e['upload_s']:.2f} s), "
+                      f"{e['samples_per_s']:,.0f} samples/s")
+            advance(f"loss {e['loss']:.3f}")
+
+        r = train_on_testbed(workers, routing, dataplane, epochs, scale, batch, lr, seed=seed, topology=topology,
+                             model=model, data=data, steps=steps, switch_gbps=switch_gbps,
+                             on_epoch=None if as_json else on_epoch)
+    summary = {"workers": workers, "routing": routing, "dataplane": dataplane if r.agents else None,
+               "scale": scale, "model": model, "data": data, **(r.plan.summary() if r.plan else {}), **r.summary,
+               "epochs": r.epochs, "switches": r.agents}
     if as_json:
         return emit_json(summary)
-    out.print(table("summary", {k: v for k, v in summary.items() if k not in ("epochs", "done")}))
+    out.print(table("summary", {k: v for k, v in summary.items() if k not in ("epochs", "done", "switches")}))

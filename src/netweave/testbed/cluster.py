@@ -32,6 +32,7 @@ from .netns import PREFIX
 
 MAX_NODES = 250  # identity addresses: one /24 per kind is plenty for the ~20-host clusters this emulates
 MIN_KBIT = 8  # tc's smallest useful rate
+FIRST_TABLE, MAX_PATH = 1000, 64  # policy-routing tables: one per (pinned flow, position on its path)
 MTU = 3000  # jumbo frames, as data-centre clusters use: a packet of 256 fp32 values (int64: 2,048 B) and its
 # headers exceeds 1,500 B; veth's native XDP takes frames up to about 3.5 KB (a page less headroom)
 
@@ -140,10 +141,13 @@ class ClusterPlan:
             if at == node:
                 lines.append(f"route add {self.address[dst]}/32 via {self.address[hop]} dev {self.interface[node, hop]} "
                              f"onlink src {me}")
-        for table, ((src, dst), path) in enumerate(sorted(self.flows.items()), start=1000):
-            if node in path[:-1]:
-                hop = path[path.index(node) + 1]
-                match = f"to {self.address[dst]}" if node == src else f"from {self.address[src]} to {self.address[dst]}"
+        for index, ((src, dst), path) in enumerate(sorted(self.flows.items())):
+            for position, at in enumerate(path[:-1]):
+                if at != node:
+                    continue
+                table, hop = FIRST_TABLE + index * MAX_PATH + position, path[position + 1]
+                match = (f"to {self.address[dst]}" if position == 0 else  # the source itself, then by where it came in
+                         f"from {self.address[src]} to {self.address[dst]} iif {self.interface[node, path[position - 1]]}")
                 lines.append(f"rule add {match} lookup {table} priority 100")
                 lines.append(f"route add {self.address[dst]}/32 via {self.address[hop]} dev {self.interface[node, hop]} "
                              f"onlink src {me} table {table}")
@@ -173,6 +177,7 @@ class ClusterPlan:
     def sysctls(self, node: str) -> list[str]:
         forward = "0" if node in self.hosts else "1"
         return [f"net.ipv4.ip_forward={forward}", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+                "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0",  # paths may turn back
                 "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"]
 
 
@@ -232,9 +237,16 @@ def _shortest_next_hops(plan: ClusterPlan) -> dict[tuple[str, str], str]:
 
 
 def _check_path(plan: ClusterPlan, task: str, worker: str, ps: str, path: list[str]) -> None:
-    if not path or path[0] != worker or path[-1] != ps or len(set(path)) != len(path):
-        raise NetweaveError(f"routes: task {task}: the path of {worker} must run from {worker} to {ps} without loops")
-    for u, v in zip(path, path[1:]):
+    """A path runs from ``worker`` to ``ps`` over links of the topology, visits its ends once and
+    takes no directed link twice. It may pass a switch twice (GRID's aggregator off the shortest
+    path: up to it and back), each time entering from another neighbour: policy routing tells the
+    visits apart by the incoming interface."""
+    hops = list(zip(path, path[1:]))
+    if (len(path) < 2 or path[0] != worker or path[-1] != ps or path.count(worker) > 1 or path.count(ps) > 1
+            or len(set(hops)) != len(hops) or len(path) > MAX_PATH):
+        raise NetweaveError(f"routes: task {task}: the path of {worker} must run from {worker} to {ps} without "
+                            f"taking a link twice (at most {MAX_PATH} nodes)")
+    for u, v in hops:
         if (u, v) not in plan.interface:
             raise NetweaveError(f"routes: task {task}: {u}–{v} on the path of {worker} is not a link of "
                                 f"{plan.topology.name}")

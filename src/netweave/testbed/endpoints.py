@@ -1,17 +1,20 @@
 """The two ends of an aggregation through the testbed's switches: a worker's sender and the PS's
 collector (pahina.txt §IV-B/C), over UDP inside the namespaces, exact under loss, duplication and
-reordering.
+reordering, and batched: a step's packets are built with numpy and moved with
+``sendmmsg``/``recvmmsg`` (:mod:`.batchio`), never one Python call per packet.
 
 * :class:`WorkerSender` sends a step's fixed-point values as DATA packets of at most
   :data:`~.xdp.MAX_SLOTS` values in its precision's container (int16, int32, int64: one
   ``tensor_id`` per chunk) toward the PS, keeps them, and resends a chunk when a NACK names it
   (from a switch's agent, or from the PS).
-* :class:`Collector` gathers, per ``(epoch, tensor, precision)``, either the RESULT a switch
-  aggregated or the DATA packets of every worker (a key the switch bypassed, or a worker that
-  sends straight to the PS) and sums those itself, exactly as the switch would (int64, saturated
-  once to the precision's container). A key still incomplete after ``retry_s`` is asked for again: from the switch (a NACK with
-  ``wor_id`` 0: "send this key's result again", which makes its agent forget the key and NACK its
-  workers) and from each worker whose DATA is missing.
+* :class:`Collector` gathers one step for several aggregators (``groups``: agg_id → the switch's
+  address, or None where the PS aggregates, and its workers): per ``(agg_id, precision, tensor)``
+  either the RESULT its switch aggregated or the DATA of every worker of that precision (a key the
+  switch bypassed, or workers that send straight to the PS), which it sums itself exactly as the
+  switch would (int64, saturated once to the precision's container). Whatever is still missing
+  after ``retry_s`` is asked for again: from the switch (a NACK with ``wor_id`` 0: "send this
+  key's result again", which makes its agent forget the key and NACK its workers) when none of
+  the key's DATA came, else from each worker whose DATA is missing.
 
 Duplicates are dropped by key and worker at every stage, so a result counts once.
 """
@@ -26,10 +29,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dataplane import fixedpoint
-from ..dataplane.packet import DATA, NACK, RESULT, Packet, PacketError, datagram_bytes, decode, encode_chunks
+from ..dataplane.packet import (DATA, HEADER, HEADER_DTYPE, MAGIC, NACK, PRECISION_CODE, RESULT, SATURATED, PacketError,
+                                datagram_bytes, decode, decode_batch, encode_chunks)
+from .batchio import recv_batch, send_batch
 from .xdp import MAX_SLOTS
 
-Key = tuple[int, int, str]  # (epoch, tensor, precision)
 SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF beyond net.core.rmem_max, for root (not in Python's socket module)
 
 
@@ -45,6 +49,14 @@ def packet_bytes(precision: str, values: int) -> int:
     return full * datagram_bytes(precision, MAX_SLOTS) + (datagram_bytes(precision, rest) if rest or not full else 0)
 
 
+def nacks(agg_id: int, wor_ids: np.ndarray, precision: str, epoch: int, tensors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """NACK packets (no values) for each ``(wor_ids[i], tensors[i])`` as ``(buffer, lengths)`` rows."""
+    header = np.zeros(len(tensors), HEADER_DTYPE)
+    header["magic"], header["kind"], header["agg_id"], header["precision"] = MAGIC, NACK, agg_id, PRECISION_CODE[precision]
+    header["wor_id"], header["epoch_id"], header["tensor_id"] = wor_ids, epoch, tensors
+    return header.view(np.uint8).reshape(len(tensors), HEADER.size), np.full(len(tensors), HEADER.size)
+
+
 @dataclass
 class WorkerSender:
     """Worker ``wor_id`` of ``precision``, sending to aggregator ``agg_id`` and the PS at ``ps``."""
@@ -54,20 +66,31 @@ class WorkerSender:
     precision: str
     agg_id: int
     ps: tuple[str, int]
-    kept: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    kept: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = field(default_factory=dict)
     resent: int = 0
+
+    def _transmit(self, buffer: np.ndarray, lengths: np.ndarray) -> None:
+        send_batch(self.sock, buffer, lengths, self.ps)
 
     def send(self, epoch: int, values: np.ndarray, first_tensor: int = 0) -> int:
         """Send ``values`` (fixed point within the precision's container) as chunks ``first_tensor,
         first_tensor + 1, …``; returns the chunk count."""
         buffer, lengths = encode_chunks(DATA, self.agg_id, self.wor_id, self.precision, epoch, first_tensor,
                                         np.ravel(values), MAX_SLOTS)
-        for i, length in enumerate(lengths.tolist()):
-            datagram = buffer[i, :length].tobytes()
-            self.kept[epoch, first_tensor + i] = datagram
-            self.sock.sendto(datagram, self.ps)
-        self.kept = {k: v for k, v in self.kept.items() if k[0] >= epoch - 1}  # two epochs kept for resends
+        self.kept = {e: v for e, v in self.kept.items() if e >= epoch - 1}  # two epochs kept for resends
+        self.kept.setdefault(epoch, []).append((first_tensor, buffer, lengths))
+        self._transmit(buffer, lengths)
         return len(lengths)
+
+    def resend(self, epoch: int, tensor: int) -> bool:
+        """Send chunk ``tensor`` of ``epoch`` again (False: not kept any more)."""
+        for first, buffer, lengths in self.kept.get(epoch, []):
+            if first <= tensor < first + len(lengths):
+                row = tensor - first
+                self._transmit(buffer[row:row + 1], lengths[row:row + 1])
+                self.resent += 1
+                return True
+        return False
 
     def serve(self, quiet_s: float, deadline_s: float = 60.0) -> None:
         """Answer NACKs until none came for ``quiet_s`` seconds (or ``deadline_s`` passed)."""
@@ -79,87 +102,128 @@ class WorkerSender:
                 p = decode(self.sock.recv(65536))
             except PacketError:
                 continue
-            if p.kind == NACK and p.wor_id == self.wor_id and (p.epoch_id, p.tensor_id) in self.kept:
-                self.sock.sendto(self.kept[p.epoch_id, p.tensor_id], self.ps)
-                self.resent += 1
+            if p.kind == NACK and p.wor_id == self.wor_id and self.resend(p.epoch_id, p.tensor_id):
                 last = time.monotonic()
 
 
 @dataclass
+class _Part:
+    """One step's state of one ``(agg_id, precision)``: the sums of ``chunks`` tensors, which are
+    complete, and the DATA of ``members`` (wor_ids) seen per tensor and summed so far."""
+
+    members: np.ndarray
+    chunks: int
+    sums: np.ndarray = None
+    have: np.ndarray = None
+    saturated: np.ndarray = None
+    raw: np.ndarray = None
+    seen: np.ndarray = None
+
+    def __post_init__(self):
+        self.sums = np.zeros((self.chunks, MAX_SLOTS), np.int64)
+        self.raw = np.zeros((self.chunks, MAX_SLOTS), np.int64)
+        self.have = np.zeros(self.chunks, bool)
+        self.saturated = np.zeros(self.chunks, bool)
+        self.seen = np.zeros((len(self.members), self.chunks), bool)
+
+
+@dataclass
 class Collector:
-    """The PS's side: ``workers`` (wor_id → precision), their ``addresses``, and the switch whose
-    aggregator ``agg_id`` they go through (``switch``: its address and port; None: no switch)."""
+    """The PS's side: ``groups`` (agg_id → (the switch's (address, port), or None where the PS sums
+    the DATA itself; {wor_id: precision})) and the workers' ``addresses`` (for NACKs).
+
+    ``counters``: results (from switches), raw (DATA packets taken), duplicates (and stale packets),
+    asked (NACK rounds), bytes (UDP payload of the gradient packets that reached the PS) and
+    aggregate_s (seconds spent summing DATA here: the PS's aggregation time)."""
 
     sock: socket.socket
-    workers: dict[int, str]
+    groups: dict[int, tuple[tuple[str, int] | None, dict[int, str]]]
     addresses: dict[int, tuple[str, int]]
-    agg_id: int = 1
-    switch: tuple[str, int] | None = None
-    results: dict[Key, np.ndarray] = field(default_factory=dict)
-    saturated: dict[Key, bool] = field(default_factory=dict)
-    raw: dict[Key, dict[int, np.ndarray]] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=lambda: {"results": 0, "raw": 0, "duplicates": 0, "asked": 0})
+    counters: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
+        ("results", "raw", "duplicates", "asked", "bytes", "aggregate_s"), 0))
+    _rows: int = 4096
 
-    def _take(self, p: Packet) -> None:
-        key = (p.epoch_id, p.tensor_id, p.precision)
-        if key in self.results:
-            self.counters["duplicates"] += 1
-        elif p.kind == RESULT:
-            self.results[key] = p.values.astype(np.int64)
-            self.saturated[key] = bool(p.flags & 1)
-            self.raw.pop(key, None)
-            self.counters["results"] += 1
-        elif p.kind == DATA and self.workers.get(p.wor_id) == p.precision:
-            got = self.raw.setdefault(key, {})
-            if p.wor_id in got:
-                self.counters["duplicates"] += 1
-                return
-            got[p.wor_id] = p.values.astype(np.int64)
-            self.counters["raw"] += 1
-            want = [w for w, prec in self.workers.items() if prec == p.precision]
-            if len(got) == len(want):  # every worker's DATA: aggregate here, as the switch would
-                total = np.zeros_like(got[p.wor_id])
-                for w in sorted(got):
-                    total = fixedpoint.accumulate(total, got[w])
-                self.results[key] = total
-                del self.raw[key]
+    def _take(self, step: int, parts: dict[tuple[int, str], _Part], b) -> None:
+        fresh = b.valid & (b.epoch_id == step) & (b.kind != NACK)
+        self.counters["duplicates"] += int((b.valid & ~fresh).sum())
+        for (agg, precision), part in parts.items():
+            mine = (fresh & (b.agg_id == agg) & (b.precision == PRECISION_CODE[precision]) & (b.tensor_id < part.chunks)
+                    & (b.count <= MAX_SLOTS))
+            values = b.values[:, :MAX_SLOTS]
+            width = values.shape[1]
+            results = np.flatnonzero(mine & (b.kind == RESULT))
+            if results.size:
+                t, first = np.unique(b.tensor_id[results], return_index=True)
+                new = ~part.have[t]
+                rows, t = results[first][new], t[new]
+                part.sums[t, :width] = values[rows]
+                part.have[t] = True
+                part.saturated[t] = (b.flags[rows] & SATURATED) > 0
+                self.counters["results"] += int(t.size)
+                self.counters["duplicates"] += int(results.size - t.size)
+            data = np.flatnonzero(mine & (b.kind == DATA))
+            if data.size:
+                t0 = time.perf_counter()
+                member = np.searchsorted(part.members, b.wor_id[data])
+                ok = (member < part.members.size) & (part.members[np.minimum(member, part.members.size - 1)] == b.wor_id[data])
+                data, member = data[ok], member[ok]
+                t = b.tensor_id[data].astype(np.int64)
+                _, first = np.unique(member * part.chunks + t, return_index=True)
+                fresh_pair = ~part.seen[member[first], t[first]] & ~part.have[t[first]]
+                keep = first[fresh_pair]
+                self.counters["duplicates"] += int(data.size - keep.size)
+                self.counters["raw"] += int(keep.size)
+                for m in np.unique(member[keep]).tolist():  # per worker (≤ 64), its tensors are distinct
+                    rows = keep[member[keep] == m]
+                    part.raw[t[rows], :width] += values[data[rows]]
+                part.seen[member[keep], t[keep]] = True
+                done = part.seen.all(0) & ~part.have
+                if done.any():  # every worker's DATA: aggregated here, as the switch would
+                    part.sums[done] = part.raw[done]
+                    part.have[done] = True
+                self.counters["aggregate_s"] += time.perf_counter() - t0
 
-    def _ask(self, key: Key) -> None:
-        epoch, tensor, precision = key
-        empty = np.zeros(0, np.int32)
-        if self.switch is not None and key not in self.raw:  # nothing arrived: the switch's result was lost
-            self.sock.sendto(Packet(NACK, self.agg_id, 0, precision, epoch, tensor, empty).encode(), self.switch)
-        for w, prec in self.workers.items():
-            if prec == precision and w not in self.raw.get(key, {}) and (self.switch is None or key in self.raw):
-                self.sock.sendto(Packet(NACK, self.agg_id, w, precision, epoch, tensor, empty).encode(), self.addresses[w])
+    def _ask(self, step: int, parts: dict[tuple[int, str], _Part]) -> None:
+        """NACK what is missing: the switch for keys none of whose DATA came, else the workers."""
+        for (agg, precision), part in parts.items():
+            switch = self.groups[agg][0]
+            missing = np.flatnonzero(~part.have)
+            if missing.size == 0:
+                continue
+            partial = part.seen[:, missing].any(0)
+            if switch is not None and (~partial).any():
+                t = missing[~partial]
+                send_batch(self.sock, *nacks(agg, np.zeros(t.size, np.int64), precision, step, t), switch)
+            for i, w in enumerate(part.members.tolist()):
+                t = missing[~part.seen[i, missing] & (partial if switch is not None else True)]
+                if t.size:
+                    send_batch(self.sock, *nacks(agg, np.full(t.size, w), precision, step, t), self.addresses[w])
         self.counters["asked"] += 1
 
-    def collect(self, keys: list[Key], retry_s: float = 0.3, timeout_s: float = 30.0) -> dict[Key, tuple[np.ndarray, bool]]:
-        """Every key's sum as ``(values in the precision's container, saturated)``; asks again for what is missing every
-        ``retry_s`` s; raises TimeoutError after ``timeout_s`` with the keys still missing."""
+    def collect(self, step: int, chunks: int, retry_s: float = 0.3, timeout_s: float = 30.0) -> dict[tuple[int, str], tuple[np.ndarray, bool]]:
+        """Every ``(agg_id, precision)``'s sum of step ``step`` over ``chunks`` tensors, as ``(values
+        in the precision's container, flat, chunks × MAX_SLOTS, saturated)``; asks again for what is
+        missing every ``retry_s`` s; raises TimeoutError after ``timeout_s`` naming what is missing."""
+        parts = {(agg, p): _Part(np.array(sorted(w for w, q in ws.items() if q == p)), chunks)
+                 for agg, (_, ws) in self.groups.items() for p in sorted(set(ws.values()))}
+        buffer = np.empty((self._rows, HEADER.size + MAX_SLOTS * 8), np.uint8)
+        lengths = np.zeros(self._rows, np.uint32)
         end = time.monotonic() + timeout_s
         next_ask = time.monotonic() + retry_s
-        pending = {k for k in keys if k not in self.results}
-        while pending:
+        while not all(part.have.all() for part in parts.values()):
             now = time.monotonic()
             if now > end:
-                raise TimeoutError(f"{len(pending)} of {len(keys)} aggregates never arrived (first: {min(pending)})")
+                missing = {k: int((~part.have).sum()) for k, part in parts.items() if not part.have.all()}
+                raise TimeoutError(f"aggregates of step {step} never arrived: {missing} (agg_id, precision): tensors")
             if now > next_ask:
-                for k in sorted(pending):
-                    self._ask(k)
+                self._ask(step, parts)
                 next_ask = now + retry_s
-            if select.select([self.sock], [], [], 0.02)[0]:
-                self.sock.setblocking(False)
-                try:  # drain what is there, then look at the clock again
-                    while True:
-                        self._take(decode(self.sock.recv(65536)))
-                except (BlockingIOError, PacketError):
-                    pass
-                finally:
-                    self.sock.setblocking(True)
-                pending = {k for k in pending if k not in self.results}
+            got = recv_batch(self.sock, buffer, lengths, min(0.05, max(0.0, next_ask - now)))
+            if got:
+                self.counters["bytes"] += int(lengths[:got].sum())
+                self._take(step, parts, decode_batch(buffer[:got], lengths[:got]))
         out = {}
-        for k in keys:
-            values, saturated = fixedpoint.saturate(self.results[k], k[2])
-            out[k] = (values, saturated > 0 or self.saturated.get(k, False))
+        for (agg, precision), part in parts.items():
+            values, saturated = fixedpoint.saturate(part.sums.ravel(), precision)
+            out[agg, precision] = (values, saturated > 0 or bool(part.saturated.any()))
         return out

@@ -1,11 +1,14 @@
-"""One training run on the emulated cluster: the cluster up, the switch's agent, the PS and the
-workers started in their namespaces, the PS's per-epoch lines collected, everything removed.
+"""One training run on the emulated cluster: the control plane's placement (:mod:`.plan`), the
+cluster up with each worker's path pinned through its aggregator, one agent per aggregating
+switch, the PS and the workers started in their namespaces, the PS's per-epoch lines collected,
+everything removed.
 
-The cluster is ``star:n=WORKERS+1`` at ``scale``: host H0 is the PS, H1…HN are the workers, S0 is
-the INA switch. ``routing``: ``pahina`` aggregates each precision at S0 (``dataplane`` ``xdp``, in the
-kernel, or ``user``, the reference in S0's agent); ``ps`` sends every gradient to the PS, which
-sums them itself (no INA); ``ring`` is gloo's ring all-reduce among the workers (fp32, no PS),
-what users run today.
+The cluster is ``topology`` (default ``star:n=WORKERS+1``) at ``scale``; its first host is the
+PS, the workers are spread over the access switches. ``routing`` (:data:`.plan.SCHEMES`):
+``pahina``, ``atp`` and ``grid`` aggregate at the switches their control plane chose
+(``dataplane`` ``xdp``, in the kernel, or ``user``, the reference in each switch's agent); ``ps``
+sends every gradient to the PS, which sums them itself (no INA); ``ring`` is gloo's ring
+all-reduce among the workers (fp32, no PS), what users run today.
 """
 
 from __future__ import annotations
@@ -16,20 +19,31 @@ import sys
 from dataclasses import dataclass, field
 
 from ..errors import NetweaveError
+from .datasets import DATASETS
+from .models import MODELS
+from .plan import SCHEMES, TrainingPlan
 
 PORT, CONTROL_PORT = 47000, 47001
-ROUTINGS = ("pahina", "ps", "ring")
+ROUTINGS = SCHEMES
+DEFAULT_MEMORY = 8 << 20  # an aggregating switch's memory when the topology gives none
 
 
 @dataclass
 class TestbedRun:
-    """What a run reports: one record per epoch, the PS's summary and the switch agent's counters."""
+    """What a run reports: one record per epoch (the PS's, or ring rank 0's), the final summary,
+    each aggregating switch's agent counters, and the placement."""
 
     __test__ = False
 
     epochs: list[dict] = field(default_factory=list)
     summary: dict = field(default_factory=dict)
-    agent: dict | None = None
+    agents: dict[str, dict] = field(default_factory=dict)
+    plan: TrainingPlan | None = None
+
+    @property
+    def agent(self) -> dict | None:
+        """The one agent of a single-switch run (None without INA)."""
+        return next(iter(self.agents.values()), None)
 
 
 def _python(ns: str, module: str, *args: str) -> subprocess.Popen:
@@ -37,24 +51,28 @@ def _python(ns: str, module: str, *args: str) -> subprocess.Popen:
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _follow(ps, procs, workers, run: TestbedRun, on_epoch, timeout_s: float) -> None:
+def _last_line(stream) -> str:
+    return (stream.read().strip().splitlines() or ["?"])[-1]
+
+
+def _follow(leader, procs, names, run: TestbedRun, on_epoch, timeout_s: float) -> None:
     """Read the lines of the process that reports epochs (the PS, or ring rank 0) as they come; a
     worker that dies, or a reporter that fails, ends the run at once with one line (the others are
     killed by the caller)."""
     import select
 
     while True:
-        for w, proc in zip(workers, procs):
+        for name, proc in zip(names, procs):
             code = proc.poll()
             if code not in (None, 0):
-                how = f"signal {-code}" if code < 0 else f"exit {code}: {(proc.stderr.read().strip().splitlines() or [''])[-1]}"
-                raise NetweaveError(f"worker {w} (H{w}) died ({how}); the run was stopped")
-        if select.select([ps.stdout], [], [], 0.2)[0]:
-            line = ps.stdout.readline()  # the PS writes whole lines and flushes each
-            if not line:  # the PS ended
-                ps.wait(timeout=timeout_s)
-                if ps.returncode or not run.summary:
-                    raise NetweaveError(f"the PS failed: {(ps.stderr.read().strip().splitlines() or ['?'])[-1]}")
+                how = f"signal {-code}" if code < 0 else f"exit {code}: {_last_line(proc.stderr)}"
+                raise NetweaveError(f"{name} died ({how}); the run was stopped")
+        if select.select([leader.stdout], [], [], 0.2)[0]:
+            line = leader.stdout.readline()  # the reporter writes whole lines and flushes each
+            if not line:  # it ended
+                leader.wait(timeout=timeout_s)
+                if leader.returncode or not run.summary:
+                    raise NetweaveError(f"the PS failed: {_last_line(leader.stderr)}")
                 for proc in procs:
                     proc.wait(timeout=timeout_s)
                 return
@@ -67,59 +85,84 @@ def _follow(ps, procs, workers, run: TestbedRun, on_epoch, timeout_s: float) -> 
                     on_epoch(record)
 
 
+def _start_agents(plan: TrainingPlan, p, dataplane: str, ps_addr) -> dict:
+    """One agent per aggregating switch, each with its group; waits for every ``ready`` line."""
+    agents = {}
+    for g in plan.groups.values():
+        if g.switch is None:
+            continue
+        memory = plan.topology.node(g.switch).aggregator_memory or DEFAULT_MEMORY
+        agents[g.switch] = _python(p.namespace[g.switch], "netweave.testbed.agent", json.dumps({
+            "agg_id": g.agg_id, "port": PORT, "workers": g.workers, "timeout_s": 0.1, "memory_bytes": memory,
+            "address": p.address[g.switch], "addresses": {w: p.address[plan.hosts[w]] for w in g.workers},
+            "dataplane": dataplane, "ps": ps_addr}))
+    for switch, agent in agents.items():
+        if not agent.stdout.readline():
+            raise NetweaveError(f"the agent of switch {switch} did not start: {_last_line(agent.stderr)}")
+    return agents
+
+
 def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: str = "xdp", epochs: int = 3,
                      scale: float = 0.1, batch: int = 64, lr: float = 0.05, momentum: float = 0.9, seed: int = 0,
-                     timeout_s: float = 60.0, on_epoch=None) -> TestbedRun:
-    """Train LeNet-5 on the digits with one worker per entry of ``precisions`` (fp8/fp16/fp32)."""
+                     timeout_s: float = 60.0, on_epoch=None, topology: str | None = None, model: str = "lenet5",
+                     data: str = "digits", steps: int | None = None, switch_gbps: float = 100.0,
+                     eval_samples: int | None = None) -> TestbedRun:
+    """Train ``model`` on ``data`` with one worker per entry of ``precisions`` (fp8/fp16/fp32)
+    through ``routing``'s aggregation on ``topology`` at ``scale``; ``steps`` caps the global
+    batches per epoch (throughput runs), ``eval_samples`` the samples evaluated after each epoch."""
     from ..topology import load_topology_spec
     from .cluster import plan_cluster
     from .lifecycle import Testbed
+    from .plan import plan_training
 
     if routing not in ROUTINGS:
         raise NetweaveError(f"--routing {routing!r}: use one of {', '.join(ROUTINGS)}")
+    if model not in MODELS:
+        raise NetweaveError(f"--model {model!r}: use one of {', '.join(MODELS)}")
+    if data not in DATASETS:
+        raise NetweaveError(f"--data {data!r}: use one of {', '.join(DATASETS)}")
+    if dataplane not in ("xdp", "user"):
+        raise NetweaveError(f"--dataplane {dataplane!r}: use xdp or user")
     if not precisions or any(p not in ("fp8", "fp16", "fp32") for p in precisions):
         raise NetweaveError("--precisions: give each worker fp8, fp16 or fp32")
     if batch % len(precisions):
         raise NetweaveError(f"--batch {batch} must be a multiple of the {len(precisions)} workers")
     n = len(precisions)
-    workers = {w + 1: p for w, p in enumerate(precisions)}
-    plan = plan_cluster(load_topology_spec(f"star:n={n + 1}"), scale=scale)
-    run = TestbedRun()
-    with Testbed(plan) as p:
-        ps_addr = (p.address["H0"], PORT)
-        switch = (p.address["S0"], PORT)
-        addresses = {w: (p.address[f"H{w}"], PORT) for w in workers}
-        agent = None
-        if routing == "pahina":
-            agent = _python(p.namespace["S0"], "netweave.testbed.agent", json.dumps({
-                "agg_id": 1, "port": PORT, "workers": workers, "timeout_s": 0.1, "address": switch[0],
-                "addresses": {w: a[0] for w, a in addresses.items()}, "dataplane": dataplane, "ps": ps_addr}))
-            ready = agent.stdout.readline()
-            if not ready:
-                raise NetweaveError(f"the switch agent did not start: {agent.stderr.read().strip().splitlines()[-1:]}")
-        common = {"seed": seed, "batch": batch, "port": PORT, "agg_id": 1, "timeout_s": timeout_s}
-        if routing == "ring":  # no PS: rank 0 (H1) prints the epochs, the other workers are followed
-            ranks = [_python(p.namespace[f"H{w}"], "netweave.testbed.training", "ring", json.dumps(common | {
-                "rank": w - 1, "workers": n, "master": p.address["H1"], "control_port": CONTROL_PORT,
-                "interface": p.interface[f"H{w}", "S0"],
-                "epochs": epochs, "lr": lr, "momentum": momentum})) for w in workers]
-            leader, followers, follower_ids = ranks[0], ranks[1:], list(workers)[1:]
+    topo = load_topology_spec(topology or f"star:n={n + 1}")
+    plan = plan_training(topo, precisions, routing, scale, seed, switch_gbps)
+    run = TestbedRun(plan=plan)
+    common = {"seed": seed, "batch": batch, "port": PORT, "timeout_s": timeout_s, "model": model, "data": data,
+              "steps": steps, "eval_samples": eval_samples, "epochs": epochs, "lr": lr, "momentum": momentum}
+    with Testbed(plan_cluster(topo, scale=scale, routes=plan.routes or None)) as p:
+        ps_addr = (p.address[plan.ps], PORT)
+        agents = _start_agents(plan, p, dataplane, ps_addr)
+        names = [f"worker {w} ({h})" for w, h in plan.hosts.items()]
+        if routing == "ring":  # no PS: rank 0 prints the epochs, the other workers are followed
+            first = plan.hosts[1]
+            ranks = [_python(p.namespace[h], "netweave.testbed.training", "ring", json.dumps(common | {
+                "rank": w - 1, "workers": n, "master": p.address[first], "control_port": CONTROL_PORT,
+                "interface": p.interface[h, p.neighbours(h)[0]]})) for w, h in plan.hosts.items()]
+            leader, followers, names = ranks[0], ranks[1:], names[1:]
         else:
-            leader = _python(p.namespace["H0"], "netweave.testbed.training", "ps", json.dumps(common | {
-                "address": ps_addr[0], "control_port": CONTROL_PORT, "precisions": workers, "epochs": epochs,
-                "lr": lr, "momentum": momentum, "retry_s": 0.5, "worker_addresses": addresses,
-                "switch": switch if routing == "pahina" else None}))
-            target = switch if routing == "pahina" and dataplane == "user" else ps_addr
-            followers = [_python(p.namespace[f"H{w}"], "netweave.testbed.training", "worker", json.dumps(common | {
-                "rank": w - 1, "workers": n, "wor_id": w, "precision": prec, "address": addresses[w][0],
-                "target": target, "ps_control": (ps_addr[0], CONTROL_PORT)})) for w, prec in workers.items()]
-            follower_ids = list(workers)
+            groups = {g.agg_id: {"switch": [p.address[g.switch], PORT] if g.switch else None, "workers": g.workers}
+                      for g in plan.groups.values()}
+            leader = _python(p.namespace[plan.ps], "netweave.testbed.training", "ps", json.dumps(common | {
+                "address": ps_addr[0], "control_port": CONTROL_PORT, "groups": groups, "retry_s": 0.5,
+                "worker_addresses": {w: (p.address[h], PORT) for w, h in plan.hosts.items()}}))
+            followers = []
+            for w, h in plan.hosts.items():
+                g = plan.group_of(w)
+                target = (p.address[g.switch], PORT) if g.switch and dataplane == "user" else ps_addr
+                followers.append(_python(p.namespace[h], "netweave.testbed.training", "worker", json.dumps(common | {
+                    "rank": w - 1, "workers": n, "wor_id": w, "precision": plan.precisions[w], "wire": g.workers[w],
+                    "agg_id": g.agg_id, "address": p.address[h], "target": target,
+                    "ps_control": (ps_addr[0], CONTROL_PORT)})))
         try:
-            _follow(leader, followers, follower_ids, run, on_epoch, timeout_s)
-            if agent is not None:
-                run.agent = json.loads(agent.communicate(input="", timeout=timeout_s)[0].strip().splitlines()[-1])
+            _follow(leader, followers, names, run, on_epoch, timeout_s)
+            for switch, agent in agents.items():
+                run.agents[switch] = json.loads(agent.communicate(input="", timeout=timeout_s)[0].strip().splitlines()[-1])
         finally:
-            for proc in [leader, *followers, *([agent] if agent else [])]:
+            for proc in [leader, *followers, *agents.values()]:
                 if proc.poll() is None:
                     proc.kill()
     return run

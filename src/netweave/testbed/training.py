@@ -28,30 +28,27 @@ import time
 
 import numpy as np
 
-MODELS = ("lenet5",)
 HEADER = struct.Struct("!IiI")  # step, exponent, number of float32 parameters (then the parameters)
+COMPUTE = struct.Struct("!d")  # a worker's compute seconds for the step, after its gradient is sent
 
 
-def lenet5():
-    """LeNet-5 for 32x32 single-channel images, 10 classes (LeCun et al. 1998, ReLU and max pooling)."""
-    import torch.nn as nn
+def setup(config: dict):
+    """The role's data and model: ``(x, y, x_test, y_test, model)`` from ``config["data"]`` and
+    ``config["model"]``, the model initialised from ``config["seed"]`` (the same on every process)."""
+    import torch
 
-    return nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
-                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16 * 5 * 5, 120), nn.ReLU(),
-                         nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+    from .datasets import load
+    from .models import build
+
+    torch.manual_seed(config["seed"])
+    x, y, xt, yt = load(config.get("data", "digits"), config["seed"])
+    return x, y, xt, yt, build(config.get("model", "lenet5"), x.shape[1])
 
 
-def digits(seed: int = 0):
-    """scikit-learn's bundled handwritten digits (1,797 images of 8x8), upsampled to 32x32 and
-    split 80/20 with ``seed``: ``(x_train, y_train, x_test, y_test)`` as float32/int64 arrays."""
-    from sklearn.datasets import load_digits
-
-    d = load_digits()
-    x = np.kron(d.images.astype(np.float32) / 16.0, np.ones((4, 4), np.float32))[:, None]  # (N, 1, 32, 32)
-    order = np.random.default_rng(seed).permutation(len(x))
-    cut = int(0.8 * len(x))
-    train, test = order[:cut], order[cut:]
-    return x[train], d.target[train].astype(np.int64), x[test], d.target[test].astype(np.int64)
+def steps_per_epoch(config: dict, samples: int) -> int:
+    """Whole global batches per epoch, at most ``config["steps"]`` when given (throughput runs)."""
+    steps = samples // config["batch"]
+    return min(steps, config["steps"]) if config.get("steps") else steps
 
 
 def flat_parameters(model) -> np.ndarray:
@@ -94,9 +91,12 @@ def evaluate(model, x, y, xt, yt) -> tuple[float, float]:
     """``(training loss, test accuracy)`` of ``model``."""
     import torch
 
+    def logits(a):
+        return torch.cat([model(torch.from_numpy(a[i:i + 512])) for i in range(0, len(a), 512)])
+
     with torch.no_grad():
-        loss = float(torch.nn.functional.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y)))
-        return loss, float((model(torch.from_numpy(xt)).argmax(1).numpy() == yt).mean())
+        loss = float(torch.nn.functional.cross_entropy(logits(x), torch.from_numpy(y)))
+        return loss, float((logits(xt).argmax(1).numpy() == yt).mean())
 
 
 def flat_gradient(model) -> np.ndarray:
@@ -129,21 +129,22 @@ def _connect(address: tuple[str, int], timeout_s: float) -> socket.socket:
 
 
 def worker(config: dict) -> None:
-    """One worker: connect to the PS, then for every step receive parameters, send the gradient."""
+    """One worker: connect to the PS, then for every step receive parameters, compute the gradient
+    of its shard, cast it to its ``precision`` (in its group's ``wire`` container: :mod:`.plan`) and
+    send it to aggregator ``agg_id``; its compute seconds go back to the PS on the control connection."""
     import torch
 
     from .endpoints import WorkerSender
-    from .gradients import encode
+    from .gradients import encode, upcast
 
-    torch.manual_seed(config["seed"])
     torch.set_num_threads(1)
     rank, n = config["rank"], config["workers"]
-    x, y, _, _ = digits(config["seed"])
-    model = lenet5()
+    x, y, _, _, model = setup(config)
+    own, wire = config["precision"], config.get("wire", config["precision"])
     loss_fn = torch.nn.CrossEntropyLoss()
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind((config["address"], config["port"]))
-    sender = WorkerSender(udp, config["wor_id"], config["precision"], config["agg_id"], tuple(config["target"]))
+    sender = WorkerSender(udp, config["wor_id"], wire, config["agg_id"], tuple(config["target"]))
     serving = threading.Thread(target=sender.serve, args=(1e9, 1e9), daemon=True)  # NACKs, for the whole run
     ctrl = _connect(tuple(config["ps_control"]), config["timeout_s"])
     ctrl.sendall(struct.pack("!I", rank))
@@ -154,70 +155,97 @@ def worker(config: dict) -> None:
         if count == 0:
             break  # the PS is done
         load_parameters(model, np.frombuffer(_recv_exact(ctrl, 4 * count), dtype=np.float32).copy())
+        t0 = time.perf_counter()
         part = shard(step, rank, n, batch, len(x))
         model.zero_grad()
         loss_fn(model(torch.from_numpy(x[part])), torch.from_numpy(y[part])).backward()
-        values, _ = encode(flat_gradient(model), config["precision"], exponent)
-        sender.send(step, values)
+        values, _ = encode(flat_gradient(model), own, exponent)
+        compute_s = time.perf_counter() - t0
+        sender.send(step, values if wire == own else upcast(values, own, wire))
+        ctrl.sendall(COMPUTE.pack(compute_s))
+
+
+def _groups(config: dict) -> dict[int, tuple[tuple[str, int] | None, dict[int, str]]]:
+    """``config["groups"]`` as agg_id → (the switch's address or None, {wor_id: wire precision})."""
+    return {int(a): (tuple(g["switch"]) if g.get("switch") else None, {int(w): p for w, p in g["workers"].items()})
+            for a, g in config["groups"].items()}
 
 
 def ps(config: dict) -> None:
-    """The PS: serve parameters, collect and normalise the aggregated gradients, update; one JSON
-    line per epoch on stdout (loss, accuracy, times, bytes)."""
+    """The PS: serve parameters, collect every aggregator's per-precision sums, normalise them
+    into the mean gradient (§IV-D), step; one JSON line per epoch on stdout: loss, accuracy, and
+    the §VI-A metrics (epoch time, throughput, upload time and gradient sending rate, INA
+    efficiency as the share of gradient bytes that did not reach the PS, PS aggregation time)."""
     import torch
 
-    from .endpoints import SO_RCVBUFFORCE, Collector
+    from .endpoints import SO_RCVBUFFORCE, Collector, packet_bytes
     from .gradients import decode_mean, step_exponent
     from .xdp import MAX_SLOTS
 
-    torch.manual_seed(config["seed"])
-    x, y, xt, yt = digits(config["seed"])
-    model = lenet5()
+    x, y, xt, yt, model = setup(config)
     opt = torch.optim.SGD(model.parameters(), lr=config["lr"], momentum=config["momentum"])
-    workers = {int(w): p for w, p in config["precisions"].items()}
-    n = len(workers)
+    groups = _groups(config)
+    n = sum(len(ws) for _, ws in groups.values())
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind((config["address"], config["port"]))
-    udp.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 32 << 20)  # a step's packets fit
-    collector = Collector(udp, workers, {int(w): tuple(a) for w, a in config["worker_addresses"].items()},
-                          agg_id=config["agg_id"], switch=tuple(config["switch"]) if config.get("switch") else None)
+    udp.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 256 << 20)  # a step's packets fit
+    collector = Collector(udp, groups, {int(w): tuple(a) for w, a in config["worker_addresses"].items()})
     server = socket.create_server((config["address"], config["control_port"]))
     server.settimeout(config["timeout_s"])
     conns = {}
     while len(conns) < n:
         conn, _ = server.accept()
         conns[struct.unpack("!I", _recv_exact(conn, 4))[0]] = conn
-    steps_per_epoch = len(x) // config["batch"]
-    chunks = -(-flat_parameters(model).size // MAX_SLOTS)
+    steps = steps_per_epoch(config, len(x))
+    size = flat_parameters(model).size
+    chunks = -(-size // MAX_SLOTS)
+    sent_per_step = sum(packet_bytes(p, size) for _, ws in groups.values() for p in ws.values())
     exponent, step = step_exponent(1.0, n), 0
-    precisions = sorted(set(workers.values()))
+    limit = config.get("eval_samples")
     for epoch in range(config["epochs"]):
-        t0, comm_s = time.perf_counter(), 0.0
-        for _ in range(steps_per_epoch):
+        t0 = time.perf_counter()
+        times = dict.fromkeys(("compute_s", "upload_s", "parameters_s", "ps_aggregation_s"), 0.0)
+        step_s = []
+        bytes_before = collector.counters["bytes"]
+        for _ in range(steps):
+            s0 = time.perf_counter()
             flat = flat_parameters(model)
             message = HEADER.pack(step, exponent, flat.size) + flat.tobytes()
             for conn in conns.values():
                 conn.sendall(message)
-            c0 = time.perf_counter()
-            keys = [(step, t, p) for t in range(chunks) for p in precisions]
-            got = collector.collect(keys, retry_s=config["retry_s"], timeout_s=config["timeout_s"])
-            comm_s += time.perf_counter() - c0
-            sums = {p: np.concatenate([got[step, t, p][0] for t in range(chunks)]) for p in precisions}
+            s1 = time.perf_counter()
+            got = collector.collect(step, chunks, retry_s=config["retry_s"], timeout_s=config["timeout_s"])
+            computed = max(COMPUTE.unpack(_recv_exact(conn, COMPUTE.size))[0] for conn in conns.values())
+            s2 = time.perf_counter()
+            sums: dict[str, np.ndarray] = {}
+            for (_, p), (values, _) in got.items():  # one precision, one scale: aggregators add exactly
+                sums[p] = sums.get(p, 0) + values[:size].astype(np.int64)
             mean = decode_mean(sums, exponent, n)
+            s3 = time.perf_counter()
             set_gradient(model, mean)
             opt.step()
             exponent = step_exponent(4 * float(np.abs(mean).max(initial=0.0)), n)  # next step's, with headroom
             step += 1
-        loss, acc = evaluate(model, x, y, xt, yt)
+            times["parameters_s"] += s1 - s0
+            times["compute_s"] += computed
+            times["upload_s"] += max(0.0, s2 - s1 - computed)
+            times["ps_aggregation_s"] += s3 - s2
+            step_s.append(time.perf_counter() - s0)
         seconds = time.perf_counter() - t0
-        print(json.dumps({"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds,
-                          "comm_s": comm_s, "samples_per_s": steps_per_epoch * config["batch"] / seconds,
-                          "gradient_bytes": n * chunks * MAX_SLOTS * 4 * steps_per_epoch,
+        times["ps_aggregation_s"] += collector.counters.get("aggregate_s", 0.0)
+        collector.counters["aggregate_s"] = 0.0
+        at_ps = collector.counters["bytes"] - bytes_before
+        loss, acc = evaluate(model, x[:limit], y[:limit], xt[:limit], yt[:limit])
+        print(json.dumps({"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds, "steps": steps,
+                          "samples_per_s": steps * config["batch"] / seconds, **times, "step_s": step_s,
+                          "gradient_bytes": sent_per_step * steps, "bytes_at_ps": at_ps,
+                          "ina_efficiency": 1 - at_ps / (sent_per_step * steps),
+                          "gradient_rate_gbps": sent_per_step * steps * 8 / max(times["upload_s"], 1e-9) / 1e9,
                           "collector": dict(collector.counters)}), flush=True)
     for conn in conns.values():
         conn.sendall(HEADER.pack(step, 0, 0))
         conn.close()
-    print(json.dumps({"done": True, "parameters": flat_parameters(model).size, "steps": step}), flush=True)
+    print(json.dumps({"done": True, "parameters": size, "steps": step}), flush=True)
 
 
 def ring(config: dict) -> None:
@@ -228,38 +256,44 @@ def ring(config: dict) -> None:
     import torch
     import torch.distributed as dist
 
-    torch.manual_seed(config["seed"])
     torch.set_num_threads(1)
     rank, n = config["rank"], config["workers"]
     os.environ["GLOO_SOCKET_IFNAME"] = config["interface"]  # the uplink (identity address), not the loopback
     dist.init_process_group("gloo", init_method=f"tcp://{config['master']}:{config['control_port']}", rank=rank,
                             world_size=n, timeout=datetime.timedelta(seconds=config["timeout_s"]))
-    x, y, xt, yt = digits(config["seed"])
-    model = lenet5()
+    x, y, xt, yt, model = setup(config)
     opt = torch.optim.SGD(model.parameters(), lr=config["lr"], momentum=config["momentum"])
-    batch, steps_per_epoch = config["batch"], len(x) // config["batch"]
+    batch, steps = config["batch"], steps_per_epoch(config, len(x))
+    limit = config.get("eval_samples")
     for epoch in range(config["epochs"]):
-        t0, comm_s = time.perf_counter(), 0.0
-        for s in range(steps_per_epoch):
+        t0 = time.perf_counter()
+        times = dict.fromkeys(("compute_s", "upload_s"), 0.0)
+        step_s = []
+        for s in range(steps):
+            c0 = time.perf_counter()
             part = shard(s, rank, n, batch, len(x))
             opt.zero_grad()
             torch.nn.functional.cross_entropy(model(torch.from_numpy(x[part])), torch.from_numpy(y[part])).backward()
             flat = torch.from_numpy(flat_gradient(model))
-            c0 = time.perf_counter()
+            c1 = time.perf_counter()
             dist.all_reduce(flat)
-            comm_s += time.perf_counter() - c0
+            times["compute_s"] += c1 - c0
+            times["upload_s"] += time.perf_counter() - c1
             flat /= n
             set_gradient(model, flat.numpy())
             opt.step()
+            step_s.append(time.perf_counter() - c0)
         seconds = time.perf_counter() - t0
-        if rank == 0:
-            loss, acc = evaluate(model, x, y, xt, yt)
-            print(json.dumps({"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds, "comm_s": comm_s,
-                              "samples_per_s": steps_per_epoch * batch / seconds,
-                              "gradient_bytes": n * flat_parameters(model).size * 4 * steps_per_epoch}), flush=True)
+        if rank == 0:  # a ring all-reduce sends 2 (n-1)/n of the gradient per worker; nothing is aggregated in the network
+            sent = 2 * (n - 1) * flat.numel() * 4 * steps
+            loss, acc = evaluate(model, x[:limit], y[:limit], xt[:limit], yt[:limit])
+            print(json.dumps({"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds, "steps": steps,
+                              "samples_per_s": steps * batch / seconds, **times, "step_s": step_s,
+                              "gradient_bytes": sent,
+                              "gradient_rate_gbps": sent * 8 / max(times["upload_s"], 1e-9) / 1e9}), flush=True)
     dist.barrier()
     if rank == 0:
-        print(json.dumps({"done": True, "parameters": flat_parameters(model).size, "steps": steps_per_epoch * config["epochs"]}),
+        print(json.dumps({"done": True, "parameters": flat_parameters(model).size, "steps": steps * config["epochs"]}),
               flush=True)
     dist.destroy_process_group()
 

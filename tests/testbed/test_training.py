@@ -78,3 +78,19 @@ def test_a_killed_worker_ends_the_run_at_once_with_one_line(tmp_path):
     assert cli.returncode == 2 and len(lines) == 1, err
     assert lines[0].startswith("netweave: error: worker 2 (H2) died (signal 9)")
     assert stopped_s < 15 and not netns.namespaces(prefix + "-")
+
+
+@pytest.mark.slow
+def test_four_fp32_workers_aggregated_at_two_leaves_of_a_tree_follow_the_single_process_run():
+    """ATP on the bridge tree: each leaf switch's XDP program sums its two workers, the PS adds the
+    two leaves' results, the parameters come back by multicast; the loss is plain PyTorch's."""
+    from netweave.testbed.run import train_on_testbed
+
+    r = train_on_testbed(["fp32"] * 4, routing="atp", epochs=1, timeout_s=60, topology="tree:leaves=2,hosts=2")
+    assert sorted(r.agents) == ["L0", "L1"]
+    assert np.allclose([e["loss"] for e in r.epochs], single_process(1), atol=1e-4)
+    chunks = -(-r.summary["parameters"] // 256)
+    for report in r.agents.values():
+        assert report["counters"]["results"] == r.summary["steps"] * chunks
+    assert r.epochs[-1]["ina_efficiency"] == pytest.approx(0.5)  # four streams in, two out
+    assert r.multicast and all(report for report in r.multicast.values())  # every switch of the tree forwarded

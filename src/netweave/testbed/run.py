@@ -16,14 +16,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from ..errors import NetweaveError
 from .datasets import DATASETS
 from .models import MODELS
+from .multicast import Routers
 from .plan import SCHEMES, TrainingPlan
 
-PORT, CONTROL_PORT = 47000, 47001
+PORT, CONTROL_PORT, MULTICAST_PORT = 47000, 47001, 47100
+MULTICAST_GROUP = "239.78.0.1"  # the parameters, from the PS to every worker
 ROUTINGS = SCHEMES
 DEFAULT_MEMORY = 8 << 20  # an aggregating switch's memory when the topology gives none
 
@@ -38,6 +41,7 @@ class TestbedRun:
     epochs: list[dict] = field(default_factory=list)
     summary: dict = field(default_factory=dict)
     agents: dict[str, dict] = field(default_factory=dict)
+    multicast: dict[str, dict] = field(default_factory=dict)
     plan: TrainingPlan | None = None
 
     @property
@@ -83,6 +87,11 @@ def _follow(leader, procs, names, run: TestbedRun, on_epoch, timeout_s: float) -
                 run.epochs.append(record)
                 if on_epoch:
                     on_epoch(record)
+
+
+def _uplink(cluster, host: str) -> str:
+    """The interface of ``host``'s (first) link, in its namespace."""
+    return cluster.interface[host, cluster.neighbours(host)[0]]
 
 
 def _start_agents(plan: TrainingPlan, p, dataplane: str, ps_addr) -> dict:
@@ -133,7 +142,8 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
     run = TestbedRun(plan=plan)
     common = {"seed": seed, "batch": batch, "port": PORT, "timeout_s": timeout_s, "model": model, "data": data,
               "steps": steps, "eval_samples": eval_samples, "epochs": epochs, "lr": lr, "momentum": momentum}
-    with Testbed(plan_cluster(topo, scale=scale, routes=plan.routes or None)) as p:
+    routers = None
+    with Testbed(plan_cluster(topo, scale=scale, routes=plan.routes or None)) as p, ExitStack() as stack:
         ps_addr = (p.address[plan.ps], PORT)
         agents = _start_agents(plan, p, dataplane, ps_addr)
         names = [f"worker {w} ({h})" for w, h in plan.hosts.items()]
@@ -141,13 +151,16 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
             first = plan.hosts[1]
             ranks = [_python(p.namespace[h], "netweave.testbed.training", "ring", json.dumps(common | {
                 "rank": w - 1, "workers": n, "master": p.address[first], "control_port": CONTROL_PORT,
-                "interface": p.interface[h, p.neighbours(h)[0]]})) for w, h in plan.hosts.items()]
+                "interface": _uplink(p, h)})) for w, h in plan.hosts.items()]
             leader, followers, names = ranks[0], ranks[1:], names[1:]
         else:
+            routers = stack.enter_context(Routers(p, plan.ps, list(plan.hosts.values()), [MULTICAST_GROUP]))
             groups = {g.agg_id: {"switch": [p.address[g.switch], PORT] if g.switch else None, "workers": g.workers}
                       for g in plan.groups.values()}
+            common |= {"multicast": (MULTICAST_GROUP, MULTICAST_PORT), "multicast_timeout_s": 2.0}
             leader = _python(p.namespace[plan.ps], "netweave.testbed.training", "ps", json.dumps(common | {
                 "address": ps_addr[0], "control_port": CONTROL_PORT, "groups": groups, "retry_s": 0.5,
+                "interface": _uplink(p, plan.ps),
                 "worker_addresses": {w: (p.address[h], PORT) for w, h in plan.hosts.items()}}))
             followers = []
             for w, h in plan.hosts.items():
@@ -156,6 +169,7 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
                 followers.append(_python(p.namespace[h], "netweave.testbed.training", "worker", json.dumps(common | {
                     "rank": w - 1, "workers": n, "wor_id": w, "precision": plan.precisions[w], "wire": g.workers[w],
                     "agg_id": g.agg_id, "address": p.address[h], "target": target,
+                    "interface": _uplink(p, h),
                     "ps_control": (ps_addr[0], CONTROL_PORT)})))
         try:
             _follow(leader, followers, names, run, on_epoch, timeout_s)
@@ -165,4 +179,5 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
             for proc in [leader, *followers, *agents.values()]:
                 if proc.poll() is None:
                     proc.kill()
+    run.multicast = routers.reports if routers else {}
     return run

@@ -2,8 +2,10 @@
 
 Each step:
 
-1. the PS sends the parameters (float32) and the step's fixed-point exponent to every worker over
-   TCP (reliable; the paper's PS multicasts them);
+1. the PS sends the step and its fixed-point exponent to every worker over TCP and multicasts the
+   parameters (float32) through the switches (:mod:`.multicast`, the kernel's multicast
+   forwarding: one copy per link, as the paper's PS); each worker answers on TCP with the chunks
+   it missed, which the PS then sends it over TCP (reliable);
 2. each worker computes the gradient of its shard of the batch, casts it to its precision,
    encodes it (:mod:`.gradients`) and sends it as DATA packets toward the PS, through the INA
    switch whose XDP program aggregates each precision (or straight to the PS when there is no
@@ -28,8 +30,41 @@ import time
 
 import numpy as np
 
-HEADER = struct.Struct("!IiI")  # step, exponent, number of float32 parameters (then the parameters)
+HEADER = struct.Struct("!IiI")  # step, exponent, number of float32 parameters (0: the run is over)
 COMPUTE = struct.Struct("!d")  # a worker's compute seconds for the step, after its gradient is sent
+COUNT = struct.Struct("!I")  # how many parameter chunks a worker missed (then their indices, u32 each)
+MULTICAST_BYTES = 2972  # one parameter datagram fills the testbed's 3000-byte MTU (less IPv4 and UDP headers)
+
+
+def receive_parameters(ctrl: socket.socket, receiver, step: int, size: int, timeout_s: float) -> np.ndarray:
+    """The worker's side of a step's parameters: the multicast chunks that come within
+    ``timeout_s``, then the missed ones asked for and read over TCP (``ctrl``)."""
+    from .multicast import floats_per_chunk
+
+    flat, missing = receiver.receive(step, size, timeout_s)
+    ctrl.sendall(COUNT.pack(missing.size) + missing.astype(">u4").tobytes())
+    if missing.size:
+        per = floats_per_chunk(MULTICAST_BYTES)
+        padded = np.zeros(-(-size // per) * per, np.float32)
+        padded[:size] = flat
+        got = np.frombuffer(_recv_exact(ctrl, 4 * per * missing.size), dtype=np.float32)
+        padded.reshape(-1, per)[missing] = got.reshape(-1, per)
+        flat = padded[:size]
+    return flat
+
+
+def send_missed(conn: socket.socket, flat: np.ndarray) -> int:
+    """The PS's side: read which chunks a worker missed and send them over TCP; returns how many."""
+    from .multicast import floats_per_chunk
+
+    count = COUNT.unpack(_recv_exact(conn, COUNT.size))[0]
+    if count:
+        per = floats_per_chunk(MULTICAST_BYTES)
+        missing = np.frombuffer(_recv_exact(conn, 4 * count), dtype=">u4").astype(np.int64)
+        padded = np.zeros(-(-flat.size // per) * per, np.float32)
+        padded[:flat.size] = flat
+        conn.sendall(padded.reshape(-1, per)[missing].tobytes())
+    return count
 
 
 def setup(config: dict):
@@ -136,6 +171,7 @@ def worker(config: dict) -> None:
 
     from .endpoints import WorkerSender
     from .gradients import encode, upcast
+    from .multicast import ParameterReceiver, receiver_socket
 
     torch.set_num_threads(1)
     rank, n = config["rank"], config["workers"]
@@ -146,6 +182,8 @@ def worker(config: dict) -> None:
     udp.bind((config["address"], config["port"]))
     sender = WorkerSender(udp, config["wor_id"], wire, config["agg_id"], tuple(config["target"]))
     serving = threading.Thread(target=sender.serve, args=(1e9, 1e9), daemon=True)  # NACKs, for the whole run
+    group, port = config["multicast"]
+    receiver = ParameterReceiver(receiver_socket(group, port, config["interface"]), datagram_bytes=MULTICAST_BYTES)
     ctrl = _connect(tuple(config["ps_control"]), config["timeout_s"])
     ctrl.sendall(struct.pack("!I", rank))
     serving.start()
@@ -154,7 +192,7 @@ def worker(config: dict) -> None:
         step, exponent, count = HEADER.unpack(_recv_exact(ctrl, HEADER.size))
         if count == 0:
             break  # the PS is done
-        load_parameters(model, np.frombuffer(_recv_exact(ctrl, 4 * count), dtype=np.float32).copy())
+        load_parameters(model, receive_parameters(ctrl, receiver, step, count, config["multicast_timeout_s"]))
         t0 = time.perf_counter()
         part = shard(step, rank, n, batch, len(x))
         model.zero_grad()
@@ -180,6 +218,7 @@ def ps(config: dict) -> None:
 
     from .endpoints import SO_RCVBUFFORCE, Collector, packet_bytes
     from .gradients import decode_mean, step_exponent
+    from .multicast import publish, publisher_socket
     from .xdp import MAX_SLOTS
 
     x, y, xt, yt, model = setup(config)
@@ -190,6 +229,9 @@ def ps(config: dict) -> None:
     udp.bind((config["address"], config["port"]))
     udp.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 256 << 20)  # a step's packets fit
     collector = Collector(udp, groups, {int(w): tuple(a) for w, a in config["worker_addresses"].items()})
+    group = tuple(config["multicast"])
+    publisher = publisher_socket(config["address"], config["interface"])
+    missed = 0
     server = socket.create_server((config["address"], config["control_port"]))
     server.settimeout(config["timeout_s"])
     conns = {}
@@ -210,9 +252,10 @@ def ps(config: dict) -> None:
         for _ in range(steps):
             s0 = time.perf_counter()
             flat = flat_parameters(model)
-            message = HEADER.pack(step, exponent, flat.size) + flat.tobytes()
             for conn in conns.values():
-                conn.sendall(message)
+                conn.sendall(HEADER.pack(step, exponent, flat.size))
+            publish(publisher, step, flat, group, MULTICAST_BYTES)
+            missed += sum(send_missed(conn, flat) for conn in conns.values())
             s1 = time.perf_counter()
             got = collector.collect(step, chunks, retry_s=config["retry_s"], timeout_s=config["timeout_s"])
             computed = max(COMPUTE.unpack(_recv_exact(conn, COMPUTE.size))[0] for conn in conns.values())
@@ -241,7 +284,7 @@ def ps(config: dict) -> None:
                           "gradient_bytes": sent_per_step * steps, "bytes_at_ps": at_ps,
                           "ina_efficiency": 1 - at_ps / (sent_per_step * steps),
                           "gradient_rate_gbps": sent_per_step * steps * 8 / max(times["upload_s"], 1e-9) / 1e9,
-                          "collector": dict(collector.counters)}), flush=True)
+                          "parameter_chunks_resent": missed, "collector": dict(collector.counters)}), flush=True)
     for conn in conns.values():
         conn.sendall(HEADER.pack(step, 0, 0))
         conn.close()

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import NetweaveError
 
 DATASETS = ("digits", "cifar-synthetic")
+CHANNELS = {"digits": 1, "cifar-synthetic": 3}  # of each dataset's images
 
 
 def digits(seed: int = 0):

@@ -14,7 +14,9 @@ reordering, and batched: a step's packets are built with numpy and moved with
   switch would (int64, saturated once to the precision's container). Whatever is still missing
   after ``retry_s`` is asked for again: from the switch (a NACK with ``wor_id`` 0: "send this
   key's result again", which makes its agent forget the key and NACK its workers) when none of
-  the key's DATA came, else from each worker whose DATA is missing.
+  the key's DATA came, else from each worker whose DATA is missing — only when nothing new came
+  for ``retry_s``: on slow links a step takes longer than any fixed retry period, and asking
+  again while it still arrives only adds traffic.
 
 Duplicates are dropped by key and worker at every stage, so a result counts once.
 """
@@ -203,7 +205,8 @@ class Collector:
     def collect(self, step: int, chunks: int, retry_s: float = 0.3, timeout_s: float = 30.0) -> dict[tuple[int, str], tuple[np.ndarray, bool]]:
         """Every ``(agg_id, precision)``'s sum of step ``step`` over ``chunks`` tensors, as ``(values
         in the precision's container, flat, chunks × MAX_SLOTS, saturated)``; asks again for what is
-        missing every ``retry_s`` s; raises TimeoutError after ``timeout_s`` naming what is missing."""
+        missing when nothing new came for ``retry_s`` s (a step that is still arriving, however slowly,
+        is not asked again); raises TimeoutError after ``timeout_s`` naming what is missing."""
         parts = {(agg, p): _Part(np.array(sorted(w for w, q in ws.items() if q == p)), chunks)
                  for agg, (_, ws) in self.groups.items() for p in sorted(set(ws.values()))}
         buffer = np.empty((self._rows, HEADER.size + MAX_SLOTS * 8), np.uint8)
@@ -215,13 +218,16 @@ class Collector:
             if now > end:
                 missing = {k: int((~part.have).sum()) for k, part in parts.items() if not part.have.all()}
                 raise TimeoutError(f"aggregates of step {step} never arrived: {missing} (agg_id, precision): tensors")
-            if now > next_ask:
+            if now > next_ask:  # nothing new for retry_s: ask for what is missing
                 self._ask(step, parts)
                 next_ask = now + retry_s
             got = recv_batch(self.sock, buffer, lengths, min(0.05, max(0.0, next_ask - now)))
             if got:
                 self.counters["bytes"] += int(lengths[:got].sum())
+                taken = self.counters["results"] + self.counters["raw"]
                 self._take(step, parts, decode_batch(buffer[:got], lengths[:got]))
+                if self.counters["results"] + self.counters["raw"] > taken:  # progress: the step is still arriving
+                    next_ask = time.monotonic() + retry_s
         out = {}
         for (agg, precision), part in parts.items():
             values, saturated = fixedpoint.saturate(part.sums.ravel(), precision)

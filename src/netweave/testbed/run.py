@@ -94,7 +94,28 @@ def _uplink(cluster, host: str) -> str:
     return cluster.interface[host, cluster.neighbours(host)[0]]
 
 
-def _start_agents(plan: TrainingPlan, p, dataplane: str, ps_addr) -> dict:
+def parameter_count(model: str, data: str) -> int:
+    """Parameters of ``model`` for ``data``'s inputs (the model is built once, here, to count them)."""
+    from .datasets import CHANNELS
+    from .models import build
+
+    return sum(p.numel() for p in build(model, CHANNELS[data]).parameters())
+
+
+def nack_timeout_s(plan: TrainingPlan, parameters: int, scale: float) -> float:
+    """How long a switch waits for a key's missing workers before it NACKs them: 0.1 s, plus twice the
+    time the slowest worker needs to send a whole gradient over its access link (the packets of
+    one tensor leave fast and slow workers that far apart, and a NACK for a packet still on its
+    way only adds traffic)."""
+    from .endpoints import packet_bytes
+
+    topo = plan.topology
+    slowest = max(packet_bytes(plan.wire(w), parameters) * 8
+                  / (topo.links[topo.adjacency[topo.index[h]][0][1]].gbps * scale * 1e9) for w, h in plan.hosts.items())
+    return 0.1 + 2 * slowest
+
+
+def _start_agents(plan: TrainingPlan, p, dataplane: str, ps_addr, timeout_s: float) -> dict:
     """One agent per aggregating switch, each with its group; waits for every ``ready`` line."""
     agents = {}
     for g in plan.groups.values():
@@ -102,7 +123,7 @@ def _start_agents(plan: TrainingPlan, p, dataplane: str, ps_addr) -> dict:
             continue
         memory = plan.topology.node(g.switch).aggregator_memory or DEFAULT_MEMORY
         agents[g.switch] = _python(p.namespace[g.switch], "netweave.testbed.agent", json.dumps({
-            "agg_id": g.agg_id, "port": PORT, "workers": g.workers, "timeout_s": 0.1, "memory_bytes": memory,
+            "agg_id": g.agg_id, "port": PORT, "workers": g.workers, "timeout_s": timeout_s, "memory_bytes": memory,
             "address": p.address[g.switch], "addresses": {w: p.address[plan.hosts[w]] for w in g.workers},
             "dataplane": dataplane, "ps": ps_addr}))
     for switch, agent in agents.items():
@@ -139,13 +160,15 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
     n = len(precisions)
     topo = load_topology_spec(topology or f"star:n={n + 1}")
     plan = plan_training(topo, precisions, routing, scale, seed, switch_gbps)
+    parameters = parameter_count(model, data)
     run = TestbedRun(plan=plan)
     common = {"seed": seed, "batch": batch, "port": PORT, "timeout_s": timeout_s, "model": model, "data": data,
               "steps": steps, "eval_samples": eval_samples, "epochs": epochs, "lr": lr, "momentum": momentum}
     routers = None
     with Testbed(plan_cluster(topo, scale=scale, routes=plan.routes or None)) as p, ExitStack() as stack:
         ps_addr = (p.address[plan.ps], PORT)
-        agents = _start_agents(plan, p, dataplane, ps_addr)
+        agents = _start_agents(plan, p, dataplane, ps_addr, nack_timeout_s(plan, parameters, scale)) \
+            if routing != "ring" else {}
         names = [f"worker {w} ({h})" for w, h in plan.hosts.items()]
         if routing == "ring":  # no PS: rank 0 prints the epochs, the other workers are followed
             first = plan.hosts[1]

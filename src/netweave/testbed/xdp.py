@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import hashlib
 import os
 import shutil
 import socket
 import struct
 import subprocess
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from ..dataplane.fixedpoint import value_bytes
 from ..dataplane.packet import PRECISION_CODE
 from ..errors import NetweaveError
+from .native import cached_build, digest, package_source
 
 SOURCE = "ina_agg.bpf.c"
 MAX_SLOTS = 256  # values per packet (bpf source)
@@ -48,35 +47,25 @@ def aggregator_defines() -> dict[str, int]:
     return {f"WIDTH_{p.upper()}": value_bytes(p) for p in PRECISION_CODE}
 
 
-def source_path(name: str = SOURCE) -> Path:
-    return Path(str(resources.files("netweave.testbed") / "bpf" / name))
-
-
 def compile_program(source: str = SOURCE, defines: dict[str, int] | None = None, cache: Path | None = None) -> Path:
     """The BPF object of ``source`` (in ``bpf/``) with ``-D`` ``defines``, compiled with clang at first
-    use and cached by the hash of the source and the defines."""
-    src = source_path(source)
+    use and cached by the hash of the source and the defines (:func:`~.native.cached_build`)."""
+    src = package_source(f"bpf/{source}")
     flags = [f"-D{k}={int(v)}" for k, v in sorted((defines or {}).items())]
-    digest = hashlib.sha256(src.read_bytes() + " ".join(flags).encode()).hexdigest()[:16]
-    cache = cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "netweave" / "bpf"
-    obj = cache / f"{src.name.split('.')[0]}-{digest}.o"
-    if obj.exists():
-        return obj
     clang = shutil.which("clang")
     if clang is None:
         raise NetweaveError("the XDP data plane needs clang to compile its BPF program; "
                             "install it with apt-get install clang llvm libbpf-dev (or use --dataplane user)")
-    cache.mkdir(parents=True, exist_ok=True)
-    arch = subprocess.run(["uname", "-m"], capture_output=True, text=True).stdout.strip()
-    tmp = obj.with_suffix(f".{os.getpid()}.tmp")
-    done = subprocess.run([clang, "-O2", "-g", "-target", "bpf", f"-I/usr/include/{arch}-linux-gnu", *flags, "-c",
-                           str(src), "-o", str(tmp)], capture_output=True, text=True)
-    if done.returncode:
-        tmp.unlink(missing_ok=True)
-        first = next((l for l in done.stderr.splitlines() if "error" in l), done.stderr.strip()[:200])
-        raise NetweaveError(f"clang could not compile {src.name}: {first}; install libbpf-dev (bpf_helpers.h)")
-    tmp.replace(obj)
-    return obj
+
+    def build(tmp: Path) -> None:
+        arch = os.uname().machine
+        done = subprocess.run([clang, "-O2", "-g", "-target", "bpf", f"-I/usr/include/{arch}-linux-gnu", *flags, "-c",
+                               str(src), "-o", str(tmp)], capture_output=True, text=True)
+        if done.returncode:
+            first = next((l for l in done.stderr.splitlines() if "error" in l), done.stderr.strip()[:200])
+            raise NetweaveError(f"clang could not compile {src.name}: {first}; install libbpf-dev (bpf_helpers.h)")
+
+    return cached_build("bpf", src.name.split(".")[0], digest(src.read_bytes(), " ".join(flags)), ".o", build, cache)
 
 
 def _libbpf() -> ctypes.CDLL:

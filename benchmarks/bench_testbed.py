@@ -60,7 +60,7 @@ def measure(model: str, workers: int, scheme: str) -> dict:
     data, batch, epochs, steps, scale, evaluated = SETTINGS[model]
     r = train_on_testbed(precisions(workers, scheme), routing=scheme, epochs=epochs, scale=scale, batch=batch,
                          topology=TOPOLOGY, model=model, data=data, steps=steps, eval_samples=evaluated,
-                         timeout_s=300, lr=0.05 if model == "lenet5" else 0.01)
+                         timeout_s=300, lr=0.05 if model == "lenet5" else 0.002)
     steady = r.epochs[1:] or r.epochs
     per_step = [s for e in steady for s in e["step_s"]]
     count = sum(e["steps"] for e in steady)

@@ -239,3 +239,18 @@ def test_an_unusable_cache_falls_back_instead_of_failing(tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "file" / "cache")}  # below a file: cannot be made
     out = _backend_in_subprocess(env)
     assert out.startswith("python |") and len(out) > len("python |")
+
+
+def test_a_paced_send_keeps_to_its_rate(backend):
+    """200 datagrams of 1,000 B at 8 Mb/s take 0.2 s (not less: the pacing; the bound is relative
+    to the rate set), all arrive intact and in order."""
+    tx, rx = udp_pair()
+    lengths = np.full(200, 1000)
+    rows = numbered(200, 1000, lengths)
+    t0 = time.monotonic()
+    assert batchio.send_paced(tx, rows, lengths, rx.getsockname(), rate_bps=8e6, burst=10) == 200
+    took = time.monotonic() - t0
+    assert took >= 0.95 * 200 * 1000 * 8 / 8e6
+    out, got_lengths = np.zeros((256, 1000), np.uint8), np.zeros(256, np.int64)
+    got = batchio.recv_batch(rx, out, got_lengths, 1.0)
+    assert got == 200 and np.array_equal(out[:200], rows)

@@ -8,7 +8,8 @@ from netweave.errors import NetweaveError
 from netweave.route.jobs import Job, Task
 from netweave.route.pahina import TrainingModel
 from netweave.route.plan import route_precision
-from netweave.testbed.plan import SCHEMES, place_workers, plan_training, scaled
+from netweave.testbed.plan import (PSEUDO, SCHEMES, TREE_SCHEMES, aggregation_tree, multicast_gbps, place_workers,
+                                   plan_training, scaled)
 from netweave.topology import load_topology_spec
 
 TREE = "tree:leaves=2,hosts=4,gbps=40,host_gbps=10-25,seed=1"
@@ -35,7 +36,7 @@ def test_workers_are_spread_over_the_leaves():
         place_workers(load_topology_spec(TREE), 9)
 
 
-@pytest.mark.parametrize("scheme", [s for s in SCHEMES if s != "ring"])
+@pytest.mark.parametrize("scheme", [s for s in SCHEMES if s not in ("ring", *TREE_SCHEMES)])
 def test_groups_match_the_route_command_and_cover_every_worker_once(scheme):
     topo = load_topology_spec(TREE)
     plan = plan_training(topo, MIX, scheme, scale=0.05)
@@ -93,3 +94,39 @@ def test_synthetic_cifar_is_deterministic_and_learnable():
     assert (guess == yt).mean() > 0.9  # nearest centroid: a model has something to learn
     with pytest.raises(NetweaveError, match="--data"):
         load("cifar10")
+
+
+def test_flows_merge_where_they_meet_and_the_tree_has_one_member_per_branch():
+    """Two leaves' flows meet at the root: each leaf sums its workers, the root sums the leaves; a
+    switch that only one flow passes, or whose flows leave on different routes, does not aggregate."""
+    paths = {"a": ["a", "L0", "R", "P"], "b": ["b", "L0", "R", "P"], "c": ["c", "L1", "R", "P"],
+             "d": ["d", "L1", "R", "P"], "e": ["e", "L2", "X", "P"]}
+    tree = aggregation_tree(paths, "P", {"L0", "L1", "L2", "R", "X"})
+    assert tree == {"L0": ({"a", "b"}, "R"), "L1": ({"c", "d"}, "R"), "R": ({"L0", "L1"}, "P")}
+    split = {"a": ["a", "S", "T", "P"], "b": ["b", "S", "U", "P"]}  # two pipelines, two routes on
+    assert aggregation_tree(split, "P", {"S", "T", "U"}) == {}
+    single = {"a": ["a", "L0", "R", "P"], "c": ["c", "L1", "R", "P"]}  # each leaf passes one flow
+    assert aggregation_tree(single, "P", {"L0", "L1", "R"}) == {"R": ({"a", "c"}, "P")}
+
+
+@pytest.mark.parametrize("scheme", TREE_SCHEMES)
+def test_aro_and_ecmp_aggregate_in_a_multi_level_tree_of_one_precision(scheme):
+    plan = plan_training(load_topology_spec("tree:leaves=2,hosts=3"), ["fp16"] * 6, scheme, scale=0.05)
+    by_switch = {g.switch: g for g in plan.groups.values()}
+    assert set(by_switch) == {"L0", "L1", "R0"} and by_switch["R0"].parent is None
+    assert by_switch["L0"].parent == by_switch["L1"].parent == by_switch["R0"].agg_id
+    assert set(by_switch["R0"].workers) == {PSEUDO + by_switch["L0"].agg_id, PSEUDO + by_switch["L1"].agg_id}
+    assert sorted(w for g in plan.groups.values() for w in g.workers if w < PSEUDO) == sorted(plan.hosts)
+    assert plan.member(PSEUDO + by_switch["L0"].agg_id) == "L0" and all(r > 0 for r in plan.rate_gbps.values())
+    with pytest.raises(NetweaveError, match="does not model mixed"):
+        plan_training(load_topology_spec(TREE), MIX, scheme)
+
+
+def test_senders_are_paced_at_their_planned_rate_and_the_multicast_at_the_slowest_link():
+    topo = load_topology_spec(TREE)
+    plan = plan_training(topo, MIX, "pahina", scale=0.05)
+    fp8 = [r for w, r in plan.rate_gbps.items() if plan.precisions[w] == "fp8"]
+    fp16 = [r for w, r in plan.rate_gbps.items() if plan.precisions[w] == "fp16"]
+    assert fp16[0] == pytest.approx(2 * fp8[0])  # eq. 2: rates in proportion to the payload
+    slowest = min(l.gbps for l in topo.links if l.a in plan.hosts.values() or l.a == plan.ps)
+    assert multicast_gbps(topo, plan.ps, plan.hosts.values(), 0.05) == pytest.approx(0.05 * slowest)

@@ -12,7 +12,9 @@ so nothing stays attached.
 CONFIG (JSON): ``dataplane`` (``xdp``, the default, or ``user``: :class:`UserPlane`, the
 reference), ``ps`` (the PS's [address, port], for ``user``), ``agg_id``, ``port``, ``workers`` (wor_id → precision), ``addresses`` (wor_id → the
 worker's IPv4), ``worker_port``, ``timeout_s``, ``memory_bytes``, ``interfaces`` (default: all but
-lo), ``address`` (the switch's own IPv4, where the PS's requests arrive; default: none taken).
+lo), ``address`` (the switch's own IPv4, where the PS's requests arrive; default: none taken),
+``parent`` ([agg_id, wor_id] of this aggregator at the next one up, in a multi-level tree) and
+``parent_address`` (that switch's [address, port], where the userspace plane sends its sums).
 """
 
 from __future__ import annotations
@@ -42,10 +44,10 @@ class UserPlane:
     address the switch; complete sums go to the PS as RESULTs; a key that finds the memory full
     goes to the PS as its DATA (bypassed whole, as in XDP)."""
 
-    def __init__(self, agg: AggregatorConfig, ps: tuple[str, int]):
+    def __init__(self, agg: AggregatorConfig, ps: tuple[str, int], up: tuple[str, int] | None = None):
         from ..dataplane.aggregation import AggregationState
 
-        self.agg, self.ps = agg, ps
+        self.agg, self.ps, self.up = agg, ps, up or ps  # up: the parent aggregator's switch (multi-level)
         self.state = AggregationState(dict(agg.workers), timeout_s=agg.timeout_s)
         self.bypass: set = set()
         self.passed_full = 0
@@ -64,6 +66,11 @@ class UserPlane:
         done = self.state.accept(p.wor_id, p.epoch_id, p.tensor_id, p.precision, p.values, now)
         if done is not None:
             total, saturated = done
+            if self.agg.parent:  # multi-level: one more worker's DATA at the next aggregator up
+                parent, me = self.agg.parent
+                sock.sendto(Packet(DATA, parent, me, p.precision, p.epoch_id, p.tensor_id, total,
+                                   int(saturated)).encode(), self.up)
+                return
             summed = sum(1 for prec in self.agg.workers.values() if prec == p.precision)
             sock.sendto(Packet(RESULT, self.agg.agg_id, summed, p.precision, p.epoch_id, p.tensor_id, total,
                                int(saturated)).encode(), self.ps)
@@ -92,14 +99,16 @@ def serve(config: dict) -> dict:
     agg = AggregatorConfig(agg_id=int(config["agg_id"]), port=int(config["port"]),
                            workers={int(w): p for w, p in config["workers"].items()},
                            timeout_s=float(config.get("timeout_s", 0.05)),
-                           memory_bytes=int(config.get("memory_bytes", 8 << 20)))
+                           memory_bytes=int(config.get("memory_bytes", 8 << 20)),
+                           parent=tuple(config["parent"]) if config.get("parent") else None)
     addresses = {int(w): a for w, a in config.get("addresses", {}).items()}
     user = config.get("dataplane", "xdp") == "user"
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     nacks, resends = 0, 0
     worker_port = int(config.get("worker_port", agg.port))
-    plane = UserPlane(agg, tuple(config["ps"])) if user else None
+    up = tuple(config["parent_address"]) if config.get("parent_address") else None
+    plane = UserPlane(agg, tuple(config["ps"]), up) if user else None
     with (nullcontext() if user else XdpAggregator(agg, config.get("interfaces") or interfaces())) as xdp, \
             socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         plane = plane or xdp
@@ -133,7 +142,9 @@ def serve(config: dict) -> dict:
                     p = decode(sock.recv(65536))
                 except PacketError:
                     continue
-                if p.kind == NACK and p.wor_id == 0 and p.agg_id == agg.agg_id:  # the PS lost this key's RESULT
+                asked = (p.wor_id == 0 and p.agg_id == agg.agg_id  # the PS lost this key's RESULT
+                         or agg.parent is not None and (p.agg_id, p.wor_id) == agg.parent)  # the parent lost our sum
+                if p.kind == NACK and asked:
                     key = (p.epoch_id, p.tensor_id, p.precision)
                     plane.forget(key)
                     nack([w for w, prec in agg.workers.items() if prec == p.precision], *key)

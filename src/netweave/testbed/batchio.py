@@ -136,6 +136,25 @@ def send_batch(sock: socket.socket, buffer: np.ndarray, lengths, address=None, t
     return int(sent)
 
 
+def send_paced(sock: socket.socket, buffer: np.ndarray, lengths, address=None, rate_bps: float | None = None,
+               burst: int = 32) -> int:
+    """:func:`send_batch` at most ``rate_bps`` bits per second of UDP payload (None: as fast as the
+    socket takes them): ``burst`` datagrams per system call, then a sleep until the average is
+    back on the rate. A sender that keeps to the rate its control plane gave it (PAHInA eq. 2)
+    does not overflow the queue of the link it shares, where a blast would be dropped there."""
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64).reshape(-1)
+    if not rate_bps:
+        return send_batch(sock, buffer, lengths, address)
+    start, sent, bits = time.monotonic(), 0, 0
+    for i in range(0, len(lengths), burst):
+        sent += send_batch(sock, buffer[i:i + burst], lengths[i:i + burst], address)
+        bits += 8 * int(lengths[i:i + burst].sum())
+        wait = start + bits / rate_bps - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+    return sent
+
+
 def recv_batch(sock: socket.socket, out: np.ndarray, lengths_out: np.ndarray, timeout_s: float | None) -> int:
     """Wait up to ``timeout_s`` (None: forever) for a datagram, then take every one already queued,
     up to ``k = len(out)``, into the rows of ``out`` (``uint8 (k, stride)``); ``lengths_out[i]``

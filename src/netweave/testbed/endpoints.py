@@ -33,7 +33,7 @@ import numpy as np
 from ..dataplane import fixedpoint
 from ..dataplane.packet import (DATA, HEADER, HEADER_DTYPE, MAGIC, NACK, PRECISION_CODE, RESULT, SATURATED, PacketError,
                                 datagram_bytes, decode, decode_batch, encode_chunks)
-from .batchio import recv_batch, send_batch
+from .batchio import recv_batch, send_batch, send_paced
 from .xdp import MAX_SLOTS
 
 SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF beyond net.core.rmem_max, for root (not in Python's socket module)
@@ -61,7 +61,8 @@ def nacks(agg_id: int, wor_ids: np.ndarray, precision: str, epoch: int, tensors:
 
 @dataclass
 class WorkerSender:
-    """Worker ``wor_id`` of ``precision``, sending to aggregator ``agg_id`` and the PS at ``ps``."""
+    """Worker ``wor_id`` of ``precision``, sending to aggregator ``agg_id`` and the PS at ``ps``, at
+    most ``rate_bps`` (its rate from the control plane's eq. 2; resends are paced the same way)."""
 
     sock: socket.socket
     wor_id: int
@@ -70,9 +71,10 @@ class WorkerSender:
     ps: tuple[str, int]
     kept: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = field(default_factory=dict)
     resent: int = 0
+    rate_bps: float | None = None  # the rate the control plane gave this worker (None: unpaced)
 
     def _transmit(self, buffer: np.ndarray, lengths: np.ndarray) -> None:
-        send_batch(self.sock, buffer, lengths, self.ps)
+        send_paced(self.sock, buffer, lengths, self.ps, self.rate_bps)
 
     def send(self, epoch: int, values: np.ndarray, first_tensor: int = 0) -> int:
         """Send ``values`` (fixed point within the precision's container) as chunks ``first_tensor,
@@ -205,14 +207,15 @@ class Collector:
     def collect(self, step: int, chunks: int, retry_s: float = 0.3, timeout_s: float = 30.0) -> dict[tuple[int, str], tuple[np.ndarray, bool]]:
         """Every ``(agg_id, precision)``'s sum of step ``step`` over ``chunks`` tensors, as ``(values
         in the precision's container, flat, chunks × MAX_SLOTS, saturated)``; asks again for what is
-        missing when nothing new came for ``retry_s`` s (a step that is still arriving, however slowly,
-        is not asked again); raises TimeoutError after ``timeout_s`` naming what is missing."""
+        missing when nothing new came for ``retry_s`` s after the step began to arrive (a step that
+        is still arriving, however slowly, or whose workers still compute, is not asked again);
+        raises TimeoutError after ``timeout_s`` naming what is missing."""
         parts = {(agg, p): _Part(np.array(sorted(w for w, q in ws.items() if q == p)), chunks)
                  for agg, (_, ws) in self.groups.items() for p in sorted(set(ws.values()))}
         buffer = np.empty((self._rows, HEADER.size + MAX_SLOTS * 8), np.uint8)
         lengths = np.zeros(self._rows, np.uint32)
         end = time.monotonic() + timeout_s
-        next_ask = time.monotonic() + retry_s
+        next_ask = float("inf")  # nothing to ask for before the step starts arriving (workers compute first)
         while not all(part.have.all() for part in parts.values()):
             now = time.monotonic()
             if now > end:
@@ -221,7 +224,7 @@ class Collector:
             if now > next_ask:  # nothing new for retry_s: ask for what is missing
                 self._ask(step, parts)
                 next_ask = now + retry_s
-            got = recv_batch(self.sock, buffer, lengths, min(0.05, max(0.0, next_ask - now)))
+            got = recv_batch(self.sock, buffer, lengths, min(0.05, max(0.0, next_ask - now, 0.0)))
             if got:
                 self.counters["bytes"] += int(lengths[:got].sum())
                 taken = self.counters["results"] + self.counters["raw"]

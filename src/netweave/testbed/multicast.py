@@ -342,12 +342,13 @@ def datagrams(step: int, flat: np.ndarray, datagram_bytes: int = DATAGRAM_BYTES,
 
 
 def publish(sock: socket.socket, step: int, flat: np.ndarray, group: tuple[str, int],
-            datagram_bytes: int = DATAGRAM_BYTES, only: Iterable[int] | None = None) -> int:
+            datagram_bytes: int = DATAGRAM_BYTES, only: Iterable[int] | None = None, rate_bps: float | None = None) -> int:
     """Send ``flat`` (float32) for ``step`` to ``group`` (``(address, port)``) in datagrams of at
-    most ``datagram_bytes`` (``only``: just those chunks, e.g. the ones a receiver missed); one
-    :func:`~.batchio.send_batch`. Returns the number of datagrams sent."""
+    most ``datagram_bytes`` (``only``: just those chunks, e.g. the ones a receiver missed), at most
+    ``rate_bps`` (the tree's slowest link: :func:`~.batchio.send_paced`). Returns the number of
+    datagrams sent."""
     rows, lengths = datagrams(step, flat, datagram_bytes, only)
-    return batchio.send_batch(sock, rows, lengths, group)
+    return batchio.send_paced(sock, rows, lengths, group, rate_bps)
 
 
 def receiver_socket(group: str, port: int, interface: str | None, rcvbuf_bytes: int = 32 << 20) -> socket.socket:

@@ -10,6 +10,10 @@ prediction for this very cluster:
 * ``atp`` — the first INA switch with capacity on the worker's widest path; precisions mix there;
 * ``grid`` — the LP relaxation + randomised rounding over aggregators; precisions mix;
 * ``ps`` — no INA: the PS sums every worker's gradient itself;
+* ``aro``, ``ecmp`` — ARO's routes (aro.txt Algorithm 1, its MILP) or random up-down paths
+  (``netweave route --algorithm aro|ecmp``): flows that meet at an INA switch merge there, so
+  aggregation is multi-level — a switch's sum is one more worker's DATA at the next aggregating
+  switch up (:func:`aggregation_tree`). One precision per task, as in ARO's model;
 * ``ring`` — no PS: gloo's ring all-reduce among the workers (no plan here).
 
 A group is one aggregator: ``agg_id`` ≥ 1 at a switch (its XDP program's id), or 0 for the workers
@@ -31,26 +35,31 @@ from dataclasses import dataclass, field
 from ..errors import NetweaveError
 from ..topology import Topology
 
-SCHEMES = ("pahina", "atp", "grid", "ps", "ring")
+SCHEMES = ("pahina", "atp", "grid", "ps", "aro", "ecmp", "ring")
+TREE_SCHEMES = ("aro", "ecmp")  # ARO's model: routes whose flows merge at every INA switch they share
+PSEUDO = 1000  # a child aggregator's worker id at its parent: PSEUDO + its agg_id
 WIDTH = {"fp8": 1, "fp16": 2, "fp32": 4}  # the order of precisions (the model's payload bytes per value)
 
 
 @dataclass(frozen=True)
 class Group:
     """One aggregator: ``switch`` (None: the PS itself) summing ``workers`` (wor_id → the precision
-    they send in)."""
+    they send in; in a multi-level tree also child aggregators, as ``PSEUDO + agg_id``), and its
+    ``parent`` aggregator's agg_id (None: its sums go to the PS)."""
 
     agg_id: int
     switch: str | None
     workers: dict[int, str]
+    parent: int | None = None
 
 
 @dataclass
 class TrainingPlan:
     """A run's placement: ``ps`` and ``hosts`` (wor_id → host; wor_ids 1…N), each worker's own
     ``precisions``, the aggregator ``groups`` (agg_id → :class:`Group`), the routes JSON ``tasks``
-    whose paths :func:`~.cluster.plan_cluster` pins, and the control plane's ``assignment`` and eq. 2
-    ``rates`` on the scaled topology (None for ``ring``)."""
+    whose paths :func:`~.cluster.plan_cluster` pins, the control plane's ``assignment`` and eq. 2
+    ``rates`` on the scaled topology (None for ``ring``, ``aro`` and ``ecmp``), and ``rate_gbps``,
+    each worker's sending rate from its control plane (eq. 2's ``r_n``; ARO's task rate)."""
 
     scheme: str
     topology: Topology
@@ -61,6 +70,7 @@ class TrainingPlan:
     routes: dict = field(default_factory=dict)
     assignment: object = None
     rates: object = None
+    rate_gbps: dict[int, float] = field(default_factory=dict)
 
     def predict(self, model):
         """The model's §VI-A metrics (:func:`~netweave.route.pahina.training_metrics`) of this placement
@@ -78,8 +88,12 @@ class TrainingPlan:
 
     def summary(self) -> dict:
         return {"scheme": self.scheme, "ps": self.ps, "workers": {w: f"{h} {self.precisions[w]}" for w, h in self.hosts.items()},
-                "aggregators": {g.switch or self.ps: {self.hosts[w]: p for w, p in g.workers.items()}
+                "aggregators": {g.switch or self.ps: {self.member(w): p for w, p in g.workers.items()}
                                 for g in self.groups.values()}}
+
+    def member(self, wor_id: int) -> str:
+        """A group member's node: a worker's host, or a child aggregator's switch."""
+        return self.groups[wor_id - PSEUDO].switch if wor_id >= PSEUDO else self.hosts[wor_id]
 
 
 def place_workers(topo: Topology, n: int) -> tuple[str, list[str]]:
@@ -123,6 +137,8 @@ def plan_training(topo: Topology, precisions: list[str], scheme: str, scale: flo
     if scheme == "ring":
         return plan
     task = Task("T0", ps, tuple(hosts), tuple(precisions))
+    if scheme in TREE_SCHEMES:
+        return _plan_tree(plan, task, scheme, scale, seed)
     assign, rates, net, _ = plan_precision(scaled(topo, scale), task, scheme, seed, switch_gbps * scale)
     wor_id = {h: w for w, h in plan.hosts.items()}
     members: dict[str, list[int]] = {}
@@ -135,4 +151,68 @@ def plan_training(topo: Topology, precisions: list[str], scheme: str, scale: flo
         plan.groups[agg_id] = Group(agg_id, None if agg == ps else agg, wire)
     plan.routes = {"T0": {"ps": ps, "paths": aggregation_paths(net, assign)}}
     plan.assignment, plan.rates = assign, rates
+    plan.rate_gbps = {w: rates.worker_gbps[h] for w, h in plan.hosts.items()}
     return plan
+
+
+def aggregation_tree(paths: dict[str, list[str]], ps: str, ina: set[str]) -> dict[str, tuple[set[str], str]]:
+    """Where flows merge: every INA switch that two or more flows of ``paths`` (worker → its node
+    path to ``ps``) pass and then leave along one same route aggregates them, with as members the
+    workers and aggregating switches just below it: ``{switch: (members, parent)}``, the parent
+    being the next aggregating switch up or ``ps``. One XDP program serves a switch, so flows
+    that leave a switch on different routes (ARO's separate pipelines) are not merged there;
+    a switch left with one member is dropped (it would only pass that member's sums on)."""
+    candidates = set()
+    for s in ina:
+        suffixes = {tuple(p[p.index(s):]) for p in paths.values() if s in p[1:-1]}
+        if len(suffixes) == 1 and sum(s in p[1:-1] for p in paths.values()) >= 2:
+            candidates.add(s)
+    while True:
+        members: dict[str, set[str]] = {}
+        parent: dict[str, str] = {}
+        for w, path in paths.items():
+            chain = [v for v in path[1:-1] if v in candidates]
+            for below, a in zip([w, *chain], chain):
+                members.setdefault(a, set()).add(below)
+            for a, b in zip(chain, [*chain[1:], ps]):
+                parent[a] = b
+        lonely = {a for a, m in members.items() if len(m) < 2}
+        if not lonely:
+            return {a: (members[a], parent[a]) for a in members}
+        candidates -= lonely
+
+
+def _plan_tree(plan: TrainingPlan, task, scheme: str, scale: float, seed: int) -> TrainingPlan:
+    """ARO's or ECMP's routes and the multi-level aggregation they imply (see :func:`aggregation_tree`)."""
+    from ..route.jobs import Job
+    from ..route.plan import route_jobs
+
+    kinds = sorted(set(plan.precisions.values()))
+    if len(kinds) > 1:
+        raise NetweaveError(f"--routing {scheme} merges every flow that meets at a switch and does not model mixed "
+                            f"precisions ({', '.join(kinds)}): give every worker one precision, or use pahina, atp "
+                            "or grid")
+    topo = plan.topology
+    result = route_jobs(scaled(topo, scale), [Job("J0", (task,))], scheme, seed=seed, time_limit=30.0)
+    paths = result.tasks["T0"].paths
+    tree = aggregation_tree(paths, plan.ps, {n.name for n in topo.nodes if n.kind != "host" and n.ina})
+    ids = {a: i for i, a in enumerate(sorted(tree), start=1)}
+    wor_id = {h: w for w, h in plan.hosts.items()}
+    precision = kinds[0]
+    for a, (members, up) in tree.items():
+        workers = {wor_id[m] if m in wor_id else PSEUDO + ids[m]: precision for m in members}
+        plan.groups[ids[a]] = Group(ids[a], a, dict(sorted(workers.items())), ids.get(up))
+    direct = {w: precision for w, h in plan.hosts.items() if not any(w in g.workers for g in plan.groups.values())}
+    if direct:
+        plan.groups[0] = Group(0, None, direct)
+    plan.routes = {"T0": {"ps": plan.ps, "paths": paths}}
+    plan.rate_gbps = dict.fromkeys(plan.hosts, result.tasks["T0"].rate_gbps)
+    return plan
+
+
+def multicast_gbps(topo: Topology, ps: str, hosts, scale: float) -> float:
+    """The slowest link from ``ps`` to any of ``hosts`` (shortest paths) at ``scale``: the rate a
+    multicast to all of them can keep without a queue overflowing."""
+    from ..topology.paths import bottleneck_gbps, shortest_path
+
+    return min(bottleneck_gbps(topo, shortest_path(topo, ps, h)) for h in hosts) * scale

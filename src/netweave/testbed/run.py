@@ -23,12 +23,13 @@ from ..errors import NetweaveError
 from .datasets import DATASETS
 from .models import MODELS
 from .multicast import Routers
-from .plan import SCHEMES, TrainingPlan
+from .plan import PSEUDO, SCHEMES, TrainingPlan, multicast_gbps
 
 PORT, CONTROL_PORT, MULTICAST_PORT = 47000, 47001, 47100
 MULTICAST_GROUP = "239.78.0.1"  # the parameters, from the PS to every worker
 ROUTINGS = SCHEMES
 DEFAULT_MEMORY = 8 << 20  # an aggregating switch's memory when the topology gives none
+PACING = 0.9  # senders keep to 90 % of their planned rate: headers and HTB's bursts take the rest
 
 
 @dataclass
@@ -115,6 +116,11 @@ def nack_timeout_s(plan: TrainingPlan, parameters: int, scale: float) -> float:
     return 0.1 + 2 * slowest
 
 
+def _member_address(plan: TrainingPlan, cluster, member: int) -> str:
+    """Where a group member is NACKed: a worker's host, or a child aggregator's switch."""
+    return cluster.address[plan.member(member)]
+
+
 def _start_agents(plan: TrainingPlan, p, dataplane: str, ps_addr, timeout_s: float) -> dict:
     """One agent per aggregating switch, each with its group; waits for every ``ready`` line."""
     agents = {}
@@ -122,10 +128,13 @@ def _start_agents(plan: TrainingPlan, p, dataplane: str, ps_addr, timeout_s: flo
         if g.switch is None:
             continue
         memory = plan.topology.node(g.switch).aggregator_memory or DEFAULT_MEMORY
+        up = plan.groups[g.parent] if g.parent is not None else None
         agents[g.switch] = _python(p.namespace[g.switch], "netweave.testbed.agent", json.dumps({
             "agg_id": g.agg_id, "port": PORT, "workers": g.workers, "timeout_s": timeout_s, "memory_bytes": memory,
-            "address": p.address[g.switch], "addresses": {w: p.address[plan.hosts[w]] for w in g.workers},
-            "dataplane": dataplane, "ps": ps_addr}))
+            "address": p.address[g.switch], "addresses": {w: _member_address(plan, p, w) for w in g.workers},
+            "dataplane": dataplane, "ps": ps_addr,
+            "parent": [up.agg_id, PSEUDO + g.agg_id] if up else None,
+            "parent_address": [p.address[up.switch], PORT] if up else None}))
     for switch, agent in agents.items():
         if not agent.stdout.readline():
             raise NetweaveError(f"the agent of switch {switch} did not start: {_last_line(agent.stderr)}")
@@ -179,12 +188,15 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
         else:
             routers = stack.enter_context(Routers(p, plan.ps, list(plan.hosts.values()), [MULTICAST_GROUP]))
             groups = {g.agg_id: {"switch": [p.address[g.switch], PORT] if g.switch else None, "workers": g.workers}
-                      for g in plan.groups.values()}
-            common |= {"multicast": (MULTICAST_GROUP, MULTICAST_PORT), "multicast_timeout_s": 2.0}
+                      for g in plan.groups.values() if g.parent is None}  # the PS hears from the top of each tree
+            common |= {"multicast": (MULTICAST_GROUP, MULTICAST_PORT), "multicast_timeout_s": 2.0,
+                       "multicast_bps": PACING * multicast_gbps(topo, plan.ps, plan.hosts.values(), scale) * 1e9}
             leader = _python(p.namespace[plan.ps], "netweave.testbed.training", "ps", json.dumps(common | {
                 "address": ps_addr[0], "control_port": CONTROL_PORT, "groups": groups, "retry_s": 0.5,
+                "wires": {w: plan.wire(w) for w in plan.hosts},
                 "interface": _uplink(p, plan.ps),
-                "worker_addresses": {w: (p.address[h], PORT) for w, h in plan.hosts.items()}}))
+                "worker_addresses": {w: (_member_address(plan, p, w), PORT) for g in plan.groups.values()
+                                     for w in g.workers}}))
             followers = []
             for w, h in plan.hosts.items():
                 g = plan.group_of(w)
@@ -192,6 +204,7 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
                 followers.append(_python(p.namespace[h], "netweave.testbed.training", "worker", json.dumps(common | {
                     "rank": w - 1, "workers": n, "wor_id": w, "precision": plan.precisions[w], "wire": g.workers[w],
                     "agg_id": g.agg_id, "address": p.address[h], "target": target,
+                    "rate_bps": PACING * plan.rate_gbps[w] * 1e9 if plan.rate_gbps.get(w) else None,
                     "interface": _uplink(p, h),
                     "ps_control": (ps_addr[0], CONTROL_PORT)})))
         try:

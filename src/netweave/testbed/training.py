@@ -180,7 +180,8 @@ def worker(config: dict) -> None:
     loss_fn = torch.nn.CrossEntropyLoss()
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind((config["address"], config["port"]))
-    sender = WorkerSender(udp, config["wor_id"], wire, config["agg_id"], tuple(config["target"]))
+    sender = WorkerSender(udp, config["wor_id"], wire, config["agg_id"], tuple(config["target"]),
+                          rate_bps=config.get("rate_bps"))
     serving = threading.Thread(target=sender.serve, args=(1e9, 1e9), daemon=True)  # NACKs, for the whole run
     group, port = config["multicast"]
     receiver = ParameterReceiver(receiver_socket(group, port, config["interface"]), datagram_bytes=MULTICAST_BYTES)
@@ -224,7 +225,8 @@ def ps(config: dict) -> None:
     x, y, xt, yt, model = setup(config)
     opt = torch.optim.SGD(model.parameters(), lr=config["lr"], momentum=config["momentum"])
     groups = _groups(config)
-    n = sum(len(ws) for _, ws in groups.values())
+    wires = {int(w): p for w, p in config["wires"].items()}  # every worker's precision on the wire
+    n = len(wires)
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind((config["address"], config["port"]))
     udp.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 256 << 20)  # a step's packets fit
@@ -241,7 +243,7 @@ def ps(config: dict) -> None:
     steps = steps_per_epoch(config, len(x))
     size = flat_parameters(model).size
     chunks = -(-size // MAX_SLOTS)
-    sent_per_step = sum(packet_bytes(p, size) for _, ws in groups.values() for p in ws.values())
+    sent_per_step = sum(packet_bytes(p, size) for p in wires.values())
     exponent, step = step_exponent(1.0, n), 0
     limit = config.get("eval_samples")
     for epoch in range(config["epochs"]):
@@ -254,7 +256,7 @@ def ps(config: dict) -> None:
             flat = flat_parameters(model)
             for conn in conns.values():
                 conn.sendall(HEADER.pack(step, exponent, flat.size))
-            publish(publisher, step, flat, group, MULTICAST_BYTES)
+            publish(publisher, step, flat, group, MULTICAST_BYTES, rate_bps=config.get("multicast_bps"))
             missed += sum(send_missed(conn, flat) for conn in conns.values())
             s1 = time.perf_counter()
             got = collector.collect(step, chunks, retry_s=config["retry_s"], timeout_s=config["timeout_s"])

@@ -97,13 +97,15 @@ RING_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
 @dataclass(frozen=True)
 class AggregatorConfig:
     """One switch's aggregator: its ``agg_id``, the UDP ``port`` of aggregation traffic, its
-    ``workers`` (wor_id → precision), the NACK ``timeout_s`` and its ``memory_bytes``."""
+    ``workers`` (wor_id → precision), the NACK ``timeout_s``, its ``memory_bytes`` and, in a
+    multi-level tree, its ``parent`` (its sums go there as DATA instead of to the PS as RESULTs)."""
 
     agg_id: int
     port: int
     workers: dict[int, str]
     timeout_s: float = 0.05
     memory_bytes: int = 8 << 20
+    parent: tuple[int, int] | None = None  # multi-level: (the next aggregator's agg_id, this one's wor_id there)
 
     @property
     def max_keys(self) -> int:
@@ -158,7 +160,8 @@ class XdpAggregator:
 
     def _configure(self) -> None:
         c = self.config
-        self._update("cfg", struct.pack("=I", 0), struct.pack("=IIQ", c.port, c.agg_id, int(c.timeout_s * 1e9)))
+        self._update("cfg", struct.pack("=I", 0), struct.pack("=IIQII", c.port, c.agg_id, int(c.timeout_s * 1e9),
+                                                                 *(c.parent or (0, 0))))
         full = {}
         for wor, bit in c.bits().items():
             code = PRECISION_CODE[c.workers[wor]]

@@ -30,6 +30,9 @@
  * When first packets of one key race on two CPUs, the one that finds the other between its two
  * inserts drops its packet (counted as raced; the timer NACKs its worker) and touches neither
  * entry, so a race neither splits the key nor frees the winner's sums.
+ * Multi-level aggregation (ARO's and ECMP's trees): with a parent configured, the complete sum
+ * leaves as a DATA packet of the parent aggregator, from this switch's worker id there, instead of
+ * a RESULT; the parent adds it like any worker's (the sum is already within its container).
  * The timer, on expiry, reports the key and its bitmap on a ring buffer; the userspace agent NACKs
  * the missing workers, and the timer re-arms.
  */
@@ -64,6 +67,8 @@ struct config {
     __u32 port;        /* aggregation UDP port, host order */
     __u32 agg_id;      /* this aggregator */
     __u64 timeout_ns;  /* silence after which the agent NACKs missing workers */
+    __u32 parent_agg;  /* multi-level aggregation: the next aggregator up (0: none, the sum goes to the PS) */
+    __u32 parent_wor;  /* this aggregator's worker id at its parent */
 };
 
 struct worker {
@@ -323,9 +328,17 @@ int ina_aggregate(struct xdp_md *ctx)
     udp = pkt + sizeof(struct ethhdr) + sizeof(struct iphdr);
     if ((void *)(hdr + HEADER_BYTES) > data_end)
         return XDP_DROP;
-    hdr[4] = KIND_RESULT;
-    hdr[7] = (__u8)(workers_in >> 8);
-    hdr[8] = (__u8)workers_in;
+    if (c->parent_agg) {  /* multi-level (ARO, ECMP): the sum is one more worker's DATA at the next aggregator */
+        hdr[4] = KIND_DATA;
+        hdr[5] = (__u8)(c->parent_agg >> 8);
+        hdr[6] = (__u8)c->parent_agg;
+        hdr[7] = (__u8)(c->parent_wor >> 8);
+        hdr[8] = (__u8)c->parent_wor;
+    } else {
+        hdr[4] = KIND_RESULT;
+        hdr[7] = (__u8)(workers_in >> 8);
+        hdr[8] = (__u8)workers_in;
+    }
     hdr[20] = 0;
     hdr[21] = saturated ? 1 : 0;
     udp->check = 0;  /* IPv4 allows no UDP checksum; the payload changed */

@@ -1513,7 +1513,7 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: 'er:n=32,m=64,classes=1': classes=1 must be at least 2 (labels need two classes or more); leave classes out for a graph without labels"),
     # -- testbed (checked before anything is created, root or not)
     ("testbed-train-routing", "testbed train --routing magic",
-     "netweave: error: --routing 'magic': use one of pahina, atp, grid, ps, ring"),
+     "netweave: error: --routing 'magic': use one of pahina, atp, grid, ps, aro, ecmp, ring"),
     ("testbed-train-model", "testbed train --model vgg16",
      "netweave: error: --model 'vgg16': use one of lenet5, resnet18, resnet50"),
     ("testbed-train-data", "testbed train --data cifar10",

@@ -40,7 +40,7 @@ def testbed_down(all_: bool = typer.Option(False, "--all", help="Also clusters w
 @testbed_app.command("train")
 def testbed_train(
     precisions: str = typer.Option("fp8:2,fp16:2", "--precisions", help="Workers per precision, e.g. fp8:2,fp16:2 (PAHInA §VI-B: two fp8, the rest fp16)."),
-    routing: str = typer.Option("pahina", "--routing", help="pahina, atp or grid (their control plane picks the aggregating switches), ps (every gradient to the PS, no INA) or ring (gloo's ring all-reduce, fp32, no PS)."),
+    routing: str = typer.Option("pahina", "--routing", help="pahina, atp or grid (their control plane picks the aggregating switches), aro or ecmp (flows merge at every switch they share: multi-level; one precision), ps (every gradient to the PS, no INA) or ring (gloo's ring all-reduce, fp32, no PS)."),
     dataplane: str = typer.Option("xdp", "--dataplane", help="xdp (in the kernel) or user (the reference, in each switch's agent)."),
     topology: Optional[str] = typer.Option(None, "--topology", help="The cluster (default star:n=WORKERS+1); its first host is the PS. " + TOPOLOGY_HELP),
     model: str = typer.Option("lenet5", "--model", help="lenet5, resnet18 or resnet50."),

@@ -177,7 +177,7 @@ def plot(rows: list[dict], path: Path) -> None:
         for ax in (top, bottom):
             ax.set_xticks(sorted({r["workers"] for r in rows}))
             ax.grid(alpha=0.3)
-    fig.suptitle(f"Training through the emulated bridge tree {TOPOLOGY}\ntwo fp8 workers, the rest fp16; "
+    fig.suptitle(f"Training through the emulated bridge tree ({TOPOLOGY})\ntwo fp8 workers, the rest fp16; "
                  "dashed: the route model, calibrated", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -1,7 +1,7 @@
 """Benchmark: the aggregation data plane's own ceiling, XDP in the kernel vs the userspace service,
 in the same run (issue 18, part 4). Needs root, clang and libbpf.
 
-Three workers send ``--packets`` DATA packets each (256 int32 values, 1 KiB of payload) through the
+Three fp16 workers send ``--packets`` DATA packets each (256 values in int32 containers, 1 KiB of payload) through the
 INA switch of ``star:n=4`` (scale 1: 100 Gb/s HTB classes, so the CPU is the limit) to the PS,
 which collects every sum. Per data plane:
 
@@ -71,9 +71,9 @@ def run(dataplane: str, packets: int) -> dict:
             from netweave.testbed.endpoints import SO_RCVBUFFORCE, Collector
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind({ps_address!r})
             s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 1 << 25)
-            c = Collector(s, {WORKERS!r}, {addresses!r}, switch=("{p.address['S0']}", {PORT}))
+            c = Collector(s, {{1: (("{p.address['S0']}", {PORT}), {WORKERS!r})}}, {addresses!r})
             print("ready", flush=True)
-            c.collect([(0, t, "fp16") for t in range({packets})], retry_s=1.0, timeout_s=120)
+            c.collect(0, {packets}, retry_s=1.0, timeout_s=120)
             print(json.dumps({{"t": time.monotonic(), "counters": c.counters}}))""")
         ps.stdout.readline()
         t0 = time.monotonic()

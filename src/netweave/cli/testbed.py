@@ -39,7 +39,8 @@ def testbed_down(all_: bool = typer.Option(False, "--all", help="Also clusters w
 
 @testbed_app.command("train")
 def testbed_train(
-    precisions: str = typer.Option("fp8:2,fp16:2", "--precisions", help="Workers per precision, e.g. fp8:2,fp16:2 (PAHInA §VI-B: two fp8, the rest fp16)."),
+    workers_n: Optional[int] = typer.Option(None, "--workers", help="Number of workers: two fp8, the rest fp16 (PAHInA §VI-B), unless --precisions says otherwise."),
+    precisions: Optional[str] = typer.Option(None, "--precisions", help="Workers per precision, e.g. fp8:2,fp16:2 (the default; with --workers N: fp8:2,fp16:N-2)."),
     routing: str = typer.Option("pahina", "--routing", help="pahina, atp or grid (their control plane picks the aggregating switches), aro or ecmp (flows merge at every switch they share: multi-level; one precision), ps (every gradient to the PS, no INA) or ring (gloo's ring all-reduce, fp32, no PS)."),
     dataplane: str = typer.Option("xdp", "--dataplane", help="xdp (in the kernel) or user (the reference, in each switch's agent)."),
     topology: Optional[str] = typer.Option(None, "--topology", help="The cluster (default star:n=WORKERS+1); its first host is the PS. " + TOPOLOGY_HELP),
@@ -59,12 +60,18 @@ def testbed_train(
     from ..route.jobs import parse_precision_mix
     from ..testbed.run import train_on_testbed
 
-    counts = parse_precision_mix(precisions)
+    if workers_n is not None and workers_n < 1:
+        raise NetweaveError(f"--workers {workers_n}: give at least 1")
+    default = "fp8:2,fp16:2" if workers_n is None else f"fp8:{min(2, workers_n)},fp16:{max(0, workers_n - 2)}"
+    counts = parse_precision_mix(precisions or default)
     if any(v != int(v) for v in counts.values()):
         raise NetweaveError(f"--precisions {precisions}: give whole worker counts, e.g. fp8:2,fp16:2")
     if steps is not None and steps < 1:
         raise NetweaveError(f"--steps {steps}: give at least 1")
     workers = [p for p, k in counts.items() for _ in range(int(k))]
+    if workers_n is not None and len(workers) != workers_n:
+        raise NetweaveError(f"--precisions {precisions} gives {len(workers)} workers, --workers {workers_n}: "
+                            "make them agree (or give only one of them)")
     with epoch_bar(epochs, f"{routing} on the testbed", enabled=not as_json) as advance:
         def on_epoch(e: dict) -> None:
             out.print(f"epoch {e['epoch']}: loss {e['loss']:.4f}, test accuracy {e['test_acc']:.3f}, "

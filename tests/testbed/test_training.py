@@ -110,3 +110,15 @@ def test_aro_aggregates_in_two_levels_and_follows_the_single_process_run():
     assert all(a["counters"]["results"] >= r.summary["steps"] * chunks for a in r.agents.values())
     assert r.epochs[-1]["collector"]["results"] == r.summary["steps"] * chunks  # one sum per chunk at the PS
     assert r.epochs[-1]["collector"]["raw"] == 0
+
+
+@pytest.mark.slow
+def test_the_gloo_ring_baseline_follows_the_single_process_run():
+    """--routing ring: no PS, gloo's all-reduce of fp32 gradients over the emulated links (float
+    sums in another order than one process's: equal to 1e-3)."""
+    from netweave.testbed.run import train_on_testbed
+
+    r = train_on_testbed(["fp32"] * 2, routing="ring", epochs=1, timeout_s=60)
+    assert r.agents == {} and r.plan.groups == {}
+    assert np.allclose([e["loss"] for e in r.epochs], single_process(1), atol=1e-3)
+    assert r.epochs[0]["steps"] == r.summary["steps"] and r.epochs[0]["gradient_bytes"] > 0

@@ -97,12 +97,15 @@ def test_four_fp32_workers_aggregated_at_two_leaves_of_a_tree_follow_the_single_
 
 
 @pytest.mark.slow
-def test_aro_aggregates_in_two_levels_and_follows_the_single_process_run():
-    """ARO on the bridge tree: each leaf's XDP program sums its two workers and sends the sum on as
-    DATA of the root's aggregator, which sums the leaves for the PS; the loss is plain PyTorch's."""
+@pytest.mark.parametrize("dataplane", ["xdp", "user"])
+def test_aro_aggregates_in_two_levels_and_follows_the_single_process_run(dataplane):
+    """ARO on the bridge tree: each leaf's data plane (XDP, or the userspace reference) sums its two
+    workers and sends the sum on as DATA of the root's aggregator, which sums the leaves for the
+    PS; the loss is plain PyTorch's."""
     from netweave.testbed.run import train_on_testbed
 
-    r = train_on_testbed(["fp32"] * 4, routing="aro", epochs=1, timeout_s=60, topology="tree:leaves=2,hosts=2")
+    r = train_on_testbed(["fp32"] * 4, routing="aro", dataplane=dataplane, epochs=1, timeout_s=60,
+                         topology="tree:leaves=2,hosts=2")
     assert sorted(r.agents) == ["L0", "L1", "R0"]
     assert np.allclose([e["loss"] for e in r.epochs], single_process(1), atol=1e-4)
     chunks = -(-r.summary["parameters"] // 256)

@@ -31,6 +31,27 @@ from netweave.runtime.launcher import init_group
 from netweave.runtime.rank_tables import rank_tables, tables_on
 
 
+def _gloo_reference(tables, width: int, repeats: int) -> float:
+    """The floor: the forward stages' messages as gloo's ``batch_isend_irecv`` of preallocated
+    tensors (no row gather, no scatter, no allocation), timed like the allgather (slowest rank)."""
+    stages = [[(peer, torch.randn(len(s), width), torch.empty(len(r), width)) for peer, s, r in stage]
+              for stage in tables.forward]
+    times = []
+    for _ in range(repeats + 1):
+        dist.barrier()
+        t0 = time.perf_counter()
+        for stage in stages:
+            ops = [dist.P2POp(dist.isend, out, peer) for peer, out, _ in stage if len(out)]
+            ops += [dist.P2POp(dist.irecv, inbox, peer) for peer, _, inbox in stage if len(inbox)]
+            if ops:
+                for request in dist.batch_isend_irecv(ops):
+                    request.wait()
+        slowest = torch.tensor([time.perf_counter() - t0], dtype=torch.float64)
+        dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+        times.append(float(slowest))
+    return statistics.median(times[1:])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dataset")
@@ -38,6 +59,8 @@ def main() -> None:
     ap.add_argument("--topology", required=True)
     ap.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024])
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--reference", action="store_true",
+                    help="Also time gloo's own batch_isend_irecv of exactly the same messages (preallocated, no gathers).")
     args = ap.parse_args()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     torch.set_num_threads(1)
@@ -60,8 +83,11 @@ def main() -> None:
             slowest = torch.tensor([time.perf_counter() - t0], dtype=torch.float64)
             dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
             times.append(float(slowest))
-        points.append({"width": width, "measured_s": statistics.median(times[1:]),
-                       "predicted_s": epoch_comm_s(job.plan, links, DGCL_MODEL, [width])})
+        point = {"width": width, "measured_s": statistics.median(times[1:]),
+                 "predicted_s": epoch_comm_s(job.plan, links, DGCL_MODEL, [width])}
+        if args.reference:
+            point["gloo_s"] = _gloo_reference(tables, width, args.repeats)
+        points.append(point)
     dist.destroy_process_group()
     if rank == 0:
         print(json.dumps({"num_stages": job.plan.num_stages, "num_hops": job.plan.num_hops, "points": points}))

@@ -30,17 +30,45 @@ class CommCounter:
         self.bytes_sent, self.seconds = 0, 0.0
 
 
+def _as_range(rows) -> tuple[int, int] | None:
+    """``(start, length)`` when ``rows`` (an index tensor of the tables) are consecutive ascending
+    buffer rows, else None; found once per tensor and remembered on it."""
+    found = getattr(rows, "_netweave_range", False)
+    if found is False:
+        found = None
+        if len(rows) and isinstance(rows, torch.Tensor):
+            first = int(rows[0])
+            if bool(torch.equal(rows, torch.arange(first, first + len(rows), device=rows.device, dtype=rows.dtype))):
+                found = (first, len(rows))
+        try:
+            rows._netweave_range = found
+        except AttributeError:  # numpy rows (tables not moved to a device): checked every call
+            pass
+    return found
+
+
 def _run_stage(buffer: torch.Tensor, messages, accumulate: bool, counter: CommCounter | None, group) -> None:
-    """One stage: post every send and receive of this rank, wait, then store (or add) receipts."""
+    """One stage: post every send and receive of this rank, wait, then store (or add) receipts.
+
+    Consecutive rows are sent from, and (forward) received into, the buffer itself: no gather,
+    no scatter, no allocation; other rows are gathered into one contiguous message."""
     t0 = time.perf_counter()
     ops, receipts = [], []
     for peer, send_rows, recv_rows in messages:
         if len(send_rows):
-            payload = buffer[torch.as_tensor(send_rows, device=buffer.device)].contiguous()
+            span = _as_range(send_rows)
+            if span is not None:
+                payload = buffer.narrow(0, *span)
+            else:
+                payload = buffer.index_select(0, torch.as_tensor(send_rows, device=buffer.device))
             ops.append(dist.P2POp(dist.isend, payload, peer, group))
             if counter is not None:
                 counter.bytes_sent += payload.numel() * payload.element_size()
         if len(recv_rows):
+            span = None if accumulate else _as_range(recv_rows)
+            if span is not None:
+                ops.append(dist.P2POp(dist.irecv, buffer.narrow(0, *span), peer, group))
+                continue
             inbox = buffer.new_empty((len(recv_rows), buffer.shape[1]))
             ops.append(dist.P2POp(dist.irecv, inbox, peer, group))
             receipts.append((torch.as_tensor(recv_rows, device=buffer.device), inbox))
@@ -49,9 +77,9 @@ def _run_stage(buffer: torch.Tensor, messages, accumulate: bool, counter: CommCo
             request.wait()
     for rows, inbox in receipts:
         if accumulate:
-            buffer[rows] += inbox
+            buffer.index_add_(0, rows, inbox)
         else:
-            buffer[rows] = inbox
+            buffer.index_copy_(0, rows, inbox)
     if counter is not None:
         counter.seconds += time.perf_counter() - t0
 
@@ -60,20 +88,21 @@ class _GraphAllgather(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, tables: RankTables, counter, group):
         ctx.tables, ctx.counter, ctx.group = tables, counter, group
-        buffer = x.new_zeros((tables.buffer_ids.size, x.shape[1]))
+        buffer = x.new_empty((tables.buffer_ids.size, x.shape[1]))  # every other row is received once
         buffer[: tables.num_local] = x
         for messages in tables.forward:
             _run_stage(buffer, messages, False, counter, group)
-        return buffer[: tables.num_out].clone()
+        return buffer[: tables.num_out]  # a view of this call's own buffer: nothing else holds it
 
     @staticmethod
     def backward(ctx, grad_out):
         tables = ctx.tables
-        buffer = grad_out.new_zeros((tables.buffer_ids.size, grad_out.shape[1]))
+        buffer = grad_out.new_empty((tables.buffer_ids.size, grad_out.shape[1]))
         buffer[: tables.num_out] = grad_out
+        buffer[tables.num_out:] = 0  # relay rows add what their subtrees send back
         for messages in tables.backward:
             _run_stage(buffer, messages, True, ctx.counter, ctx.group)
-        return buffer[: tables.num_local].clone(), None, None, None
+        return buffer[: tables.num_local], None, None, None
 
 
 def graph_allgather(x: torch.Tensor, tables: RankTables, counter: CommCounter | None = None,

@@ -15,18 +15,13 @@ import argparse
 import json
 import os
 import platform
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
+from netweave.runtime.launcher import free_port
+
 HERE = Path(__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(dataset: str, world: int, comm: str, widths: list[int], repeats: int) -> dict:

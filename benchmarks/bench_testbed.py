@@ -88,14 +88,12 @@ def measure(model: str, workers: int, scheme: str) -> dict:
 def predicted_parameters_s(row: dict) -> float:
     """The parameters' multicast time the model leaves out (netweave's term, not the paper's): the
     fp32 parameters over the slowest link of the tree from the PS to the workers, at the run's scale."""
-    from netweave.testbed.plan import place_workers
+    from netweave.testbed.plan import multicast_gbps, place_workers
     from netweave.topology import load_topology_spec
-    from netweave.topology.paths import bottleneck_gbps, shortest_path
 
     topo = load_topology_spec(TOPOLOGY)
     ps, hosts = place_workers(topo, row["workers"])
-    gbps = min(bottleneck_gbps(topo, shortest_path(topo, ps, h)) for h in hosts) * row["scale"]
-    return row["parameters"] * 4 * 8 / (gbps * 1e9)
+    return row["parameters"] * 4 * 8 / (multicast_gbps(topo, ps, hosts, row["scale"]) * 1e9)
 
 
 def _fit(measured: list[float], predicted: list[float]) -> float:

@@ -68,9 +68,10 @@ def run(dataplane: str, packets: int) -> dict:
         target = ps_address if dataplane == "xdp" else (p.address["S0"], PORT)
         ps = ns_python(p.namespace["H0"], f"""
             import json, socket, time
-            from netweave.testbed.endpoints import SO_RCVBUFFORCE, Collector
+            from netweave.testbed.batchio import set_receive_buffer
+            from netweave.testbed.endpoints import Collector
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind({ps_address!r})
-            s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 1 << 25)
+            set_receive_buffer(s, 1 << 25)
             c = Collector(s, {{1: (("{p.address['S0']}", {PORT}), {WORKERS!r})}}, {addresses!r})
             print("ready", flush=True)
             c.collect(0, {packets}, retry_s=1.0, timeout_s=120)

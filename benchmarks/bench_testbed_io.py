@@ -34,18 +34,12 @@ from netweave.testbed import batchio
 
 HERE = Path(__file__).resolve().parent
 SIZE = 1024
-SO_RCVBUFFORCE = 33
 
 
 def sockets(want_bytes: int) -> tuple[socket.socket, socket.socket, bool]:
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.bind(("127.0.0.1", 0))
-    try:
-        rx.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, want_bytes)
-        forced = True
-    except PermissionError:
-        rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, want_bytes)
-        forced = False
+    forced = batchio.set_receive_buffer(rx, want_bytes)
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     return tx, rx, forced
 

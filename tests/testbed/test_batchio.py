@@ -32,10 +32,7 @@ def udp_pair(rcvbuf: int | None = 8 << 20):
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     rx.bind(("127.0.0.1", 0))
     if rcvbuf:
-        try:
-            rx.setsockopt(socket.SOL_SOCKET, 33, rcvbuf)  # SO_RCVBUFFORCE: root only
-        except PermissionError:
-            rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        batchio.set_receive_buffer(rx, rcvbuf)
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     return tx, rx
 

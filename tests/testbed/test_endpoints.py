@@ -9,7 +9,7 @@ import numpy as np
 
 from netweave.dataplane import fixedpoint
 from netweave.dataplane.packet import HEADER, RESULT, decode, encode_chunks
-from netweave.testbed.endpoints import Collector, WorkerSender, chunks, packet_bytes
+from netweave.testbed.endpoints import Collector, WorkerSender, packet_bytes
 from netweave.testbed.xdp import MAX_SLOTS
 
 
@@ -32,12 +32,6 @@ class LossySender(WorkerSender):
         if self.lose in tensors:
             self.lose = None
         super()._transmit(np.ascontiguousarray(buffer[rows]), lengths[rows])
-
-
-def test_chunks_cover_the_tensor_in_packets_of_max_slots():
-    v = np.arange(2 * MAX_SLOTS + 3, dtype=np.int64)
-    parts = chunks(v)
-    assert [p.size for p in parts] == [MAX_SLOTS, MAX_SLOTS, 3] and np.array_equal(np.concatenate(parts), v)
 
 
 def test_a_sender_puts_each_precisions_container_on_the_wire():

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from netweave.errors import NetweaveError
-from netweave.testbed import Testbed, netns, plan_cluster
+from netweave.testbed import Testbed, batchio, netns, plan_cluster
 from netweave.testbed import multicast as mc
 from netweave.topology import load_topology_spec
 
@@ -93,10 +93,7 @@ def test_kernel_struct_layouts():
 # -- datagrams and the receiver on loopback (no root) --------------------------------------------
 def loopback_pair():
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        rx.setsockopt(socket.SOL_SOCKET, mc.SO_RCVBUFFORCE, 32 << 20)
-    except PermissionError:
-        rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 << 20)
+    batchio.set_receive_buffer(rx, 32 << 20)
     rx.bind(("127.0.0.1", 0))
     return socket.socket(socket.AF_INET, socket.SOCK_DGRAM), rx
 

@@ -104,8 +104,8 @@ def decode(datagram: bytes) -> Packet:
 
 def encode_chunks(kind: int, agg_id: int, wor_id: int, precision: str, epoch_id: int, first_tensor: int,
                   values_flat: np.ndarray, per_packet: int) -> tuple[np.ndarray, np.ndarray]:
-    """``values_flat`` as ``k = ceil(size / per_packet)`` datagrams (one empty datagram for no values,
-    as :func:`~netweave.testbed.endpoints.chunks` does): packet ``i`` carries
+    """``values_flat`` as ``k = ceil(size / per_packet)`` datagrams (one empty datagram for no
+    values): packet ``i`` carries
     ``values[i*per_packet:(i+1)*per_packet]`` as tensor ``first_tensor + i``.
 
     Returns ``(buffer, lengths)``: ``buffer`` is ``uint8 (k, stride)`` with ``stride = 22 +

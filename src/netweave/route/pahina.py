@@ -121,7 +121,7 @@ def default_r_est(net: Network, task: Task) -> float:
     10 Gb/s hosts) overstates a worker's rate ``|N| B_access / 4 B_α``-fold and, at per-precision
     capacities of 5–10 Gb/s, fills every switch after 2–4 workers and sends the rest to the PS."""
     topo = net.topo
-    access = float(np.mean([topo.links[topo.adjacency[topo.index[w]][0][1]].gbps for w in task.workers]))
+    access = float(np.mean([topo.access(w)[1].gbps for w in task.workers]))
     ingress = float(sum(topo.links[e].gbps for _, e in topo.adjacency[topo.index[topo.node(task.ps).name]]))
     return min(access, ingress / len(task.workers))
 

@@ -29,13 +29,9 @@ import sys
 import numpy as np
 
 from ..dataplane.packet import NACK, Packet, PacketError, decode
-from .endpoints import SO_RCVBUFFORCE
+from .batchio import set_receive_buffer
+from .netns import interfaces
 from .xdp import AggregatorConfig, XdpAggregator
-
-
-def interfaces() -> list[str]:
-    """The namespace's interfaces except loopback."""
-    return sorted(name for _, name in socket.if_nameindex() if name != "lo")
 
 
 class UserPlane:
@@ -114,8 +110,7 @@ def serve(config: dict) -> dict:
         plane = plane or xdp
         if config.get("address"):
             sock.bind((config["address"], agg.port))
-            option = SO_RCVBUFFORCE if os.geteuid() == 0 else socket.SO_RCVBUF
-            sock.setsockopt(socket.SOL_SOCKET, option, 32 << 20)  # a burst of every worker's packets fits
+            set_receive_buffer(sock, 32 << 20)  # a burst of every worker's packets fits
 
         def nack(workers, epoch, tensor, precision):
             for wor in workers:

@@ -41,6 +41,21 @@ BACKEND = "python"
 FALLBACK_REASON = ""  # why the native backend is not active, when it is not
 
 
+SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF beyond net.core.rmem_max, for root (not in Python's socket module)
+
+
+def set_receive_buffer(sock: socket.socket, size: int) -> bool:
+    """A receive buffer of ``size`` bytes, so that a burst of datagrams fits: forced beyond
+    ``net.core.rmem_max`` where allowed (root, CAP_NET_ADMIN), else as much as that limit allows.
+    Returns whether it was forced."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, size)
+        return True
+    except PermissionError:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, size)
+        return False
+
+
 def _load() -> ctypes.CDLL:
     global _lib
     if _lib is None:

@@ -36,13 +36,6 @@ from ..dataplane.packet import (DATA, HEADER, HEADER_DTYPE, MAGIC, NACK, PRECISI
 from .batchio import recv_batch, send_batch, send_paced
 from .xdp import MAX_SLOTS
 
-SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF beyond net.core.rmem_max, for root (not in Python's socket module)
-
-
-def chunks(values: np.ndarray) -> list[np.ndarray]:
-    """``values`` (flat) cut into packets of at most MAX_SLOTS values."""
-    return [values[i:i + MAX_SLOTS] for i in range(0, values.size, MAX_SLOTS)] or [values[:0]]
-
 
 def packet_bytes(precision: str, values: int) -> int:
     """UDP payload bytes a :class:`WorkerSender` sends for ``values`` values of ``precision``: one
@@ -145,16 +138,20 @@ class Collector:
     addresses: dict[int, tuple[str, int]]
     counters: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
         ("results", "raw", "duplicates", "asked", "bytes", "aggregate_s"), 0))
-    _rows: int = 4096
+    _rows: int = 4096  # datagrams taken per system call, into a buffer kept for every step
+
+    def __post_init__(self):
+        self._buffer = np.empty((self._rows, HEADER.size + MAX_SLOTS * 8), np.uint8)
+        self._lengths = np.zeros(self._rows, np.uint32)
 
     def _take(self, step: int, parts: dict[tuple[int, str], _Part], b) -> None:
         fresh = b.valid & (b.epoch_id == step) & (b.kind != NACK)
         self.counters["duplicates"] += int((b.valid & ~fresh).sum())
+        fresh &= b.count <= MAX_SLOTS
+        values = b.values[:, :MAX_SLOTS]
+        width = values.shape[1]
         for (agg, precision), part in parts.items():
-            mine = (fresh & (b.agg_id == agg) & (b.precision == PRECISION_CODE[precision]) & (b.tensor_id < part.chunks)
-                    & (b.count <= MAX_SLOTS))
-            values = b.values[:, :MAX_SLOTS]
-            width = values.shape[1]
+            mine = fresh & (b.agg_id == agg) & (b.precision == PRECISION_CODE[precision]) & (b.tensor_id < part.chunks)
             results = np.flatnonzero(mine & (b.kind == RESULT))
             if results.size:
                 t, first = np.unique(b.tensor_id[results], return_index=True)
@@ -212,8 +209,7 @@ class Collector:
         raises TimeoutError after ``timeout_s`` naming what is missing."""
         parts = {(agg, p): _Part(np.array(sorted(w for w, q in ws.items() if q == p)), chunks)
                  for agg, (_, ws) in self.groups.items() for p in sorted(set(ws.values()))}
-        buffer = np.empty((self._rows, HEADER.size + MAX_SLOTS * 8), np.uint8)
-        lengths = np.zeros(self._rows, np.uint32)
+        buffer, lengths = self._buffer, self._lengths
         end = time.monotonic() + timeout_s
         next_ask = float("inf")  # nothing to ask for before the step starts arriving (workers compute first)
         while not all(part.have.all() for part in parts.values()):
@@ -224,7 +220,7 @@ class Collector:
             if now > next_ask:  # nothing new for retry_s: ask for what is missing
                 self._ask(step, parts)
                 next_ask = now + retry_s
-            got = recv_batch(self.sock, buffer, lengths, min(0.05, max(0.0, next_ask - now, 0.0)))
+            got = recv_batch(self.sock, buffer, lengths, min(0.05, max(0.0, next_ask - now)))
             if got:
                 self.counters["bytes"] += int(lengths[:got].sum())
                 taken = self.counters["results"] + self.counters["raw"]

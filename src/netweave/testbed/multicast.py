@@ -42,6 +42,8 @@ import numpy as np
 
 from ..errors import NetweaveError
 from . import batchio
+from .netns import interfaces as netns_interfaces
+from .netns import python_in
 
 # linux/mroute.h
 MRT_INIT, MRT_DONE, MRT_ADD_VIF, MRT_DEL_VIF, MRT_ADD_MFC, MRT_DEL_MFC = 200, 201, 202, 203, 204, 205
@@ -51,7 +53,6 @@ VIFCTL = struct.Struct("=HBBIi4s")  # vifi, flags, threshold, rate_limit, lcl_if
 MFCCTL = struct.Struct(f"=4s4sH{MAXVIFS}s2xIIIi")  # origin, group, parent, ttls, pkt, byte, wrong_if, expire: 60
 IGMPMSG_NOCACHE, IGMPMSG_WRONGVIF = 1, 2
 IP_MREQN = struct.Struct("=4s4si")  # imr_multiaddr, imr_address, imr_ifindex
-SO_RCVBUFFORCE = 33
 
 MAGIC = 0x4E57504D  # "NWPM"
 HEADER = struct.Struct("!IIIII")  # magic, step, chunk, chunks, floats per chunk
@@ -76,6 +77,15 @@ def floats_per_chunk(datagram_bytes: int = DATAGRAM_BYTES) -> int:
 
 def chunk_count(size: int, per: int) -> int:
     return max(1, -(-size // per))
+
+
+def chunk_rows(flat: np.ndarray, per: int) -> np.ndarray:
+    """``flat`` (float32) as ``(chunk_count, per)`` little-endian rows, the last padded with zeros:
+    row ``i`` is what chunk ``i`` carries (by multicast, or resent over TCP)."""
+    flat = np.asarray(flat, dtype="<f4").reshape(-1)
+    rows = np.zeros((chunk_count(flat.size, per), per), "<f4")
+    rows.reshape(-1)[:flat.size] = flat
+    return rows
 
 
 # -- the tree (pure) -----------------------------------------------------------------------------
@@ -159,8 +169,7 @@ class MulticastRouter:
     VIFs on ``interfaces`` (default: all but lo, sorted) and a static entry per route."""
 
     def __init__(self, routes: Sequence[Route], interfaces: Sequence[str] | None = None):
-        names = list(interfaces) if interfaces is not None else sorted(
-            n for _, n in socket.if_nameindex() if n != "lo")
+        names = list(interfaces) if interfaces is not None else netns_interfaces()
         if len(names) > MAXVIFS:
             raise NetweaveError(f"{len(names)} interfaces exceed the kernel's {MAXVIFS} multicast VIFs")
         self.vif = {name: i for i, name in enumerate(names)}
@@ -270,10 +279,8 @@ class Routers:
     def __enter__(self) -> "Routers":
         try:
             for switch, config in self.configs.items():
-                self.procs[switch] = subprocess.Popen(
-                    ["ip", "netns", "exec", self.plan.namespace[switch], sys.executable, "-m",
-                     "netweave.testbed.multicast", json.dumps(config)],
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.procs[switch] = python_in(self.plan.namespace[switch], "netweave.testbed.multicast",
+                                               json.dumps(config))
             for switch, proc in self.procs.items():
                 line = proc.stdout.readline()
                 if not line:
@@ -326,12 +333,11 @@ def datagrams(step: int, flat: np.ndarray, datagram_bytes: int = DATAGRAM_BYTES,
     (``only``: just those chunk indices, in that order)."""
     flat = np.ascontiguousarray(flat, dtype="<f4").reshape(-1)
     per = floats_per_chunk(datagram_bytes)
-    n = chunk_count(flat.size, per)
+    padded = chunk_rows(flat, per)
+    n = len(padded)
     index = np.arange(n, dtype=np.int64) if only is None else np.asarray(list(only), dtype=np.int64).reshape(-1)
     if index.size and (index.min() < 0 or index.max() >= n):
         raise NetweaveError(f"publish: chunk indices must lie in [0, {n})")
-    padded = np.zeros(n * per, "<f4")
-    padded[:flat.size] = flat
     rows = np.empty((index.size, HEADER.size + 4 * per), np.uint8)
     header = np.empty((index.size, 5), ">u4")
     header[:, 0], header[:, 1], header[:, 2], header[:, 3], header[:, 4] = MAGIC, step, index, n, per
@@ -357,7 +363,7 @@ def receiver_socket(group: str, port: int, interface: str | None, rcvbuf_bytes: 
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE if os.geteuid() == 0 else socket.SO_RCVBUF, rcvbuf_bytes)
+        batchio.set_receive_buffer(sock, rcvbuf_bytes)
         sock.bind((group, port))
         join(sock, group, interface)
     except BaseException:

@@ -86,6 +86,22 @@ def pids_in(namespace: str) -> list[int]:
     return [int(p) for p in done.stdout.split()] if done.returncode == 0 else []
 
 
+def python_in(namespace: str, module: str, *args: str) -> subprocess.Popen:
+    """``python -m module args`` in ``namespace``, its standard streams piped (text): the agents,
+    routers, PS and workers of a run. Closing its stdin tells such a process that its parent is done."""
+    import sys
+
+    return subprocess.Popen(["ip", "netns", "exec", namespace, sys.executable, "-m", module, *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def interfaces() -> list[str]:
+    """The current namespace's interfaces except loopback, sorted (run inside a namespace)."""
+    import socket
+
+    return sorted(name for _, name in socket.if_nameindex() if name != "lo")
+
+
 def delete(names: Iterable[str]) -> None:
     """Kill what runs in each namespace and delete it (its veths go with it); never raises."""
     import signal

@@ -38,7 +38,6 @@ from ..topology import Topology
 SCHEMES = ("pahina", "atp", "grid", "ps", "aro", "ecmp", "ring")
 TREE_SCHEMES = ("aro", "ecmp")  # ARO's model: routes whose flows merge at every INA switch they share
 PSEUDO = 1000  # a child aggregator's worker id at its parent: PSEUDO + its agg_id
-WIDTH = {"fp8": 1, "fp16": 2, "fp32": 4}  # the order of precisions (the model's payload bytes per value)
 
 
 @dataclass(frozen=True)
@@ -105,8 +104,7 @@ def place_workers(topo: Topology, n: int) -> tuple[str, list[str]]:
     ps, rest = hosts[0], hosts[1:]
     by_switch: dict[str, list[str]] = {}
     for h in rest:
-        _, link = topo.adjacency[topo.index[h]][0]
-        by_switch.setdefault(topo.links[link].b if topo.links[link].a == h else topo.links[link].a, []).append(h)
+        by_switch.setdefault(topo.access(h)[0], []).append(h)
     spread = [h for i in range(max(map(len, by_switch.values()))) for hs in by_switch.values() if i < len(hs)
               for h in hs[i:i + 1]]
     return ps, spread[:n]
@@ -128,7 +126,7 @@ def plan_training(topo: Topology, precisions: list[str], scheme: str, scale: flo
     aggregators on ``topo`` at ``scale`` (``switch_gbps``: the INA capacity of switches that give
     none, before scaling)."""
     from ..route.jobs import Task
-    from ..route.pahina import aggregation_paths, plan_precision
+    from ..route.pahina import PAYLOAD, aggregation_paths, plan_precision
 
     if scheme not in SCHEMES:
         raise NetweaveError(f"--routing {scheme!r}: use one of {', '.join(SCHEMES)}")
@@ -145,7 +143,7 @@ def plan_training(topo: Topology, precisions: list[str], scheme: str, scale: flo
     for h, agg in assign.target.items():
         members.setdefault(agg, []).append(wor_id[h])
     for i, (agg, ws) in enumerate(sorted(members.items(), key=lambda kv: (kv[0] == ps, kv[0]))):
-        top = max((plan.precisions[w] for w in ws), key=WIDTH.__getitem__)
+        top = max((plan.precisions[w] for w in ws), key=PAYLOAD.__getitem__)
         wire = {w: top if assign.mixed and agg != ps else plan.precisions[w] for w in sorted(ws)}
         agg_id = 0 if agg == ps else i + 1
         plan.groups[agg_id] = Group(agg_id, None if agg == ps else agg, wire)

@@ -14,19 +14,19 @@ all-reduce among the workers (fp32, no PS), what users run today.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from ..errors import NetweaveError
 from .datasets import DATASETS
 from .models import MODELS
-from .multicast import Routers
+from .multicast import PORT as MULTICAST_PORT
+from .multicast import Routers, group_address
+from .netns import python_in
 from .plan import PSEUDO, SCHEMES, TrainingPlan, multicast_gbps
 
-PORT, CONTROL_PORT, MULTICAST_PORT = 47000, 47001, 47100
-MULTICAST_GROUP = "239.78.0.1"  # the parameters, from the PS to every worker
+PORT, CONTROL_PORT = 47000, 47001
+MULTICAST_GROUP = group_address(1)  # the parameters, from the PS to every worker
 ROUTINGS = SCHEMES
 DEFAULT_MEMORY = 8 << 20  # an aggregating switch's memory when the topology gives none
 PACING = 0.9  # senders keep to 90 % of their planned rate: headers and HTB's bursts take the rest
@@ -49,11 +49,6 @@ class TestbedRun:
     def agent(self) -> dict | None:
         """The one agent of a single-switch run (None without INA)."""
         return next(iter(self.agents.values()), None)
-
-
-def _python(ns: str, module: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-m", module, *args],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _last_line(stream) -> str:
@@ -110,9 +105,8 @@ def nack_timeout_s(plan: TrainingPlan, parameters: int, scale: float) -> float:
     way only adds traffic)."""
     from .endpoints import packet_bytes
 
-    topo = plan.topology
-    slowest = max(packet_bytes(plan.wire(w), parameters) * 8
-                  / (topo.links[topo.adjacency[topo.index[h]][0][1]].gbps * scale * 1e9) for w, h in plan.hosts.items())
+    slowest = max(packet_bytes(plan.wire(w), parameters) * 8 / (plan.topology.access(h)[1].gbps * scale * 1e9)
+                  for w, h in plan.hosts.items())
     return 0.1 + 2 * slowest
 
 
@@ -129,7 +123,7 @@ def _start_agents(plan: TrainingPlan, p, dataplane: str, ps_addr, timeout_s: flo
             continue
         memory = plan.topology.node(g.switch).aggregator_memory or DEFAULT_MEMORY
         up = plan.groups[g.parent] if g.parent is not None else None
-        agents[g.switch] = _python(p.namespace[g.switch], "netweave.testbed.agent", json.dumps({
+        agents[g.switch] = python_in(p.namespace[g.switch], "netweave.testbed.agent", json.dumps({
             "agg_id": g.agg_id, "port": PORT, "workers": g.workers, "timeout_s": timeout_s, "memory_bytes": memory,
             "address": p.address[g.switch], "addresses": {w: _member_address(plan, p, w) for w in g.workers},
             "dataplane": dataplane, "ps": ps_addr,
@@ -181,7 +175,7 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
         names = [f"worker {w} ({h})" for w, h in plan.hosts.items()]
         if routing == "ring":  # no PS: rank 0 prints the epochs, the other workers are followed
             first = plan.hosts[1]
-            ranks = [_python(p.namespace[h], "netweave.testbed.training", "ring", json.dumps(common | {
+            ranks = [python_in(p.namespace[h], "netweave.testbed.training", "ring", json.dumps(common | {
                 "rank": w - 1, "workers": n, "master": p.address[first], "control_port": CONTROL_PORT,
                 "interface": _uplink(p, h)})) for w, h in plan.hosts.items()]
             leader, followers, names = ranks[0], ranks[1:], names[1:]
@@ -191,7 +185,7 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
                       for g in plan.groups.values() if g.parent is None}  # the PS hears from the top of each tree
             common |= {"multicast": (MULTICAST_GROUP, MULTICAST_PORT), "multicast_timeout_s": 2.0,
                        "multicast_bps": PACING * multicast_gbps(topo, plan.ps, plan.hosts.values(), scale) * 1e9}
-            leader = _python(p.namespace[plan.ps], "netweave.testbed.training", "ps", json.dumps(common | {
+            leader = python_in(p.namespace[plan.ps], "netweave.testbed.training", "ps", json.dumps(common | {
                 "address": ps_addr[0], "control_port": CONTROL_PORT, "groups": groups, "retry_s": 0.5,
                 "wires": {w: plan.wire(w) for w in plan.hosts},
                 "interface": _uplink(p, plan.ps),
@@ -201,7 +195,7 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
             for w, h in plan.hosts.items():
                 g = plan.group_of(w)
                 target = (p.address[g.switch], PORT) if g.switch and dataplane == "user" else ps_addr
-                followers.append(_python(p.namespace[h], "netweave.testbed.training", "worker", json.dumps(common | {
+                followers.append(python_in(p.namespace[h], "netweave.testbed.training", "worker", json.dumps(common | {
                     "rank": w - 1, "workers": n, "wor_id": w, "precision": plan.precisions[w], "wire": g.workers[w],
                     "agg_id": g.agg_id, "address": p.address[h], "target": target,
                     "rate_bps": PACING * plan.rate_gbps[w] * 1e9 if plan.rate_gbps.get(w) else None,

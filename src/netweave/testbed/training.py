@@ -39,31 +39,26 @@ MULTICAST_BYTES = 2972  # one parameter datagram fills the testbed's 3000-byte M
 def receive_parameters(ctrl: socket.socket, receiver, step: int, size: int, timeout_s: float) -> np.ndarray:
     """The worker's side of a step's parameters: the multicast chunks that come within
     ``timeout_s``, then the missed ones asked for and read over TCP (``ctrl``)."""
-    from .multicast import floats_per_chunk
+    from .multicast import chunk_rows, floats_per_chunk
 
     flat, missing = receiver.receive(step, size, timeout_s)
     ctrl.sendall(COUNT.pack(missing.size) + missing.astype(">u4").tobytes())
     if missing.size:
         per = floats_per_chunk(MULTICAST_BYTES)
-        padded = np.zeros(-(-size // per) * per, np.float32)
-        padded[:size] = flat
-        got = np.frombuffer(_recv_exact(ctrl, 4 * per * missing.size), dtype=np.float32)
-        padded.reshape(-1, per)[missing] = got.reshape(-1, per)
-        flat = padded[:size]
+        rows = chunk_rows(flat, per)
+        rows[missing] = np.frombuffer(_recv_exact(ctrl, 4 * per * missing.size), dtype="<f4").reshape(-1, per)
+        flat = rows.reshape(-1)[:size]
     return flat
 
 
 def send_missed(conn: socket.socket, flat: np.ndarray) -> int:
     """The PS's side: read which chunks a worker missed and send them over TCP; returns how many."""
-    from .multicast import floats_per_chunk
+    from .multicast import chunk_rows, floats_per_chunk
 
     count = COUNT.unpack(_recv_exact(conn, COUNT.size))[0]
     if count:
-        per = floats_per_chunk(MULTICAST_BYTES)
         missing = np.frombuffer(_recv_exact(conn, 4 * count), dtype=">u4").astype(np.int64)
-        padded = np.zeros(-(-flat.size // per) * per, np.float32)
-        padded[:flat.size] = flat
-        conn.sendall(padded.reshape(-1, per)[missing].tobytes())
+        conn.sendall(chunk_rows(flat, floats_per_chunk(MULTICAST_BYTES))[missing].tobytes())
     return count
 
 
@@ -134,6 +129,25 @@ def evaluate(model, x, y, xt, yt) -> tuple[float, float]:
         return loss, float((logits(xt).argmax(1).numpy() == yt).mean())
 
 
+def backward_on(model, x, y, part: slice) -> None:
+    """Every parameter's ``.grad``: the cross-entropy gradient of ``model`` on samples ``part``."""
+    import torch
+
+    model.zero_grad()
+    torch.nn.functional.cross_entropy(model(torch.from_numpy(x[part])), torch.from_numpy(y[part])).backward()
+
+
+def epoch_record(epoch: int, model, data, limit: int | None, seconds: float, steps: int, batch: int, times: dict,
+                 step_s: list[float], sent: int, **extra) -> dict:
+    """One epoch's line (PS, or ring rank 0): loss and accuracy on ``data`` (the first ``limit``
+    samples), times, throughput, the gradient bytes ``sent`` and their rate over ``times["upload_s"]``."""
+    x, y, xt, yt = data
+    loss, acc = evaluate(model, x[:limit], y[:limit], xt[:limit], yt[:limit])
+    return {"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds, "steps": steps,
+            "samples_per_s": steps * batch / seconds, **times, "step_s": step_s, "gradient_bytes": sent,
+            "gradient_rate_gbps": sent * 8 / max(times["upload_s"], 1e-9) / 1e9, **extra}
+
+
 def flat_gradient(model) -> np.ndarray:
     import torch
 
@@ -177,7 +191,6 @@ def worker(config: dict) -> None:
     rank, n = config["rank"], config["workers"]
     x, y, _, _, model = setup(config)
     own, wire = config["precision"], config.get("wire", config["precision"])
-    loss_fn = torch.nn.CrossEntropyLoss()
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind((config["address"], config["port"]))
     sender = WorkerSender(udp, config["wor_id"], wire, config["agg_id"], tuple(config["target"]),
@@ -195,9 +208,7 @@ def worker(config: dict) -> None:
             break  # the PS is done
         load_parameters(model, receive_parameters(ctrl, receiver, step, count, config["multicast_timeout_s"]))
         t0 = time.perf_counter()
-        part = shard(step, rank, n, batch, len(x))
-        model.zero_grad()
-        loss_fn(model(torch.from_numpy(x[part])), torch.from_numpy(y[part])).backward()
+        backward_on(model, x, y, shard(step, rank, n, batch, len(x)))
         values, _ = encode(flat_gradient(model), own, exponent)
         compute_s = time.perf_counter() - t0
         sender.send(step, values if wire == own else upcast(values, own, wire))
@@ -217,7 +228,8 @@ def ps(config: dict) -> None:
     efficiency as the share of gradient bytes that did not reach the PS, PS aggregation time)."""
     import torch
 
-    from .endpoints import SO_RCVBUFFORCE, Collector, packet_bytes
+    from .batchio import set_receive_buffer
+    from .endpoints import Collector, packet_bytes
     from .gradients import decode_mean, step_exponent
     from .multicast import publish, publisher_socket
     from .xdp import MAX_SLOTS
@@ -229,7 +241,7 @@ def ps(config: dict) -> None:
     n = len(wires)
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind((config["address"], config["port"]))
-    udp.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 256 << 20)  # a step's packets fit
+    set_receive_buffer(udp, 256 << 20)  # a step's packets fit
     collector = Collector(udp, groups, {int(w): tuple(a) for w, a in config["worker_addresses"].items()})
     group = tuple(config["multicast"])
     publisher = publisher_socket(config["address"], config["interface"])
@@ -280,13 +292,10 @@ def ps(config: dict) -> None:
         times["ps_aggregation_s"] += collector.counters.get("aggregate_s", 0.0)
         collector.counters["aggregate_s"] = 0.0
         at_ps = collector.counters["bytes"] - bytes_before
-        loss, acc = evaluate(model, x[:limit], y[:limit], xt[:limit], yt[:limit])
-        print(json.dumps({"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds, "steps": steps,
-                          "samples_per_s": steps * config["batch"] / seconds, **times, "step_s": step_s,
-                          "gradient_bytes": sent_per_step * steps, "bytes_at_ps": at_ps,
-                          "ina_efficiency": 1 - at_ps / (sent_per_step * steps),
-                          "gradient_rate_gbps": sent_per_step * steps * 8 / max(times["upload_s"], 1e-9) / 1e9,
-                          "parameter_chunks_resent": missed, "collector": dict(collector.counters)}), flush=True)
+        print(json.dumps(epoch_record(epoch, model, (x, y, xt, yt), limit, seconds, steps, config["batch"], times, step_s,
+                                      sent_per_step * steps, bytes_at_ps=at_ps,
+                                      ina_efficiency=1 - at_ps / (sent_per_step * steps),
+                                      parameter_chunks_resent=missed, collector=dict(collector.counters))), flush=True)
     for conn in conns.values():
         conn.sendall(HEADER.pack(step, 0, 0))
         conn.close()
@@ -316,9 +325,7 @@ def ring(config: dict) -> None:
         step_s = []
         for s in range(steps):
             c0 = time.perf_counter()
-            part = shard(s, rank, n, batch, len(x))
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(torch.from_numpy(x[part])), torch.from_numpy(y[part])).backward()
+            backward_on(model, x, y, shard(s, rank, n, batch, len(x)))
             flat = torch.from_numpy(flat_gradient(model))
             c1 = time.perf_counter()
             dist.all_reduce(flat)
@@ -330,12 +337,8 @@ def ring(config: dict) -> None:
             step_s.append(time.perf_counter() - c0)
         seconds = time.perf_counter() - t0
         if rank == 0:  # a ring all-reduce sends 2 (n-1)/n of the gradient per worker; nothing is aggregated in the network
-            sent = 2 * (n - 1) * flat.numel() * 4 * steps
-            loss, acc = evaluate(model, x[:limit], y[:limit], xt[:limit], yt[:limit])
-            print(json.dumps({"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds, "steps": steps,
-                              "samples_per_s": steps * batch / seconds, **times, "step_s": step_s,
-                              "gradient_bytes": sent,
-                              "gradient_rate_gbps": sent * 8 / max(times["upload_s"], 1e-9) / 1e9}), flush=True)
+            print(json.dumps(epoch_record(epoch, model, (x, y, xt, yt), limit, seconds, steps, batch, times, step_s,
+                                          2 * (n - 1) * flat.numel() * 4 * steps)), flush=True)
     dist.barrier()
     if rank == 0:
         print(json.dumps({"done": True, "parameters": flat_parameters(model).size, "steps": steps * config["epochs"]}),

@@ -117,6 +117,11 @@ class Topology:
             groups.setdefault(self.node(name).server or f"__{name}", []).append(rank)
         return list(groups.values())
 
+    def access(self, host: str) -> tuple[str, Link]:
+        """``(neighbour, link)`` of ``host``'s first link: its access switch and access link."""
+        nb, e = self.adjacency[self.index[self.node(host).name]][0]
+        return self.nodes[nb].name, self.links[e]
+
     def link_between(self, a: str, b: str) -> int | None:
         """Index of the link joining ``a`` and ``b``, or None."""
         ia, ib = self.index[self.node(a).name], self.index[self.node(b).name]

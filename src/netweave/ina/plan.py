@@ -46,6 +46,9 @@ class InaPlan:
             in ``in_edges`` (its ``need`` is ``hi - lo`` cross edges).
         dest_ptr: ``(M*B + 1,)`` destinations of worker ``h`` in block ``b``.
         levels: ``(B,)`` multi-level partitioning level of every block (zeros otherwise).
+        overlap: blocks are double-buffered (beyond the paper): each block fits half the memory, and a
+            host sends block ``b + 1`` while block ``b`` drains; block ``b + 2`` waits until every
+            host holds block ``b``'s sums. ``False``: the paper's barrier between blocks (§3.3).
     """
 
     strategy: str
@@ -67,6 +70,7 @@ class InaPlan:
     dest_hi: np.ndarray
     dest_ptr: np.ndarray
     levels: np.ndarray
+    overlap: bool = False
 
     @property
     def synchronised(self) -> bool:

@@ -30,7 +30,13 @@ from ..errors import NetweaveError
 from ..graph.graph import sorted_unique
 from ..partition.metis import metis_labels
 from .boundary import BoundaryRelation
+from .occupancy import edge_set_peak
+from .orders import dependency_order
 from .strategies import AGGREGATOR_BYTES
+
+
+class TooManyBlocks(Exception):
+    """A blocking needed more than its ``max_blocks`` (the cost model's pruning, :mod:`~netweave.ina.choose`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,15 +75,38 @@ def _split(src: np.ndarray, dst: np.ndarray, parts_needed: int, chunks: int, see
     return labels[a], labels[b]
 
 
-def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: int | np.ndarray,
-                      seed: int = 0) -> Blocks:
-    """Split the cross edges of ``rel`` into blocks that fit ``memory_bytes`` of aggregators: one
-    int (every switch), or ``(C,)`` per cross edge of ``rel``, the smallest aggregator memory among
-    the switches the edge is aggregated at; every block then holds edges of one budget and fits it."""
+def _order_peak(sender: np.ndarray, dst: np.ndarray, parts: np.ndarray, chunks: int) -> int:
+    """Peak aggregators of the edges ``sender -> dst`` sent as one block in their GAMR order."""
+    seq = dependency_order(sender, dst, "gamr", 0)
+    rank = np.empty(parts.size, dtype=np.int64)
+    rank[seq] = np.arange(seq.size)
+    return edge_set_peak(sender, dst, parts, rank[sender], chunks)
+
+
+class _Sizer:
+    """Whether an edge set fits ``capacity`` aggregators: by its destinations' total demand (the
+    paper, §3.3) or, with ``peak``, by the most aggregators open at once under its GAMR order
+    (beyond the paper: an aggregator lives only from its first to its last contribution)."""
+
+    def __init__(self, rel: BoundaryRelation, chunks: int, peak: bool):
+        self.sender, self.dst, self.parts = rel.senders(), rel.dst, rel.parts
+        self.chunks, self.peak, self.n = chunks, peak, rel.parts.size
+
+    def size(self, edges: np.ndarray, capacity: int) -> int:
+        """Aggregators ``edges`` need (demand, or the GAMR peak when the demand does not fit)."""
+        demand = _demand(self.dst[edges], self.chunks, self.n)
+        if demand <= capacity or not self.peak:
+            return demand
+        return _order_peak(self.sender[edges], self.dst[edges], self.parts, self.chunks)
+
+
+SIZINGS = ("demand", "peak")
+
+
+def _check_memory(rel: BoundaryRelation, feature_bytes: int, memory_bytes) -> tuple[int, np.ndarray | None, int]:
+    """``chunks`` per destination, the per-edge budget in aggregators (``None``: one memory) and the smallest."""
     chunks = -(-feature_bytes // AGGREGATOR_BYTES)
-    sender, n = rel.senders(), rel.parts.size
-    per_edge = np.ndim(memory_bytes) > 0
-    if per_edge:
+    if np.ndim(memory_bytes) > 0:
         budget = np.asarray(memory_bytes, dtype=np.int64)
         if budget.shape != rel.dst.shape:
             raise NetweaveError(f"{budget.size} per-edge switch memories for {rel.dst.size} cross edges; give one per edge")
@@ -87,25 +116,56 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
             raise NetweaveError(f"one {feature_bytes}-byte feature needs {chunks} aggregators but the smallest switch "
                                 f"on its path has {smallest} ({smallest * AGGREGATOR_BYTES} B); give that switch more "
                                 "memory or use --strategy host")
-    else:
-        smallest = int(memory_bytes) // AGGREGATOR_BYTES
-        if chunks > smallest:
-            raise NetweaveError(f"one {feature_bytes}-byte feature needs {chunks} aggregators but the switch has "
-                                f"{smallest} ({memory_bytes} B); give the switch more memory or use --strategy host")
+        return chunks, budget, smallest
+    smallest = int(memory_bytes) // AGGREGATOR_BYTES
+    if chunks > smallest:
+        raise NetweaveError(f"one {feature_bytes}-byte feature needs {chunks} aggregators but the switch has "
+                            f"{smallest} ({memory_bytes} B); give the switch more memory or use --strategy host")
+    return chunks, None, smallest
+
+
+def _budget_groups(rel: BoundaryRelation, budget: np.ndarray | None, smallest: int) -> list[tuple[np.ndarray, int]]:
+    """Edges of one budget are blocked together (one group when every switch has the same memory)."""
+    if budget is not None and budget.size:
+        return [(np.flatnonzero(budget == c), int(c)) for c in np.unique(budget)]
+    return [(np.arange(rel.dst.size), smallest)]
+
+
+def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: int | np.ndarray,
+                      seed: int = 0, sizing: str = "demand", cut: str = "metis", max_blocks: int | None = None) -> Blocks:
+    """Split the cross edges of ``rel`` into blocks that fit ``memory_bytes`` of aggregators: one
+    int (every switch), or ``(C,)`` per cross edge of ``rel``, the smallest aggregator memory among
+    the switches the edge is aggregated at; every block then holds edges of one budget and fits it.
+
+    ``sizing`` (:data:`SIZINGS`): a set fits when its destination demand does (the paper) or when
+    its GAMR-order peak does. ``cut``: the cut edges of a level are partitioned again by METIS (the
+    paper's Figure 10) or, ``destination``, grouped by destination in GAMR order (the hybrid).
+    More than ``max_blocks`` blocks raises :class:`TooManyBlocks`."""
+    if sizing not in SIZINGS:
+        raise NetweaveError(f"unknown block sizing {sizing!r}; use one of {', '.join(SIZINGS)}")
+    chunks, budget, smallest = _check_memory(rel, feature_bytes, memory_bytes)
+    sizer = _Sizer(rel, chunks, sizing == "peak")
+    sender, n = sizer.sender, rel.parts.size
     block = np.full(rel.dst.size, -1, dtype=np.int64)
     levels: list[int] = []
-    # edges of one budget are partitioned together (one group when every switch has the same memory)
-    work = [(np.flatnonzero(budget == c), 0) for c in np.unique(budget)] if per_edge and budget.size else [(np.arange(rel.dst.size), 0)]
+    work = [(edges, 0) for edges, _ in _budget_groups(rel, budget, smallest)]
     while work:
         edges, level = work.pop(0)
-        capacity = int(budget[edges[0]]) if per_edge and edges.size else smallest
-        demand = _demand(rel.dst[edges], chunks, n)
-        if demand <= capacity:
+        capacity = int(budget[edges[0]]) if budget is not None and edges.size else smallest
+        if max_blocks is not None and len(levels) > max_blocks:
+            raise TooManyBlocks(len(levels))
+        if level > 0 and cut == "destination":
+            for group in _destination_groups(sizer, edges, capacity, max_blocks):
+                block[group] = len(levels)
+                levels.append(level)
+            continue
+        need = sizer.size(edges, capacity)
+        if need <= capacity:
             block[edges] = len(levels)
             levels.append(level)
             continue
-        k = -(-demand * 20 // (19 * capacity))  # 5 % slack: METIS balances to ~3 %, so parts rarely need a re-split
-        side_u, side_v = _split(sender[edges], rel.dst[edges], k, chunks, seed + level, n)
+        k = -(-need * 20 // (19 * capacity))  # 5 % slack: METIS balances to ~3 %, so parts rarely need a re-split
+        side_u, side_v = _split(sender[edges], rel.dst[edges], max(k, 2), chunks, seed + level, n)
         inside = side_u == side_v
         stuck = not inside.any() or (inside.all() and np.unique(side_v).size == 1)
         if stuck:  # METIS made no progress: group the edges by destination instead
@@ -115,7 +175,78 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
             work.append((edges[inside & (side_v == part)], level))
         if (~inside).any():
             work.append((edges[~inside], level + 1))
+    if max_blocks is not None and len(levels) > max_blocks:
+        raise TooManyBlocks(len(levels))
     return Blocks(block, np.asarray(levels, dtype=np.int64))
+
+
+def destination_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: int | np.ndarray,
+                       sizing: str = "peak", max_blocks: int | None = None) -> Blocks:
+    """Blocks of whole destinations (beyond the paper): destinations in the order their aggregators
+    open under GAMR, cut into consecutive groups that fit (by demand, or by GAMR-order peak). More
+    than ``max_blocks`` blocks raises :class:`TooManyBlocks`."""
+    if sizing not in SIZINGS:
+        raise NetweaveError(f"unknown block sizing {sizing!r}; use one of {', '.join(SIZINGS)}")
+    chunks, budget, smallest = _check_memory(rel, feature_bytes, memory_bytes)
+    sizer = _Sizer(rel, chunks, sizing == "peak")
+    block = np.full(rel.dst.size, -1, dtype=np.int64)
+    nb = 0
+    for edges, capacity in _budget_groups(rel, budget, smallest):
+        for group in _destination_groups(sizer, edges, capacity, None if max_blocks is None else max_blocks - nb):
+            block[group] = nb
+            nb += 1
+    return Blocks(block, np.zeros(nb, dtype=np.int64))
+
+
+def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: int | None = None) -> list[np.ndarray]:
+    """``edges`` as groups of whole destinations, consecutive in GAMR opening order, each fitting
+    ``capacity``: as many destinations as the demand allows, grown (doubling, then bisection) while
+    the group's GAMR-order peak fits. More than ``limit`` groups raises :class:`TooManyBlocks`."""
+    if edges.size == 0:
+        return []
+    sender, dst, parts = sizer.sender[edges], sizer.dst[edges], sizer.parts
+    m = int(parts.max()) + 1
+    # arrival of every sender in the edges' GAMR order, interleaved over workers; a destination
+    # opens at its earliest sender
+    seq = dependency_order(sender, dst, "gamr", 0)
+    rank = np.empty(parts.size, dtype=np.int64)
+    worker = parts[seq]
+    by = np.argsort(worker, kind="stable")
+    first = np.searchsorted(worker[by], worker[by])
+    rank[seq[by]] = (np.arange(seq.size) - first) * m + worker[by]
+    ids = sorted_unique(dst)
+    dest = np.searchsorted(ids, dst)
+    opens = np.full(ids.size, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(opens, dest, rank[sender])
+    dest_rank = np.empty(ids.size, dtype=np.int64)
+    dest_rank[np.argsort(opens, kind="stable")] = np.arange(ids.size)
+    by_dest = np.argsort(dest_rank[dest], kind="stable")  # edges, grouped by destination in opening order
+    ptr = np.zeros(ids.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dest_rank[dest], minlength=ids.size), out=ptr[1:])
+    per = max(capacity // sizer.chunks, 1)  # destinations that fit by demand
+    groups, s = [], 0
+    while s < ids.size:
+        if limit is not None and len(groups) >= limit:
+            raise TooManyBlocks(len(groups))
+        good = min(s + per, ids.size)
+        if sizer.peak and good < ids.size:
+            fits = lambda e: _order_peak(sender[by_dest[ptr[s]:ptr[e]]], dst[by_dest[ptr[s]:ptr[e]]], parts,
+                                         sizer.chunks) <= capacity
+            bad = None
+            while bad is None:  # doubling
+                trial = min(s + 2 * (good - s), ids.size)
+                if fits(trial):
+                    good = trial
+                    if good == ids.size:
+                        break
+                else:
+                    bad = trial
+            while bad is not None and bad - good > max(per // 8, 1):  # bisection, to an eighth of the demand fit
+                mid = (good + bad) // 2
+                good, bad = (mid, bad) if fits(mid) else (good, mid)
+        groups.append(edges[by_dest[ptr[s]:ptr[good]]])
+        s = good
+    return groups
 
 
 def _by_destination(dst: np.ndarray, per_block: int) -> np.ndarray:

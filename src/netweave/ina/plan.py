@@ -18,11 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NetweaveError
-from .blocks import multilevel_blocks
+from .blocks import Blocks, destination_blocks, multilevel_blocks
 from .boundary import BoundaryRelation
 from .orders import block_orders
 
 STRATEGIES = ("host", "straw", "switchgnn")
+# How ``switchgnn`` cuts the cross edges into blocks (§3.3 and beyond; see :func:`switchgnn_blocks`)
+BLOCKINGS = ("paper", "multilevel", "destination", "hybrid", "single")
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,9 +99,34 @@ def _runs(*keys: np.ndarray) -> np.ndarray:
     return np.append(np.flatnonzero(change), keys[0].size)
 
 
+def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np.ndarray, blocking: str,
+                     order: str, seed: int = 0, max_blocks: int | None = None) -> Blocks:
+    """The blocks of ``blocking`` (:data:`BLOCKINGS`) for ``memory`` (bytes, or ``(C,)`` per cross edge).
+
+    * ``paper``: multi-level METIS blocks sized by destination demand (§3.3, Figure 10);
+    * ``multilevel``: the same, sized by the peak of aggregators alive at once under GAMR order;
+    * ``destination``: whole destinations in GAMR opening order, peak-sized;
+    * ``hybrid``: METIS at the first level, the cut edges grouped by destination, peak-sized;
+    * ``single``: one block, best effort (the strawman's switch with SwitchGNN's order).
+
+    Peak sizing assumes the GAMR order; with ``order`` random the blocks are sized by demand.
+    More than ``max_blocks`` blocks raises :class:`~netweave.ina.blocks.TooManyBlocks`.
+    """
+    if blocking not in BLOCKINGS:
+        raise NetweaveError(f"unknown blocking {blocking!r}; use one of {', '.join(BLOCKINGS)}")
+    sizing = "peak" if order == "gamr" and blocking != "paper" else "demand"
+    if blocking == "single":
+        return Blocks(np.zeros(rel.dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64))
+    if blocking == "destination":
+        return destination_blocks(rel, feature_bytes, memory, sizing, max_blocks)
+    return multilevel_blocks(rel, feature_bytes, memory, seed, sizing, "destination" if blocking == "hybrid" else "metis",
+                             max_blocks)
+
+
 def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
              memory_bytes: int | np.ndarray | None = None, order: str = "random", seed: int = 0,
-             start: int | None = None, edge_memory: np.ndarray | None = None) -> InaPlan:
+             start: int | None = None, edge_memory: np.ndarray | None = None, blocking: str = "paper",
+             overlap: bool = False, max_blocks: int | None = None) -> InaPlan:
     """Build the :class:`InaPlan` of ``strategy`` on the boundary relation ``rel``.
 
     ``order`` (``random`` | ``gamr``) is each worker's sending order (per block for ``switchgnn``);
@@ -107,6 +134,9 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     needs a finite one). ``switchgnn`` sizes its blocks to ``edge_memory`` ``(C,)`` when given: per
     cross edge of ``rel``, the smallest memory among the switches that aggregate it
     (:meth:`~netweave.sim.network.SimNetwork.edge_memory`); else to the smallest switch.
+    ``blocking`` (:data:`BLOCKINGS`) is how ``switchgnn`` cuts blocks; ``overlap`` double-buffers
+    them (each is sized to half the memory; see :attr:`InaPlan.overlap`); ``max_blocks`` stops a
+    blocking that needs more (:class:`~netweave.ina.blocks.TooManyBlocks`).
     """
     if strategy not in STRATEGIES:
         raise NetweaveError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
@@ -125,7 +155,9 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
         if memory_bytes is None:
             raise NetweaveError("switchgnn needs a finite --switch-memory (its blocks are sized to it)")
         sizing = memory_bytes if np.ndim(memory_bytes) == 0 else int(memory_bytes.min())
-        blocks = multilevel_blocks(rel, feature_bytes, sizing if edge_memory is None else edge_memory, seed)
+        sizing = sizing if edge_memory is None else np.asarray(edge_memory, dtype=np.int64)
+        blocks = switchgnn_blocks(rel, feature_bytes, sizing // 2 if overlap else sizing, blocking, order, seed,
+                                  max_blocks)
         block, levels = blocks.block, blocks.levels
     nb = int(levels.size)
     position = block_orders(rel, block, order, seed, start)
@@ -151,4 +183,5 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     dorder = np.argsort(dest_key, kind="stable")
     return InaPlan(strategy, m, nb, int(feature_bytes), memory_bytes, parts,
                    src_s, dst_s, block_s, lo[send], hi[send], to[send], _csr_by(unit_key, m * nb),
-                   in_edges, dest_v[dorder], dlo[dorder], dhi[dorder], _csr_by(dest_key, m * nb), levels)
+                   in_edges, dest_v[dorder], dlo[dorder], dhi[dorder], _csr_by(dest_key, m * nb), levels,
+                   overlap and nb > 1)

@@ -1,0 +1,177 @@
+"""The switch's aggregators replayed under an arrival order: peak occupancy and per-host messages.
+
+Beyond the paper: SwitchGNN sizes a block by its total destination demand (§3.3), but under GAMR
+order (§3.2.2) a destination's aggregator is open only from its first to its last contribution,
+so far fewer aggregators are alive at once. This module computes that occupancy exactly, for
+block sizing (:func:`edge_set_peak`) and for the cost model that picks a blocking
+(:func:`plan_replay`, used by :mod:`~netweave.ina.choose`).
+
+The arrival model is :func:`~netweave.ina.strategies.interleave`'s: all workers send at the same
+rate, so the ``i``-th unit of every worker arrives before the ``(i+1)``-th of any (ties by worker).
+A switch holds ``capacity`` 128-byte aggregators; a destination takes ``chunks`` of them from its
+first aggregated contribution until all ``need`` edges of its block arrived, exactly as
+:func:`~netweave.ina.strategies.straw_traffic` and the simulator's switch do (best effort: with no
+free aggregator a contribution bypasses, one copy per (unit, destination worker)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numba
+import numpy as np
+
+from ..graph.graph import sorted_unique
+
+if TYPE_CHECKING:
+    from .plan import InaPlan
+
+UNLIMITED = np.iinfo(np.int64).max // 4
+
+
+@numba.njit(cache=True)
+def _replay(arrival, arrival_ptr, unit_lo, unit_hi, unit_to, unit_worker, unit_time, dest, need, owner, m, capacity,
+            chunks, num_dest, down_time):
+    """Blocks ``b`` replay units ``arrival[arrival_ptr[b]:arrival_ptr[b+1]]`` on fresh aggregators.
+
+    Unit ``u`` carries edges ``unit_lo[u]:unit_hi[u]`` to compact destinations ``dest[e]`` (``need[e]``:
+    the destination's edges in the block; ``owner[e]``: its worker); ``unit_to[u] >= 0`` is a host
+    unicast (no aggregation). It reaches the switch ``unit_time[u]`` seconds into its block; every
+    message down to host ``w`` then queues on ``w``'s link for ``down_time[w]`` seconds. Returns
+    ``up, down (B, M)`` messages, ``peak (B,)`` aggregators, ``unaggregated (B,)`` messages and
+    ``drained (B,)``, when the last message of the block has left the switch (s, block-relative).
+    """
+    nb = arrival_ptr.size - 1
+    up = np.zeros((nb, m), dtype=np.int64)
+    down = np.zeros((nb, m), dtype=np.int64)
+    peak = np.zeros(nb, dtype=np.int64)
+    unagg = np.zeros(nb, dtype=np.int64)
+    drained = np.zeros(nb)
+    has = np.zeros(num_dest, dtype=np.bool_)
+    received = np.zeros(num_dest, dtype=np.int64)
+    bypassed = np.zeros(num_dest, dtype=np.int64)
+    stamp = np.full(m, -1, dtype=np.int64)
+    free_at = np.zeros(m)
+    for b in range(nb):
+        free = capacity
+        free_at[:] = 0.0
+        for i in range(arrival_ptr[b], arrival_ptr[b + 1]):
+            u = arrival[i]
+            t = unit_time[u]
+            up[b, unit_worker[u]] += 1
+            if unit_to[u] >= 0:
+                down[b, unit_to[u]] += 1
+                free_at[unit_to[u]] = max(free_at[unit_to[u]], t) + down_time[unit_to[u]]
+                unagg[b] += 1
+                continue
+            for e in range(unit_lo[u], unit_hi[u]):
+                v = dest[e]
+                if not has[v] and received[v] == 0 and free >= chunks:
+                    has[v] = True
+                    free -= chunks
+                    peak[b] = max(peak[b], capacity - free)
+                if has[v]:
+                    received[v] += 1
+                    if received[v] + bypassed[v] == need[e]:
+                        has[v] = False
+                        free += chunks
+                        down[b, owner[e]] += 1
+                        free_at[owner[e]] = max(free_at[owner[e]], t) + down_time[owner[e]]
+                else:
+                    bypassed[v] += 1
+                    w = owner[e]
+                    if stamp[w] != u:
+                        stamp[w] = u
+                        down[b, w] += 1
+                        free_at[w] = max(free_at[w], t) + down_time[w]
+                        unagg[b] += 1
+        for i in range(arrival_ptr[b], arrival_ptr[b + 1]):  # fresh state for the next block
+            u = arrival[i]
+            for e in range(unit_lo[u], unit_hi[u]):
+                v = dest[e]
+                has[v] = False
+                received[v] = 0
+                bypassed[v] = 0
+        stamp[:] = -1
+        drained[b] = free_at.max() if m else 0.0
+    return up, down, peak, unagg, drained
+
+
+def interleaved(worker: np.ndarray, rank: np.ndarray, group: np.ndarray | None = None) -> np.ndarray:
+    """Indices of units sorted into arrival order: by ``group`` (the block), then by ``rank`` in its
+    worker's sequence, then by ``worker``."""
+    keys = (worker, rank) if group is None else (worker, rank, group)
+    return np.lexsort(keys)
+
+
+@dataclass(frozen=True, eq=False)
+class Replay:
+    """Per block ``b`` and worker ``h``: ``up``/``down`` ``(B, M)`` messages on the host links;
+    ``peak_aggregators`` ``(B,)`` most aggregators open at once; ``unaggregated`` ``(B,)``;
+    ``drained_s`` ``(B,)`` when the switch has sent the block's last message down (block-relative;
+    zeros unless rates were given)."""
+
+    up: np.ndarray
+    down: np.ndarray
+    peak_aggregators: np.ndarray
+    unaggregated: np.ndarray
+    drained_s: np.ndarray
+
+    @property
+    def messages(self) -> int:
+        return int(self.up.sum() + self.down.sum())
+
+
+def plan_replay(plan: "InaPlan", capacity: int | None = None, up_rate: np.ndarray | None = None,
+                down_rate: np.ndarray | None = None) -> Replay:
+    """Replay every block of ``plan`` on one switch of ``capacity`` aggregators (``None``: unlimited);
+    workers send their units of a block in the plan's order, interleaved. With ``up_rate`` and
+    ``down_rate`` ``(M,)`` (bytes/s), unit ``i`` of a worker reaches the switch when its NIC has sent
+    ``i + 1`` messages, and messages down queue on their host's link (``drained_s``)."""
+    m, nb = plan.num_workers, plan.num_blocks
+    chunks = -(-plan.feature_bytes // 128)
+    counts = np.diff(plan.unit_ptr)
+    key = np.repeat(np.arange(m * nb), counts)
+    rank = np.arange(plan.num_units) - np.repeat(plan.unit_ptr[:-1], counts)
+    arrival_ptr = np.zeros(nb + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key % nb, minlength=nb), out=arrival_ptr[1:])
+    sizes = (plan.dest_hi - plan.dest_lo)[np.argsort(plan.dest_lo)]  # the ranges tile ``in_edges``
+    need = np.empty(plan.dst.size, dtype=np.int64)
+    need[plan.in_edges] = np.repeat(sizes, sizes)
+    dest_ids = sorted_unique(plan.dst)
+    dest = np.searchsorted(dest_ids, plan.dst)
+    worker = key // nb
+    up_s = np.zeros(m) if up_rate is None else plan.feature_bytes / np.asarray(up_rate, dtype=float)
+    down_s = np.zeros(m) if down_rate is None else plan.feature_bytes / np.asarray(down_rate, dtype=float)
+    at = (rank + 1) * up_s[worker]
+    arrival = interleaved(worker, rank if up_rate is None else at, key % nb)  # by arrival time when rates differ
+    return Replay(*_replay(arrival, arrival_ptr, plan.unit_lo, plan.unit_hi, plan.unit_to, worker, at,
+                           dest, need, plan.parts[plan.dst], m, UNLIMITED if capacity is None else int(capacity), chunks,
+                           dest_ids.size, down_s))
+
+
+def edge_set_peak(sender: np.ndarray, dst: np.ndarray, parts: np.ndarray, position: np.ndarray, chunks: int) -> int:
+    """Most aggregators open at once when the edges ``sender -> dst`` go up as one block, every
+    worker sending its senders by ascending ``position`` ``(E,)`` (one multicast unit per sender),
+    interleaved, on a switch with unlimited memory."""
+    if sender.size == 0:
+        return 0
+    order = np.lexsort((dst, sender))
+    sender, dst, position = sender[order], dst[order], position[order]
+    starts = np.flatnonzero(np.r_[True, sender[1:] != sender[:-1]])
+    lo, hi = starts, np.append(starts[1:], sender.size)
+    worker = parts[sender[lo]]
+    by = np.lexsort((position[lo], worker))  # each worker's units in sending order
+    rank = np.empty(lo.size, dtype=np.int64)
+    wsorted = worker[by]
+    first = np.searchsorted(wsorted, wsorted)
+    rank[by] = np.arange(lo.size) - first
+    arrival = interleaved(worker, rank)
+    dest_ids = sorted_unique(dst)
+    dest = np.searchsorted(dest_ids, dst)
+    need = np.bincount(dest, minlength=dest_ids.size)[dest]
+    m = int(parts.max()) + 1
+    peak = _replay(arrival, np.array([0, lo.size], dtype=np.int64), lo, hi, np.full(lo.size, -1, np.int64), worker,
+                   np.zeros(lo.size), dest, need, parts[dst], m, UNLIMITED, chunks, dest_ids.size, np.zeros(m))[2]
+    return int(peak[0])

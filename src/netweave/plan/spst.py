@@ -8,7 +8,9 @@ the tree, and the path's workers and links join the tree and the plan ``S`` (Alg
 The edge weight of logical link ``e`` leaving a node at tree depth ``i`` is ``C(i+1, e)``, the
 increase of ``t(S)`` when one more embedding crosses ``e`` in stage ``i+1`` (Algorithm 2). It is
 computed on demand, as the paper's complexity remark suggests: only stage ``k`` changes, so
-``C(k, e) = max(0, max_{h ∈ e} (c_h^k + B) / b_h − t^k)``.
+``C(k, e) = max(0, max_{h ∈ e} (c_h^k + B) / b_h − t^k)``. The inner max (the link's time with one
+more embedding) is kept in a (stage × link) table that a hop's load update raises for every link
+through that hop, so a relaxation is a table look-up, not a walk over the link's hops.
 
 Deliberate details (the paper leaves them open):
 * Ties: ``C`` is zero on every under-loaded link, so many paths tie. Ties go to the path whose
@@ -38,7 +40,6 @@ from ..partition import CommRelation
 from ..progress import stage
 from .cost import DGCL_MODEL, CostModel, plan_cost
 from .links import WorkerLinks
-from .p2p import p2p_plan
 from .plan import GraphCommPlan
 
 
@@ -48,12 +49,38 @@ def destinations(comm: CommRelation) -> tuple[np.ndarray, np.ndarray, np.ndarray
     Returns ``(vertices, dest_ptr, dest)``: vertex ``vertices[i]`` must reach workers
     ``dest[dest_ptr[i]:dest_ptr[i+1]]`` (ascending).
     """
-    m = comm.num_parts
-    pair = comm.send_pairs()
-    order = np.lexsort((pair % m, comm.send_ids))
-    ids, dest = comm.send_ids[order], (pair % m)[order]
-    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.zeros(0, np.int64)
-    return ids[starts], np.append(starts, ids.size).astype(np.int64), dest.astype(np.int64)
+    return _destinations(comm.send_ptr.astype(np.int64), comm.send_ids.astype(np.int64, copy=False),
+                         comm.num_parts, comm.parts.shape[0])
+
+
+@numba.njit(cache=True)
+def _destinations(send_ptr, send_ids, m, n):  # pragma: no cover - compiled
+    # A stable counting sort of the send entries by vertex: they are sorted by pair (i*m + j) and,
+    # a vertex having one owner i, that leaves each vertex's destinations j ascending.
+    count = np.zeros(n + 1, np.int64)
+    for p in range(send_ids.shape[0]):
+        count[send_ids[p] + 1] += 1
+    nv = 0
+    for u in range(n):
+        if count[u + 1] > 0:
+            nv += 1
+        count[u + 1] += count[u]
+    vertices = np.empty(nv, np.int64)
+    dest_ptr = np.empty(nv + 1, np.int64)
+    dest_ptr[0] = 0
+    i = 0
+    for u in range(n):
+        if count[u + 1] > count[u]:
+            vertices[i] = u
+            dest_ptr[i + 1] = count[u + 1]
+            i += 1
+    dest = np.empty(send_ids.shape[0], np.int64)
+    for pair in range(m * m):
+        for p in range(send_ptr[pair], send_ptr[pair + 1]):
+            u = send_ids[p]
+            dest[count[u]] = pair % m
+            count[u] += 1
+    return vertices, dest_ptr, dest
 
 
 @numba.njit(cache=True)
@@ -67,23 +94,23 @@ def _better(a1, a2, b1, b2, tol):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _link_cost(l, k, fb, link_ptr, link_hops, hop_bw, load, stage_time):  # pragma: no cover
-    """(increase of t(S), resulting link time) for one more embedding on link l in stage k."""
-    new_time = 0.0
-    for p in range(link_ptr[l], link_ptr[l + 1]):
-        h = link_hops[p]
-        t = (load[k, h] + fb) / hop_bw[h]
-        if t > new_time:
-            new_time = t
-    return max(0.0, new_time - stage_time[k]), new_time
-
-
-@numba.njit(cache=True)
 def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, link_hops, hop_bw,
-                 fb, tol):  # pragma: no cover - compiled
+                 hop_link_ptr, hop_links, fb, tol):  # pragma: no cover - compiled
     max_stage = max(m - 1, 1)
+    # link_time[k, l]: the time of logical link l in stage k with one more embedding on it,
+    # max over its hops h of (load[k, h] + fb) / b_h. Loads only grow, so adding fb to hop h
+    # raises the entry of every link through h to at least (load[k, h] + fb) / b_h (exact: a max).
     load = np.zeros((max_stage + 1, hop_bw.shape[0]))
     stage_time = np.zeros(max_stage + 1)
+    link_time = np.zeros((max_stage + 1, m * m))
+    for l in range(m * m):
+        t0 = 0.0
+        for p in range(link_ptr[l], link_ptr[l + 1]):
+            t = (0.0 + fb) / hop_bw[link_hops[p]]
+            if t > t0:
+                t0 = t
+        for k in range(max_stage + 1):
+            link_time[k, l] = t0
     cap = 0
     for i in range(vertices.shape[0]):
         cap += min(m - 1, (dest_ptr[i + 1] - dest_ptr[i]) * (m - 1))
@@ -100,8 +127,11 @@ def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, li
     dep = np.empty(m, np.int64)
     parent = np.empty(m, np.int64)
     done = np.empty(m, np.bool_)
+    tree = np.empty(m, np.int64)
+    start = np.empty(vertices.shape[0], np.int64)
     for idx in order:
         u = vertices[idx]
+        start[idx] = n_out
         s = owner[u]
         in_tree[:] = False
         is_dest[:] = False
@@ -112,20 +142,40 @@ def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, li
             is_dest[dest[p]] = True
             remaining += 1
         while remaining > 0:
-            # Multi-source Dijkstra from the tree (Algorithm 1, lines 6-8).
+            # Multi-source Dijkstra from the tree (Algorithm 1, lines 6-8). Tree nodes start at
+            # (0, 0), which beats every other label, so they are settled first, in rank order:
+            # that phase needs no selection.
+            nt = 0
             for v in range(m):
-                done[v] = False
                 parent[v] = -1
                 if in_tree[v]:
-                    d1[v] = 0.0
-                    d2[v] = 0.0
-                    dep[v] = depth[v]
+                    done[v] = True
+                    tree[nt] = v
+                    nt += 1
                 else:
+                    done[v] = False
                     d1[v] = np.inf
                     d2[v] = np.inf
                     dep[v] = -1
+            for i in range(nt):
+                v = tree[i]
+                k = depth[v] + 1
+                if k > max_stage:
+                    continue
+                st = stage_time[k]
+                for w in range(m):
+                    l = v * m + w
+                    if in_tree[w] or not exists[l]:
+                        continue
+                    c2 = link_time[k, l]
+                    c1 = max(0.0, c2 - st)
+                    if _better(c1, c2, d1[w], d2[w], tol):
+                        d1[w] = c1
+                        d2[w] = c2
+                        dep[w] = k
+                        parent[w] = v
             target = -1
-            for _ in range(m):
+            for _ in range(m - nt):
                 v = -1
                 for w in range(m):
                     if not done[w] and d1[w] < np.inf and (v < 0 or _better(d1[w], d2[w], d1[v], d2[v], tol)):
@@ -133,25 +183,28 @@ def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, li
                 if v < 0:
                     break
                 done[v] = True
-                if is_dest[v] and not in_tree[v]:
+                if is_dest[v]:
                     target = v
                     break
                 k = dep[v] + 1
                 if k > max_stage:
                     continue
+                st = stage_time[k]
                 for w in range(m):
                     l = v * m + w
-                    if done[w] or in_tree[w] or not exists[l]:
+                    if done[w] or not exists[l]:
                         continue
-                    c1, c2 = _link_cost(l, k, fb, link_ptr, link_hops, hop_bw, load, stage_time)
+                    c2 = link_time[k, l]
+                    c1 = max(0.0, c2 - st)
                     if _better(d1[v] + c1, d2[v] + c2, d1[w], d2[w], tol):
                         d1[w] = d1[v] + c1
                         d2[w] = d2[v] + c2
                         dep[w] = k
                         parent[w] = v
             if target < 0:
-                return out_stage[:0], out_src[:0], out_dst[:0], out_vertex[:0], u
-            # Add the path to the tree and to S (lines 9-10), updating loads and stage times.
+                return out_stage[:0], out_src[:0], out_dst[:0], out_vertex[:0], start[:0], start[:0], u
+            # Add the path to the tree and to S (lines 9-10), updating loads, stage times and
+            # the link times of every link through a loaded hop.
             c = target
             while not in_tree[c]:
                 p = parent[c]
@@ -163,6 +216,10 @@ def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, li
                     t = load[k, h] / hop_bw[h]
                     if t > stage_time[k]:
                         stage_time[k] = t
+                    t1 = (load[k, h] + fb) / hop_bw[h]
+                    for r in range(hop_link_ptr[h], hop_link_ptr[h + 1]):
+                        if t1 > link_time[k, hop_links[r]]:
+                            link_time[k, hop_links[r]] = t1
                 out_stage[n_out] = k
                 out_src[n_out] = p
                 out_dst[n_out] = c
@@ -176,7 +233,61 @@ def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, li
                 if is_dest[c]:
                     remaining -= 1
                 c = parent[c]
-    return out_stage[:n_out], out_src[:n_out], out_dst[:n_out], out_vertex[:n_out], -1
+    # Each vertex's hops are one block: boundary vertex idx's from start[idx], size[idx] long.
+    size = np.empty(vertices.shape[0], np.int64)
+    for j in range(order.shape[0]):
+        size[order[j]] = (start[order[j + 1]] if j + 1 < order.shape[0] else n_out) - start[order[j]]
+    return out_stage[:n_out], out_src[:n_out], out_dst[:n_out], out_vertex[:n_out], start, size, -1
+
+
+@numba.njit(cache=True)
+def _sort_hops(stage, src, dst, vertex, start, size, m):  # pragma: no cover - compiled
+    """The hops in :meth:`GraphCommPlan.from_hops` order, (stage, src, dst, vertex), with its
+    dtypes, without a lexsort: the kernel wrote each vertex's hops as one block (boundary vertex
+    ``i``'s: ``size[i]`` from ``start[i]``), so walking the blocks in vertex order and counting-sorting them
+    stably by (stage, src, dst) gives that order (one vertex never has two hops of one key)."""
+    h = stage.shape[0]
+    kmax = 0
+    for i in range(h):
+        kmax = max(kmax, stage[i])
+    keys = (kmax + 1) * m * m
+    kcount = np.zeros(keys + 1, np.int64)
+    for i in range(h):
+        kcount[(stage[i] * m + src[i]) * m + dst[i] + 1] += 1
+    for key in range(keys):
+        kcount[key + 1] += kcount[key]
+    out_stage = np.empty(h, np.int16)
+    out_src = np.empty(h, np.int32)
+    out_dst = np.empty(h, np.int32)
+    out_vertex = np.empty(h, np.int64)
+    for b in range(start.shape[0]):
+        for i in range(start[b], start[b] + size[b]):
+            key = (stage[i] * m + src[i]) * m + dst[i]
+            o = kcount[key]
+            kcount[key] += 1
+            out_stage[o] = stage[i]
+            out_src[o] = src[i]
+            out_dst[o] = dst[i]
+            out_vertex[o] = vertex[i]
+    return out_stage, out_src, out_dst, out_vertex
+
+
+def _hop_links(links: WorkerLinks) -> tuple[np.ndarray, np.ndarray]:
+    """``(hop_link_ptr, hop_links)``: the logical links through every hop (CSR by hop)."""
+    entry_link = links.hop_entry_links()
+    by_hop = np.argsort(links.link_hops, kind="stable")
+    ptr = np.zeros(links.hop_bw.size + 1, np.int64)
+    np.cumsum(np.bincount(links.link_hops, minlength=links.hop_bw.size), out=ptr[1:])
+    return ptr, entry_link[by_hop].astype(np.int64)
+
+
+def _direct_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int) -> GraphCommPlan:
+    """:func:`p2p_plan` on a complete topology, without its sort: the send entries are already
+    in (stage 1, src, dst, vertex) order."""
+    src, dst = np.divmod(comm.send_pairs(), comm.num_parts)
+    return GraphCommPlan(np.ones(src.size, np.int16), src.astype(np.int32), dst.astype(np.int32),
+                         comm.send_ids.astype(np.int64), np.asarray(comm.parts, np.int32), int(feature_bytes),
+                         tuple(links.workers), "p2p")
 
 
 def spst_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int, seed: int = 0,
@@ -197,15 +308,18 @@ def spst_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int, seed: 
     vertices, dest_ptr, dest = destinations(comm)
     order = np.random.default_rng(seed).permutation(vertices.size)
     tol = 1e-6 * feature_bytes / links.hop_bw.max()
+    hop_link_ptr, hop_links = _hop_links(links)
     with stage(f"SPST planning of {vertices.size:,} boundary vertices on {m} workers"):
-        st, src, dst, vert, stuck = _spst_kernel(
+        st, src, dst, vert, start, size, stuck = _spst_kernel(
             order, vertices, comm.parts.astype(np.int64), dest_ptr, dest, m, links.exists,
-            links.link_ptr, links.link_hops, links.hop_bw, float(feature_bytes), tol)
+            links.link_ptr, links.link_hops, links.hop_bw, hop_link_ptr, hop_links, float(feature_bytes), tol)
     if stuck >= 0:
         raise NetweaveError(f"vertex {stuck}: some destination worker is unreachable through the logical links")
-    plan = GraphCommPlan.from_hops(st, src, dst, vert, comm.parts, feature_bytes, links.workers, "spst")
+    st, src, dst, vert = _sort_hops(st, src, dst, vert, start, size, m)
+    plan = GraphCommPlan(st, src, dst, vert, np.asarray(comm.parts, np.int32), int(feature_bytes),
+                         tuple(links.workers), "spst")
     if guard_p2p and links.complete:
-        return p2p_guard(plan, p2p_plan(comm, links, feature_bytes), lambda p: plan_cost(p, links, model).total_s)
+        return p2p_guard(plan, _direct_plan(comm, links, feature_bytes), lambda p: plan_cost(p, links, model).total_s)
     return plan
 
 

@@ -152,13 +152,26 @@ INA_KEYS = ("traffic_bytes", "host_traffic_bytes", "traffic_reduction", "complet
 
 @pytest.mark.parametrize("strategy,memory", [("host", "100MB"), ("straw", "unlimited"), ("switchgnn", "20KB")])
 def test_ina_reports_and_verifies(capsys, tmp_path, strategy, memory):
+    blocks = ["--blocking", "paper"] if strategy == "switchgnn" else []  # the paper's blocks, synchronised under loss
     s = run_json(capsys, "ina", "cora", "--workers", "4", "--strategy", strategy, "--switch-memory", memory,
-                 "--feature-dim", "16", "--loss", "0.02", "--verify", "--timeline", str(tmp_path / "t.csv"))
+                 "--feature-dim", "16", "--loss", "0.02", "--verify", "--timeline", str(tmp_path / "t.csv"), *blocks)
     assert all(k in s for k in INA_KEYS) and s["verify_max_rel_error"] < 1e-9
     assert (s["traffic_reduction"] > 0) == (strategy != "host")  # host: resends only add
     assert (s["num_blocks"] > 1) == (strategy == "switchgnn") and s["resends"] > 0
     rows = np.loadtxt(tmp_path / "t.csv", delimiter=",", skiprows=1, ndmin=2)
     assert rows.shape[1] == 5 and rows[-1, 0] <= s["completion_time_s"]
+
+
+def test_ina_auto_blocking_reports_every_candidate(capsys):
+    s = run_json(capsys, "ina", "cora", "--workers", "8", "--switch-memory", "100KB", "--verify")
+    choice = s["choice"]
+    assert s["strategy"] == "switchgnn" and s["blocking"] == "auto" and s["verify_max_rel_error"] < 1e-9
+    assert {c["blocking"] for c in choice["candidates"]} >= {"host", "single", "destination", "hybrid", "multilevel"}
+    best = min(c["predicted_completion_s"] for c in choice["candidates"] if not c["pruned"])
+    assert choice["predicted_completion_s"] == best
+    assert s["traffic_bytes"] == choice["predicted_traffic_bytes"]  # a star without loss: the replay is exact
+    code, _, err = run(capsys, "ina", "cora", "--overlap")
+    assert code == 2 and "explicit --blocking" in err
 
 
 def test_ina_leaf_spine_table_and_plot(capsys, tmp_path):

@@ -83,3 +83,5 @@ def test_the_default_ina_regime_is_the_papers_and_switchgnn_wins_there():
     host, straw, sgnn = rows[("host", "–")], rows[("straw", "2 MB")], rows[("switchgnn", "2 MB")]
     assert sgnn["traffic_MB"] < straw["traffic_MB"] < host["traffic_MB"]
     assert sgnn["completion_us"] < host["completion_us"]
+    (auto,) = [r for r in s.rows if r["strategy"].startswith("switchgnn auto: ")]
+    assert auto["completion_us"] <= min(sgnn["completion_us"], straw["completion_us"], host["completion_us"])

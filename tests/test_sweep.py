@@ -27,7 +27,7 @@ def test_grid_runs_in_a_pool_and_resumes_without_redoing_cases(tmp_path):
 
 def test_ina_cases(tmp_path):
     config = {"kind": "ina", "grid": {"strategy": ["host", "switchgnn"]},
-              "fixed": {"dataset": "cora", "workers": 4, "switch_memory": "200KB"}}
+              "fixed": {"dataset": "cora", "workers": 4, "switch_memory": "200KB", "blocking": "paper"}}
     rows = sweep(config, tmp_path, workers=1)
     assert rows[1]["result"]["num_blocks"] > 1 and rows[0]["result"]["traffic_reduction"] == 0
 

@@ -118,7 +118,7 @@ def _ina_case(p: dict) -> dict:
     row = {"paper_memory_mb": p["paper_memory_mb"]}
     for strategy, order in [("straw", "random")] + [("switchgnn", o) for o in p["orders"]]:
         sc = InaScenario(dataset=_reddit(p["reddit"]), workers=p["workers"], strategy=strategy, order=order,
-                         switch_memory=memory, seed=0)
+                         switch_memory=memory, seed=0, blocking="paper")
         r = sc.run(_inputs(sc)).layer.summary()
         key = strategy if strategy == "straw" else f"switchgnn_{order}"
         row[f"{key}_reduction"] = r["traffic_reduction"]

@@ -1344,7 +1344,7 @@ CASES: list[tuple[str, str, str]] = [
     ("sweep-fixed-list", "sweep {d}/s_fixed_list.yaml --workers 1",
      "netweave: error: {d}/s_fixed_list.yaml: 'fixed' must be a mapping"),
     ("sweep-unknown-field", "sweep {d}/s_unknown_field.yaml --workers 1",
-     "netweave: error: bad ina parameter 'wrokers': not a field of InaScenario (dataset, workers, topology, switch_memory, strategy, order, feature_dim, gbps, seed, start, method, parts_file, verify, sim)"),
+     "netweave: error: bad ina parameter 'wrokers': not a field of InaScenario (dataset, workers, topology, switch_memory, strategy, blocking, overlap, order, feature_dim, gbps, seed, start, method, parts_file, verify, sim)"),
     ("sweep-bad-value", "sweep {d}/s_bad_value.yaml --workers 1",
      "netweave: error: --workers -2: propagation across workers needs at least 2"),
     ("sweep-bad-dataset", "sweep {d}/s_bad_dataset.yaml --workers 1",

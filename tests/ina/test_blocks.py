@@ -54,3 +54,55 @@ def test_per_edge_memory_bounds_every_block_by_its_smallest_edge():
         multilevel_blocks(rel, 256, budget[:5])
     with pytest.raises(NetweaveError, match="smallest switch on its path has 1 "):
         multilevel_blocks(rel, 256, np.where(budget > 16 * 1024, budget, 128))
+
+
+def _gamr_peak(rel, edges, chunks):
+    from netweave.ina.occupancy import edge_set_peak
+    from netweave.ina.orders import dependency_order
+
+    sender = rel.senders()[edges]
+    seq = dependency_order(sender, rel.dst[edges], "gamr", 0)
+    rank = np.empty(rel.parts.size, dtype=np.int64)
+    rank[seq] = np.arange(seq.size)
+    return edge_set_peak(sender, rel.dst[edges], rel.parts, rank[sender], chunks)
+
+
+@pytest.mark.parametrize("cut", ["metis", "destination"])
+def test_peak_sizing_fits_every_block_and_needs_fewer(cut):
+    """Sized by the GAMR-order peak, a block may hold more destinations than fit at once, never more
+    than are open at once; it needs no more blocks than sizing by demand."""
+    from netweave.ina.blocks import multilevel_blocks
+
+    g = rmat(3000, 30000, seed=2)
+    rel = boundary_relation(g, random_partition(g, 16, seed=0))
+    capacity = 64 * 1024 // 128
+    peak = multilevel_blocks(rel, 256, 64 * 1024, seed=0, sizing="peak", cut=cut)
+    demand = multilevel_blocks(rel, 256, 64 * 1024, seed=0)
+    assert np.array_equal(np.unique(peak.block), np.arange(peak.num_blocks))
+    assert peak.num_blocks <= demand.num_blocks
+    beyond = 0
+    for b in range(peak.num_blocks):
+        edges = np.flatnonzero(peak.block == b)
+        assert _gamr_peak(rel, edges, 2) <= capacity
+        beyond += np.unique(rel.dst[edges]).size * 2 > capacity
+    assert beyond > 0  # some block holds more destinations than the demand rule allows
+
+
+def test_destination_blocks_keep_destinations_whole():
+    from netweave.ina.blocks import TooManyBlocks, destination_blocks
+
+    g = load_dataset("cora")
+    rel = boundary_relation(g, metis_partition(g, 8, seed=0))
+    blocks = destination_blocks(rel, 256, 8 * 1024)
+    assert np.array_equal(np.unique(blocks.block), np.arange(blocks.num_blocks))
+    per_dst = np.zeros(rel.parts.size, dtype=np.int64) - 1
+    for b in range(blocks.num_blocks):
+        edges = np.flatnonzero(blocks.block == b)
+        assert _gamr_peak(rel, edges, 2) <= 64
+        v = np.unique(rel.dst[edges])
+        assert (per_dst[v] == -1).all()  # a destination is in one block only
+        per_dst[v] = b
+    with pytest.raises(TooManyBlocks):
+        destination_blocks(rel, 256, 8 * 1024, max_blocks=blocks.num_blocks - 1)
+    with pytest.raises(TooManyBlocks):
+        multilevel_blocks(rel, 256, 8 * 1024, max_blocks=2)

@@ -7,7 +7,8 @@ from netweave.scenarios import FEATURE_DIM, InaScenario, feature_bytes
 
 
 def test_a_verified_layer_and_its_summary():
-    r = InaScenario(dataset="cora", workers=4, strategy="switchgnn", switch_memory=20_000, verify=True, seed=1).run()
+    r = InaScenario(dataset="cora", workers=4, strategy="switchgnn", switch_memory=20_000, verify=True, seed=1,
+                    blocking="paper").run()
     assert r.verify_max_rel_error is not None and r.verify_max_rel_error < 1e-9  # sums equal A_cross @ X
     s = r.summary()
     assert s["traffic_reduction"] == pytest.approx(1 - r.sim.traffic_bytes / r.layer.host_traffic_bytes)
@@ -22,6 +23,8 @@ def test_keyword_only_and_one_line_errors():
         InaScenario(workers=1).run()
     with pytest.raises(NetweaveError, match="has 8 hosts"):
         InaScenario(workers=4, topology="star:n=8").run()
+    with pytest.raises(NetweaveError, match="unknown blocking 'metis'"):
+        InaScenario(blocking="metis").run()
 
 
 def test_timeslot_of_a_ring_in_gamr_order():

@@ -95,9 +95,9 @@ def test_equal_memories_plan_exactly_as_one_memory(tmp_path, rel):
     memory, edge_memory = plan_memory(net, rel)
     assert memory == 8000 and edge_memory is None
     report = layer_report(InaScenario(workers=4, topology=topology(tmp_path, "8KB", "8KB", "8KB"),
-                                           strategy="switchgnn", feature_dim=64))
+                                           strategy="switchgnn", feature_dim=64, blocking="paper"))
     one = layer_report(InaScenario(workers=4, topology=topology(tmp_path, "1MB", "1MB", "1MB"),
-                                        switch_memory=8000, strategy="switchgnn", feature_dim=64))
+                                        switch_memory=8000, strategy="switchgnn", feature_dim=64, blocking="paper"))
     assert report["switch_memory_bytes"] == one["switch_memory_bytes"] == 8000
     same = ("num_blocks", "traffic_bytes", "completion_time_s", "peak_aggregator_bytes", "unaggregated_messages")
     assert {k: report[k] for k in same} == {k: one[k] for k in same}
@@ -109,12 +109,12 @@ def layer_report(scenario):
 
 def test_the_layer_takes_memory_from_the_topology_by_default(tmp_path):
     path = topology(tmp_path)
-    run = InaScenario(workers=4, topology=path, strategy="switchgnn", feature_dim=64).run()
+    run = InaScenario(workers=4, topology=path, strategy="switchgnn", feature_dim=64, blocking="paper").run()
     report, result = run.summary(), run.sim
     assert report["switch_memory_bytes"] == [2000, 64000, DEFAULT_MEMORY]
     assert report["unaggregated_messages"] == 0 and (result.peak_aggregator_bytes <= [2000, 64000, DEFAULT_MEMORY]).all()
     forced = layer_report(InaScenario(workers=4, topology=path, switch_memory=64000, strategy="switchgnn",
-                                           feature_dim=64))
+                                           feature_dim=64, blocking="paper"))
     assert forced["switch_memory_bytes"] == 64000 and forced["num_blocks"] < report["num_blocks"]
     star = layer_report(InaScenario(workers=4, strategy="straw"))
     assert star["switch_memory_bytes"] == DEFAULT_MEMORY  # a builder's star: 100MB as before

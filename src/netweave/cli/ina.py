@@ -11,7 +11,7 @@ from ..outputs import check_output_file
 from ..report.console import show
 from .app import app
 from .options import (DATASET_HELP, GAMR_START_HELP, TOPOLOGY_HELP, FeatureDimOpt, JsonOpt, Method, MethodOpt, Order,
-                      PartsFileOpt, path_str, Strategy)
+                      PartsFileOpt, path_str, Strategy, Blocking)
 
 
 # -- ina -----------------------------------------------------------------------------------------
@@ -24,6 +24,8 @@ def ina(
     topology: Optional[str] = typer.Option(None, "--topology", help="A star or leaf-spine with WORKERS hosts (default star:n=WORKERS,gbps=GBPS,latency_us=2). " + TOPOLOGY_HELP),
     switch_memory: str = typer.Option("topology", "--switch-memory", help="Aggregator memory per switch (128 B aggregators): 'topology' (each switch's aggregator_memory, 100MB where the topology gives none), one size for every switch (e.g. 100MB), or 'unlimited'."),
     strategy: Strategy = typer.Option(Strategy.switchgnn, "--strategy", help="host (BNS-GCN), straw (§2.3.2 strawman) or switchgnn (GAMR + multi-level blocks)."),
+    blocking: Blocking = typer.Option(Blocking.auto, "--blocking", help="switchgnn's blocks: auto (every candidate priced on the cost model, the cheapest runs; may pick host exchange), paper (§3.3 multi-level METIS, sized by demand), multilevel / destination / hybrid (sized by peak aggregator occupancy under GAMR order), single (one block, best effort)."),
+    overlap: bool = typer.Option(False, "--overlap/--no-overlap", help="Double-buffer an explicit --blocking: blocks fit half the memory and block b+1 is sent while block b drains."),
     order: Order = typer.Option(Order.gamr, "--order", help="Sending order: gamr (priority BFS, §3.2) or random."),
     feature_dim: Optional[int] = FeatureDimOpt,
     gbps: float = typer.Option(100.0, "--gbps", help="Link speed of the default star."),
@@ -57,6 +59,7 @@ def ina(
                     background_load=background, seed=seed)
     config = InaScenario(dataset=dataset, workers=workers, topology=topology,
                          switch_memory=parse_switch_memory(switch_memory), strategy=strategy.value, order=order.value,
+                         blocking=blocking.value, overlap=overlap,
                          feature_dim=feature_dim, gbps=gbps, seed=seed, start=start, method=method.value,
                          parts_file=path_str(parts_file), verify=verify, sim=sim)
     r = config.run()

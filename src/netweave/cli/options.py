@@ -59,6 +59,10 @@ class Strategy(str, Enum):
     switchgnn = "switchgnn"
 
 
+Blocking = Enum("Blocking", {name: name for name in ("auto", "paper", "multilevel", "destination", "hybrid", "single")},
+                type=str)
+
+
 class Order(str, Enum):
     random = "random"
     gamr = "gamr"

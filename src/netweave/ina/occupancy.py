@@ -157,7 +157,7 @@ def edge_set_peak(sender: np.ndarray, dst: np.ndarray, parts: np.ndarray, positi
     interleaved, on a switch with unlimited memory."""
     if sender.size == 0:
         return 0
-    order = np.lexsort((dst, sender))
+    order = np.lexsort((dst, parts[dst], sender))  # a multicast walks its destinations by (owner, id), as the switch does
     sender, dst, position = sender[order], dst[order], position[order]
     starts = np.flatnonzero(np.r_[True, sender[1:] != sender[:-1]])
     lo, hi = starts, np.append(starts[1:], sender.size)

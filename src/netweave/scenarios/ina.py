@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +15,9 @@ from ..graph import Graph
 from ..ina.boundary import BoundaryRelation
 from ..sim.network import FROM_TOPOLOGY, SimNetwork
 from ..sim.simulate import SimConfig, SimResult
+
+if TYPE_CHECKING:
+    from ..ina.choose import Choice
 from .defaults import feature_bytes, feature_dim
 
 
@@ -26,6 +30,12 @@ class InaScenario:
     topology (100 MB where it gives none), an int (bytes) overrides it for every switch, ``None`` is
     unlimited (``straw`` → UL). ``feature_dim`` defaults to the dataset's, else 128. ``verify``
     carries random features and checks the delivered sums against ``A_cross @ X``.
+
+    ``blocking`` (``switchgnn`` only): ``auto`` prices every candidate blocking with and without
+    double-buffered blocks, and host-based exchange, on the cost model and runs the cheapest
+    (:func:`~netweave.ina.choose.choose_plan`; beyond the paper); ``paper`` is §3.3's multi-level
+    METIS blocks with a barrier each; any other of :data:`~netweave.ina.plan.BLOCKINGS` is run as
+    given, double-buffered when ``overlap``.
     """
 
     dataset: str = "cora"
@@ -33,6 +43,8 @@ class InaScenario:
     topology: str | None = None
     switch_memory: int | str | None = FROM_TOPOLOGY
     strategy: str = "switchgnn"
+    blocking: str = "auto"
+    overlap: bool = False
     order: str = "gamr"
     feature_dim: int | None = None
     gbps: float = 100.0
@@ -45,10 +57,14 @@ class InaScenario:
 
     def check(self) -> None:
         from ..ina.orders import ORDERS
-        from ..ina.plan import STRATEGIES
+        from ..ina.plan import BLOCKINGS, STRATEGIES
 
         if self.strategy not in STRATEGIES:
             raise NetweaveError(f"unknown strategy {self.strategy!r}; use one of {', '.join(STRATEGIES)}")
+        if self.blocking != "auto" and self.blocking not in BLOCKINGS:
+            raise NetweaveError(f"unknown blocking {self.blocking!r}; use auto or one of {', '.join(BLOCKINGS)}")
+        if self.overlap and self.blocking == "auto":
+            raise NetweaveError("--overlap goes with an explicit --blocking; --blocking auto tries both")
         if self.order not in ORDERS:
             raise NetweaveError(f"unknown order {self.order!r}; use one of {', '.join(ORDERS)}")
         if self.workers < 2:
@@ -103,6 +119,7 @@ class InaScenario:
 
     def run(self, inputs: "InaInputs | None" = None) -> "InaResult":
         """Plan and simulate; ``inputs`` from :meth:`prepare` of a scenario with the same :meth:`inputs_key`."""
+        from ..ina.choose import choose_plan
         from ..ina.plan import ina_plan
         from ..progress import stage
         from ..sim.layer import check_sums, plan_memory, plan_report
@@ -120,8 +137,14 @@ class InaScenario:
                                                and rel.send_ptr[self.start + 1] > rel.send_ptr[self.start]):
                 raise NetweaveError(f"--start {self.start} is not a boundary vertex (one with a neighbour on another worker)")
             memory, edge_memory = plan_memory(inputs.net, rel, self.switch_memory)
-            plan = ina_plan(rel, self.strategy, feature_bytes(dim), memory, self.order, self.seed, self.start,
-                            edge_memory)
+            choice = None
+            if self.strategy == "switchgnn" and self.blocking == "auto":
+                choice = choose_plan(rel, inputs.net, feature_bytes(dim), memory, edge_memory, self.order, self.seed,
+                                     self.start)
+                plan = choice.plan
+            else:
+                plan = ina_plan(rel, self.strategy, feature_bytes(dim), memory, self.order, self.seed, self.start,
+                                edge_memory, self.blocking if self.blocking != "auto" else "paper", self.overlap)
         t2 = time.perf_counter()
         values = np.random.default_rng(self.seed).standard_normal((g.num_nodes, dim)) if self.verify else None
         with stage(f"simulating {plan.num_units:,} messages"):
@@ -129,7 +152,7 @@ class InaScenario:
         error = None if values is None else check_sums(g, inputs.parts, values, layer.result.sums)
         return InaResult(scenario=self, topology_name=inputs.topology_name, num_nodes=g.num_nodes,
                          num_edges=g.num_edges, layer=layer, load_partition_time_s=inputs.load_partition_time_s,
-                         plan_time_s=inputs.relation_time_s + t2 - t1, verify_max_rel_error=error)
+                         plan_time_s=inputs.relation_time_s + t2 - t1, verify_max_rel_error=error, choice=choice)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -154,7 +177,8 @@ class InaInputs:
 @dataclass(frozen=True, kw_only=True, eq=False)
 class InaResult:
     """A simulated layer: ``layer`` holds the plan, the simulator's result and the host baseline;
-    ``verify_max_rel_error`` is set when the scenario verified the sums."""
+    ``verify_max_rel_error`` is set when the scenario verified the sums; ``choice`` holds every
+    candidate the cost model priced when ``blocking`` was ``auto``."""
 
     scenario: InaScenario
     topology_name: str
@@ -164,6 +188,7 @@ class InaResult:
     load_partition_time_s: float
     plan_time_s: float  # the boundary relation and the plan
     verify_max_rel_error: float | None = None
+    choice: "Choice | None" = None
 
     @property
     def sim(self) -> SimResult:
@@ -175,6 +200,11 @@ class InaResult:
         out = {"dataset": s.dataset, "num_nodes": self.num_nodes, "num_edges": self.num_edges, "workers": s.workers,
                "topology": self.topology_name, "order": s.order, **self.layer.summary(),
                "load_partition_time_s": self.load_partition_time_s, "plan_time_s": self.plan_time_s}
+        out["strategy"] = s.strategy  # a switchgnn layer stays switchgnn when its choice was host exchange
+        if s.strategy == "switchgnn":
+            out |= {"blocking": s.blocking, "overlap": self.layer.plan.overlap}
+        if self.choice is not None:
+            out |= {"choice": self.choice.summary()}
         if self.verify_max_rel_error is not None:
             out["verify_max_rel_error"] = self.verify_max_rel_error
         return out

@@ -2,14 +2,17 @@
 
 Random generators draw candidate edges in batches and keep drawing until the graph has exactly
 ``m`` unique undirected edges (self-loops and duplicates do not count), so ``num_edges == m``.
+The edges are kept as sorted keys ``lo * n + hi`` (``lo < hi``), from which the CSR is filled
+directly (:func:`graph_from_keys`): no symmetrised copy of the edge list is ever sorted.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..errors import NetweaveError
-from .graph import Graph, from_edges, sorted_unique
+from .graph import Graph, from_edges, index_dtype
 from .memory import check_memory
 from .splits import random_split
 
@@ -45,8 +48,16 @@ def check_generator_memory(what: str, n: int, m: int, feat: int = 0, fix: str | 
 def unique_edges(draw, n: int, m: int, rng: np.random.Generator, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Call ``draw(k) -> (src, dst)`` until ``m`` distinct undirected non-loop edges are collected.
 
-    Returns ``(lo, hi)`` with ``lo < hi``; a uniformly random subset when a batch overshoots.
+    Returns ``(lo, hi)`` with ``lo < hi``, sorted; a uniformly random subset when a batch overshoots.
     """
+    keys = unique_keys(lambda k: edge_keys(*draw(k), n), n, m, rng, what)
+    return keys // n, keys % n
+
+
+def unique_keys(draw_keys, n: int, m: int, rng: np.random.Generator, what: str) -> np.ndarray:
+    """Call ``draw_keys(k)`` (the keys ``lo * n + hi``, ``lo < hi``, of the non-loop edges among
+    ``k`` drawn ones) until ``m`` distinct keys are collected; returns them sorted, a uniformly random
+    subset when a batch overshoots (the same subset, for a seed, as ``keys[rng.permutation(K)[:m]]``)."""
     keys = np.empty(0, dtype=np.int64)
     yield_rate = 1.0  # new distinct edges per drawn edge in the last round
     for _ in range(MAX_ROUNDS):
@@ -54,17 +65,100 @@ def unique_edges(draw, n: int, m: int, rng: np.random.Generator, what: str) -> t
         if need <= 0:
             break
         batch = min(int(need * 1.1 / max(yield_rate, 0.02)) + 1024, 4 * m + 1024)
-        src, dst = draw(batch)
-        keep = src != dst
-        lo, hi = np.minimum(src[keep], dst[keep]), np.maximum(src[keep], dst[keep])
+        new = draw_keys(batch)
+        new.sort()
         before = keys.size
-        keys = sorted_unique(np.concatenate([keys, lo * n + hi]))
+        keys = _merge_unique(keys, new) if keys.size else new[:_dedup(new)]
+        del new
         yield_rate = (keys.size - before) / batch
     else:
         raise NetweaveError(f"{what}: could not place {m} distinct edges on {n} vertices; lower m")
     if keys.size > m:
-        keys = keys[rng.permutation(keys.size)[:m]]
-    return keys // n, keys % n
+        chosen = np.zeros(keys.size, dtype=bool)
+        chosen[rng.permutation(keys.size)[:m]] = True
+        keys = keys[chosen]
+    return keys
+
+
+@numba.njit(cache=True)
+def edge_keys(src, dst, n):  # pragma: no cover - compiled
+    """``min * n + max`` of every edge ``src[i] - dst[i]`` that is not a self-loop, in draw order."""
+    keys = np.empty(src.shape[0], np.int64)
+    j = 0
+    for i in range(src.shape[0]):
+        a, b = np.int64(src[i]), np.int64(dst[i])
+        if a != b:
+            keys[j] = min(a, b) * n + max(a, b)
+            j += 1
+    return keys[:j]
+
+
+@numba.njit(cache=True)
+def _dedup(a):  # pragma: no cover - compiled
+    """Move the distinct values of sorted ``a`` to its front; returns how many there are."""
+    k = 0
+    for i in range(a.shape[0]):
+        if k == 0 or a[k - 1] != a[i]:
+            a[k] = a[i]
+            k += 1
+    return k
+
+
+@numba.njit(cache=True)
+def _merge_unique(a, b):  # pragma: no cover - compiled
+    """Sorted distinct values of two sorted int64 arrays (``a`` distinct, ``b`` may repeat)."""
+    out = np.empty(a.shape[0] + b.shape[0], np.int64)
+    i = j = k = 0
+    while i < a.shape[0] or j < b.shape[0]:
+        if j >= b.shape[0] or (i < a.shape[0] and a[i] <= b[j]):
+            x = a[i]
+            i += 1
+        else:
+            x = b[j]
+            j += 1
+        if k == 0 or out[k - 1] != x:
+            out[k] = x
+            k += 1
+    return out[:k].copy()
+
+
+@numba.njit(cache=True)
+def _fill_csr(keys, n, indptr, indices):  # pragma: no cover - compiled
+    # Keys ascend by (lo, hi), so lo is found by walking rows, not by dividing (a 64-bit division
+    # per key costs more than the rest of the loop). Row v receives its smaller neighbours (keys
+    # (u, v), u < v) before its larger ones (keys (v, w), which come later), each group ascending.
+    lo = 0
+    for key in keys:
+        while key >= (lo + 1) * n:
+            lo += 1
+        indptr[lo + 1] += 1
+        indptr[key - lo * n + 1] += 1
+    for v in range(n):
+        indptr[v + 1] += indptr[v]
+    pos = indptr[:-1].copy()
+    lo = 0
+    for key in keys:
+        while key >= (lo + 1) * n:
+            lo += 1
+        hi = key - lo * n
+        indices[pos[lo]] = hi
+        pos[lo] += 1
+        indices[pos[hi]] = lo
+        pos[hi] += 1
+
+
+def graph_from_keys(keys: np.ndarray, n: int, **node_data) -> Graph:
+    """The graph of the sorted distinct undirected edge keys ``lo * n + hi`` (``lo < hi``): the
+    same :class:`Graph` as :func:`from_edges` of those edges, without its copies and sorts."""
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    indices = np.empty(2 * keys.size, dtype=index_dtype(n))
+    _fill_csr(keys, np.int64(n), indptr, indices)
+    return Graph(indptr, indices, **node_data)
+
+
+def merged_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted union of two sorted arrays of distinct edge keys."""
+    return _merge_unique(a, b)
 
 
 def node_data(n: int, feat: int, classes: int, rng: np.random.Generator,
@@ -84,9 +178,16 @@ def node_data(n: int, feat: int, classes: int, rng: np.random.Generator,
     if feat > 0:
         x = rng.standard_normal((n, feat), dtype=np.float32)
         if classes > 0:
-            x += rng.standard_normal((classes, feat), dtype=np.float32)[data["labels"]]
+            _add_rows(x, rng.standard_normal((classes, feat), dtype=np.float32), data["labels"])
         data["features"] = x
     return data
+
+
+@numba.njit(cache=True, parallel=True)
+def _add_rows(x, centres, labels):  # pragma: no cover - compiled
+    """``x += centres[labels]`` in place, without the ``(n, feat)`` temporary."""
+    for i in numba.prange(x.shape[0]):
+        x[i, :] += centres[labels[i], :]
 
 
 def rmat(n: int, m: int, seed: int = 0, feat: int = 0, classes: int = 0,
@@ -115,8 +216,8 @@ def rmat(n: int, m: int, seed: int = 0, feat: int = 0, classes: int = 0,
         ok = (src < n) & (dst < n)
         return perm[src[ok]], perm[dst[ok]]
 
-    lo, hi = unique_edges(draw, n, m, rng, "rmat")
-    return from_edges(lo, hi, n, name=f"rmat-{n}-{m}", **node_data(n, feat, classes, rng))
+    keys = unique_keys(lambda k: edge_keys(*draw(k), n), n, m, rng, "rmat")
+    return graph_from_keys(keys, n, name=f"rmat-{n}-{m}", **node_data(n, feat, classes, rng))
 
 
 def erdos_renyi(n: int, m: int, seed: int = 0, feat: int = 0, classes: int = 0) -> Graph:
@@ -124,8 +225,8 @@ def erdos_renyi(n: int, m: int, seed: int = 0, feat: int = 0, classes: int = 0) 
     _check_size(n, m, "er")
     check_generator_memory(f"er:n={n},m={m}" + (f",feat={feat}" if feat else ""), n, m, feat)
     rng = np.random.default_rng(seed)
-    lo, hi = unique_edges(lambda k: (rng.integers(0, n, k), rng.integers(0, n, k)), n, m, rng, "er")
-    return from_edges(lo, hi, n, name=f"er-{n}-{m}", **node_data(n, feat, classes, rng))
+    keys = unique_keys(lambda k: edge_keys(rng.integers(0, n, k), rng.integers(0, n, k), n), n, m, rng, "er")
+    return graph_from_keys(keys, n, name=f"er-{n}-{m}", **node_data(n, feat, classes, rng))
 
 
 def star(n: int, seed: int = 0, feat: int = 0, classes: int = 0) -> Graph:

@@ -1,4 +1,11 @@
-"""METIS k-way partitioning (vertex-balanced, minimum edge cut) through pymetis."""
+"""METIS k-way partitioning (vertex-balanced, minimum edge cut) through pymetis.
+
+METIS reads the graph's CSR in place when it is of METIS's index type (``idx_t``: 64-bit in the
+pymetis wheels), so the arrays are handed over in that type: ``indptr`` (int64 already) as is, the
+int32 ``indices`` widened once (pymetis would otherwise copy them itself, after our own copy). The
+graph is symmetric already; nothing else is built. METIS itself then needs about 55 bytes per
+directed edge at its peak (coarsened graphs with edge weights).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pymetis
+from pymetis._internal import _idx_type_width
 
 from ..graph import Graph
 from ..progress import stage
@@ -24,12 +32,19 @@ def metis_labels(indptr: np.ndarray, indices: np.ndarray, num_parts: int, seed: 
     n = indptr.shape[0] - 1
     if num_parts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
-    adjacency = pymetis.CSRAdjacency(indptr.astype(np.int32), indices.astype(np.int32))
+    idx = metis_index_dtype()
+    adjacency = pymetis.CSRAdjacency(np.asarray(indptr, dtype=idx), np.asarray(indices, dtype=idx))
     _, membership = pymetis.part_graph(
         num_parts, adjacency=adjacency, options=pymetis.Options(seed=int(seed)),
         tpwgts=list(target_weights) if target_weights is not None else None,
-        vweights=None if vertex_weights is None else np.asarray(vertex_weights, dtype=np.int32))
+        vweights=None if vertex_weights is None else np.asarray(vertex_weights, dtype=idx))
+    del adjacency
     return np.asarray(membership, dtype=np.int32)
+
+
+def metis_index_dtype() -> type:
+    """numpy type of METIS's ``idx_t`` in the installed pymetis: arrays of it are not copied."""
+    return np.int64 if _idx_type_width() == 64 else np.int32
 
 
 def metis_partition(graph: Graph, num_parts: int, seed: int = 0) -> Partition:

@@ -9,6 +9,15 @@ single-threaded SPST planning time of 4.19 s (Reddit, 8 GPUs) / 9.91 s (16 GPUs)
 
 Writes ``benchmarks/results/plan.json`` and prints Markdown rows for BENCHMARKS.md.
 Usage: python benchmarks/bench_plan.py [--data ../shared/data] [--repeats 3]
+
+``--reddit`` adds Reddit's size (``reddit-like:scale=1.0``, 233k vertices, 57M edges) on dgx1 (8 GPUs)
+and dgx1x2 (16 GPUs), each in fresh processes: SPST planning time (median of ``--repeats`` calls of
+``spst_plan`` after one generation + METIS), and end to end ``netweave plan reddit-like:scale=1.0
+--topology T --planner spst --parts K`` under ``/usr/bin/time -v`` (wall time, peak RSS; median of
+``--reddit-repeats``). ``--baseline-rev REV`` measures the same on the code of git revision REV (a
+temporary worktree under /tmp, removed afterwards; ``--baseline-repeats`` end-to-end runs) for
+before/after rows. Writes ``benchmarks/results/plan_reddit.json``.
+Usage: python benchmarks/bench_plan.py --reddit [--baseline-rev HEAD~3] [--only none]
 """
 
 from __future__ import annotations
@@ -17,7 +26,12 @@ import argparse
 import json
 import os
 import platform
+import re
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +42,29 @@ from netweave.topology import load_topology_spec
 
 HERE = Path(__file__).resolve().parent
 FEATURE_BYTES = 128 * 4
+REDDIT = "reddit-like:scale=1.0"
+REDDIT_TOPOLOGIES = (("dgx1", 8), ("dgx1x2", 16))
+
+# Run in a fresh process on the code under test (PYTHONPATH): generate, METIS, then time spst_plan.
+PLANNING_SCRIPT = """
+import json, statistics, sys, time
+from netweave.graph import load_dataset
+from netweave.partition import comm_relation, metis_partition
+from netweave.plan import spst_plan, worker_links
+from netweave.plan.cost import DEFAULT_COST_MODEL, cost_model
+from netweave.topology import load_topology_spec
+spec, topo, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
+g = load_dataset(spec)
+links = worker_links(load_topology_spec(topo))
+comm = comm_relation(g, metis_partition(g, links.num_workers, seed=0))
+fb = g.feature_dim * 4
+times = []
+for _ in range(repeats):
+    t0 = time.perf_counter()
+    plan = spst_plan(comm, links, fb, 0, model=cost_model(DEFAULT_COST_MODEL))  # as `netweave plan`
+    times.append(time.perf_counter() - t0)
+print(json.dumps({"planning_s": times, "num_hops": plan.num_hops}))
+"""
 
 
 def graphs(data: Path) -> dict[str, str]:
@@ -40,12 +77,102 @@ def graphs(data: Path) -> dict[str, str]:
     }
 
 
+def load() -> str:
+    """``uptime``'s load averages (the machine is shared: wall times are noisy)."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def run_planning(src: Path, spec: str, topo: str, repeats: int) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(src), NETWEAVE_NO_PROGRESS="1")
+    out = subprocess.run([sys.executable, "-c", PLANNING_SCRIPT, spec, topo, str(repeats)], env=env,
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_end_to_end(src: Path, spec: str, topo: str, parts: int) -> dict:
+    """One ``netweave plan`` under ``/usr/bin/time -v``: wall seconds, peak RSS, its own stage times."""
+    env = dict(os.environ, PYTHONPATH=str(src), NETWEAVE_NO_PROGRESS="1")
+    cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "netweave", "plan", spec, "--topology", topo,
+           "--planner", "spst", "--parts", str(parts), "--json"]
+    before = load()
+    p = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", p.stderr).group(1)
+    seconds = sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall.split(":"))))
+    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
+    result = json.loads(p.stdout)
+    return {"wall_s": seconds, "peak_rss_gb": rss_kb * 1024 / 1e9, "planning_time_s": result["planning_time_s"],
+            "partition_time_s": result["partition_time_s"], "num_hops": result["num_hops"],
+            "predicted_time_s": result["predicted_time_s"], "load_before": before, "load_after": load()}
+
+
+def reddit_rows(src: Path, spec: str, label: str, repeats: int, e2e_repeats: int) -> list[dict]:
+    env = dict(os.environ, PYTHONPATH=str(src), NETWEAVE_NO_PROGRESS="1")
+    for topo, parts in REDDIT_TOPOLOGIES:  # warm-up: numba's on-disk cache of that code, so no row pays compilation
+        subprocess.run([sys.executable, "-m", "netweave", "plan", "reddit-like:scale=0.01", "--topology", topo,
+                        "--parts", str(parts), "--json"], env=env, check=True, capture_output=True)
+    rows = []
+    for topo, parts in REDDIT_TOPOLOGIES:
+        plan = run_planning(src, spec, topo, repeats)
+        print(json.dumps({"code": label, "topology": topo, **plan}), flush=True)
+        runs = [run_end_to_end(src, spec, topo, parts) for _ in range(e2e_repeats)]
+        for r in runs:
+            print(json.dumps({"code": label, "topology": topo, **r}), flush=True)
+        rows.append({"code": label, "graph": spec, "topology": topo, "gpus": parts,
+                     "spst_planning_s": statistics.median(plan["planning_s"]), "spst_planning_runs_s": plan["planning_s"],
+                     "end_to_end_s": statistics.median(r["wall_s"] for r in runs),
+                     "peak_rss_gb": statistics.median(r["peak_rss_gb"] for r in runs),
+                     "partition_s": statistics.median(r["partition_time_s"] for r in runs),
+                     "num_hops": plan["num_hops"], "same_plan_size": all(r["num_hops"] == plan["num_hops"] for r in runs),
+                     "runs": runs})
+    return rows
+
+
+def reddit(args) -> None:
+    """Reddit's size at 8 and 16 GPUs, on this checkout and optionally on ``--baseline-rev``."""
+    repo = HERE.parent
+    rows = reddit_rows(repo / "src", args.reddit_spec, "current", args.repeats, args.reddit_repeats)
+    rev = None
+    if args.baseline_rev:
+        rev = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", args.baseline_rev], check=True,
+                             capture_output=True, text=True).stdout.strip()
+        tree = Path(tempfile.mkdtemp(prefix="bench_plan_baseline_")) / "tree"
+        subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), rev], check=True,
+                       capture_output=True)
+        try:
+            rows += reddit_rows(tree / "src", args.reddit_spec, f"baseline {rev}", args.repeats, args.baseline_repeats)
+        finally:
+            subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], check=True)
+            shutil.rmtree(tree.parent, ignore_errors=True)
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    result = {"machine": f"{platform.node()} {os.cpu_count()} cores, {platform.machine()}",
+              "command": " ".join(["python benchmarks/bench_plan.py"] + sys.argv[1:]), "head": head,
+              "baseline_rev": rev, "rows": rows}
+    out = HERE / "results" / ("plan_reddit.json" if args.reddit_spec == REDDIT else "plan_reddit_check.json")
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print("| code | GPUs (topology) | SPST planning, median (s) | end to end, median (s) | peak RSS (GB) | partition (s) |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['code']} | {r['gpus']} ({r['topology']}) | {r['spst_planning_s']:.2f} | {r['end_to_end_s']:.1f} | "
+              f"{r['peak_rss_gb']:.2f} | {r['partition_s']:.1f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", nargs="*", help="graph names to run")
+    ap.add_argument("--reddit", action="store_true", help="also Reddit's size at 8 and 16 GPUs (see above)")
+    ap.add_argument("--reddit-spec", default=REDDIT, help="the graph of those rows (a smaller one for a quick check)")
+    ap.add_argument("--reddit-repeats", type=int, default=3, help="end-to-end runs per topology")
+    ap.add_argument("--baseline-rev", help="git revision to measure the Reddit rows on too (before/after)")
+    ap.add_argument("--baseline-repeats", type=int, default=1, help="end-to-end runs per topology on the baseline")
     args = ap.parse_args()
+    if args.reddit:
+        reddit(args)
+        if args.only == ["none"]:
+            return
     rows = []
     for name, spec in graphs(args.data).items():
         if args.only and name not in args.only:

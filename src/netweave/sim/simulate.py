@@ -19,14 +19,26 @@ The model (every assumption in one place):
   aggregator, whose sum then goes down (or, for a vertex
   under another leaf, up to the spine ``v mod S`` as a partial sum, where level 2 adds the leaves'
   partial sums the same way). Hosts add everything they receive.
-* **Blocks** (more than one: ``switchgnn``) are synchronised: a host that holds all sums of the block and has sent
-  its units reports DONE to the coordinating switch (the star's switch, spine 0 of a leaf-spine),
-  which multicasts NEXT when all have (§3.3).
+* **Blocks** (more than one: ``switchgnn``) are synchronised through the coordinating switch (the
+  star's switch, spine 0 of a leaf-spine). By default as in §3.3, with a barrier: a host that holds
+  all sums of its block and has sent its units reports DONE, the switch multicasts NEXT when all
+  have, and only then does anyone start the next block. With ``plan.overlap`` (beyond the paper;
+  the plan sizes each block to half the memory) blocks are double-buffered: a host starts block
+  ``b + 1`` as soon as it has sent block ``b``'s units, provided block ``b - 1`` is complete
+  everywhere (it need not hold block ``b``'s sums yet), so at most two consecutive blocks are in
+  flight. DONE(``b``) says the host holds block ``b``'s sums and has sent its units (only said when
+  a block ``b + 2`` waits for it); NEXT(``c``) says every host holds every block before ``c``
+  (one NEXT may announce two blocks); a host is done when it holds every sum and has sent
+  everything. Switches and hosts keep the state of the two blocks in flight apart (one copy per
+  block parity); a late message of a block complete everywhere is forwarded and touches no
+  aggregator.
 * **Loss** (random, per link traversal, or tail drop) is repaired as in §3.4: a host that receives
-  nothing for ``timeout_us`` pulls every feature it still misses from their owners; the resent copies
+  nothing for ``timeout_us`` pulls every feature it still misses from their owners (with overlap:
+  in every block it awaits that may be in flight); the resent copies
   release the destination's aggregators on their way and bypass them from then on; the host
   discards the destination's aggregated partials and counts each feature once (reception bitmap).
-  A lost DONE/NEXT is repeated on the same timer. The delivered sums stay exact.
+  A lost DONE/NEXT is repeated on the same timer (a host waiting for a NEXT says DONE again). The
+  delivered sums stay exact.
 * **Background** flows (§6.5) follow :mod:`~netweave.sim.background`.
 
 Given a seed a run is deterministic.
@@ -191,7 +203,8 @@ def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
     nbins = int(min(np.ceil(config.horizon_s / (config.bin_us * 1e-6)), 2_000_000)) + 1
     recover = config.loss > 0 or config.buffer_bytes is not None
     iopt = np.array([m, nl, ns, plan.feature_bytes, config.control_bytes, config.mtu_bytes, plan.num_blocks,
-                     int(recover), int(config.congestion_control), config.seed, carried.shape[1]], dtype=np.int64)
+                     int(recover), int(config.congestion_control), config.seed, carried.shape[1],
+                     int(plan.overlap and plan.num_blocks > 1)], dtype=np.int64)  # one block: nothing to overlap
     host_delay = float(net.delay[:m].max())
     fopt = np.array([np.inf if config.buffer_bytes is None else config.buffer_bytes, config.ecn_bytes, config.loss,
                      config.timeout_us * 1e-6, config.ai_gbps * 1e9 / 8, config.ai_every_us * 1e-6,

@@ -53,6 +53,14 @@ class BoundaryRelation:
         """``(C,)`` the sender of every cross edge (edge ``e`` is ``senders()[e] -> dst[e]``)."""
         return np.repeat(np.arange(self.parts.size, dtype=np.int64), np.diff(self.send_ptr))
 
+    def subset(self, keep: np.ndarray) -> "BoundaryRelation":
+        """The relation of the cross edges where ``keep`` ``(C,)`` is true (same vertices and workers)."""
+        sender = self.senders()[keep]
+        send_ptr = np.zeros(self.parts.size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(sender, minlength=self.parts.size), out=send_ptr[1:])
+        dst = self.dst[keep]
+        return BoundaryRelation(self.parts, self.num_workers, send_ptr, dst, np.bincount(dst, minlength=self.parts.size))
+
     def sender_worker_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct ``(u, w)``: sender ``u`` has a neighbour on worker ``w`` (one host-based copy each)."""
         key = self.senders() * self.num_workers + self.parts[self.dst]  # sorted: edges go by (sender, owner)

@@ -4,8 +4,9 @@ The paper cuts the boundary into multi-level METIS blocks whenever the switch ca
 destination (§3.3) and accepts a barrier per block. Measured, that loses to the strawman in many
 regimes: every block re-sends its senders and pays a barrier. Here each candidate
 (:data:`~netweave.ina.plan.BLOCKINGS` without ``paper``, each with and without double-buffered
-blocks, and plain host-based exchange) is planned and priced, and the cheapest predicted completion
-wins (ties within 1 % by traffic).
+blocks, all of them forwarding the destinations an aggregator cannot help
+(:mod:`~netweave.ina.forward`), one block without that too, and plain host-based exchange) is
+planned and priced, and the cheapest predicted completion wins (ties within 1 % by traffic).
 
 The cost model (all assumptions here):
 
@@ -98,11 +99,13 @@ class PathModel:
 @dataclass(frozen=True)
 class Candidate:
     """One priced candidate: ``blocking`` (a :data:`~netweave.ina.plan.BLOCKINGS` name or ``host``),
-    ``overlap``, its blocks, predicted ``traffic_bytes`` and ``completion_s``, and planning time;
-    ``pruned``: stopped early because it could not beat the best (then the costs are ``None``)."""
+    ``overlap``, ``forward`` (destinations without gain forwarded), its blocks, predicted
+    ``traffic_bytes`` and ``completion_s``, and planning time; ``pruned``: stopped early because it
+    could not beat the best (then the costs are ``None``)."""
 
     blocking: str
     overlap: bool
+    forward: bool
     num_blocks: int | None
     traffic_bytes: int | None
     completion_s: float | None
@@ -110,7 +113,7 @@ class Candidate:
     pruned: bool = False
 
     def summary(self) -> dict:
-        return {"blocking": self.blocking, "overlap": self.overlap, "num_blocks": self.num_blocks,
+        return {"blocking": self.blocking, "overlap": self.overlap, "forward": self.forward, "num_blocks": self.num_blocks,
                 "predicted_traffic_bytes": self.traffic_bytes, "predicted_completion_s": self.completion_s,
                 "plan_time_s": self.plan_time_s, "pruned": self.pruned}
 
@@ -124,7 +127,7 @@ class Choice:
     candidates: tuple[Candidate, ...]
 
     def summary(self) -> dict:
-        return {"blocking": self.chosen.blocking, "overlap": self.chosen.overlap,
+        return {"blocking": self.chosen.blocking, "overlap": self.chosen.overlap, "forward": self.chosen.forward,
                 "predicted_completion_s": self.chosen.completion_s,
                 "predicted_traffic_bytes": self.chosen.traffic_bytes,
                 "candidates": [c.summary() for c in self.candidates]}
@@ -152,27 +155,28 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
     priced: list[tuple[Candidate, InaPlan | None]] = []
     best = np.inf
 
-    def add(blocking: str, ov: bool, build) -> None:
+    def add(blocking: str, ov: bool, fw: bool, build) -> None:
         nonlocal best
         t0 = time.perf_counter()
         try:
             plan = build()
         except TooManyBlocks:
-            priced.append((Candidate(blocking, ov, None, None, None, time.perf_counter() - t0, True), None))
+            priced.append((Candidate(blocking, ov, fw, None, None, None, time.perf_counter() - t0, True), None))
             return
         traffic, completion = price(plan, model, smallest // 2 if plan.overlap else smallest)
-        priced.append((Candidate(blocking, plan.overlap, plan.num_blocks, traffic, completion,
+        priced.append((Candidate(blocking, plan.overlap, fw, plan.num_blocks, traffic, completion,
                                  time.perf_counter() - t0), plan))
         best = min(best, completion)
 
     if host:
-        add("host", False, lambda: ina_plan(rel, "host", feature_bytes, order=order, seed=seed, start=start))
+        add("host", False, False, lambda: ina_plan(rel, "host", feature_bytes, order=order, seed=seed, start=start))
     halves = smallest // 2 >= -(-feature_bytes // AGGREGATOR_BYTES)  # half the memory holds a destination
     for blocking in candidates:
         for ov in ((False,) if blocking == "single" or not halves else overlap):
-            limit = model.max_useful_blocks(best, ov)
-            add(blocking, ov, lambda: ina_plan(rel, "switchgnn", feature_bytes, memory_bytes, order, seed, start,
-                                               edge_memory, blocking, ov, max_blocks=limit))
+            for fw in ((False, True) if blocking == "single" else (True,)):
+                limit = model.max_useful_blocks(best, ov)
+                add(blocking, ov, fw, lambda: ina_plan(rel, "switchgnn", feature_bytes, memory_bytes, order, seed, start,
+                                                       edge_memory, blocking, ov, max_blocks=limit, forward=fw))
     live = [(c, p) for c, p in priced if not c.pruned]
     fastest = min(c.completion_s for c, _ in live)
     chosen, plan = min(((c, p) for c, p in live if c.completion_s <= fastest * 1.01),

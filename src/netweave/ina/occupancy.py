@@ -32,12 +32,12 @@ UNLIMITED = np.iinfo(np.int64).max // 4
 
 @numba.njit(cache=True)
 def _replay(arrival, arrival_ptr, unit_lo, unit_hi, unit_to, unit_worker, unit_time, dest, need, owner, m, capacity,
-            chunks, num_dest, down_time):
+            chunks, num_dest, down_time, forward):
     """Blocks ``b`` replay units ``arrival[arrival_ptr[b]:arrival_ptr[b+1]]`` on fresh aggregators.
 
     Unit ``u`` carries edges ``unit_lo[u]:unit_hi[u]`` to compact destinations ``dest[e]`` (``need[e]``:
     the destination's edges in the block; ``owner[e]``: its worker); ``unit_to[u] >= 0`` is a host
-    unicast (no aggregation). It reaches the switch ``unit_time[u]`` seconds into its block; every
+    unicast (no aggregation); an edge with ``forward[e]`` is never aggregated. It reaches the switch ``unit_time[u]`` seconds into its block; every
     message down to host ``w`` then queues on ``w``'s link for ``down_time[w]`` seconds. Returns
     ``up, down (B, M)`` messages, ``peak (B,)`` aggregators, ``unaggregated (B,)`` messages and
     ``drained (B,)``, when the last message of the block has left the switch (s, block-relative).
@@ -67,7 +67,7 @@ def _replay(arrival, arrival_ptr, unit_lo, unit_hi, unit_to, unit_worker, unit_t
                 continue
             for e in range(unit_lo[u], unit_hi[u]):
                 v = dest[e]
-                if not has[v] and received[v] == 0 and free >= chunks:
+                if not has[v] and received[v] == 0 and free >= chunks and not forward[e]:
                     has[v] = True
                     free -= chunks
                     peak[b] = max(peak[b], capacity - free)
@@ -148,7 +148,8 @@ def plan_replay(plan: "InaPlan", capacity: int | None = None, up_rate: np.ndarra
     arrival = interleaved(worker, rank if up_rate is None else at, key % nb)  # by arrival time when rates differ
     return Replay(*_replay(arrival, arrival_ptr, plan.unit_lo, plan.unit_hi, plan.unit_to, worker, at,
                            dest, need, plan.parts[plan.dst], m, UNLIMITED if capacity is None else int(capacity), chunks,
-                           dest_ids.size, down_s))
+                           dest_ids.size, down_s,
+                           np.zeros(plan.dst.size, bool) if plan.forward is None else plan.forward[plan.dst]))
 
 
 def edge_set_peak(sender: np.ndarray, dst: np.ndarray, parts: np.ndarray, position: np.ndarray, chunks: int) -> int:
@@ -173,5 +174,6 @@ def edge_set_peak(sender: np.ndarray, dst: np.ndarray, parts: np.ndarray, positi
     need = np.bincount(dest, minlength=dest_ids.size)[dest]
     m = int(parts.max()) + 1
     peak = _replay(arrival, np.array([0, lo.size], dtype=np.int64), lo, hi, np.full(lo.size, -1, np.int64), worker,
-                   np.zeros(lo.size), dest, need, parts[dst], m, UNLIMITED, chunks, dest_ids.size, np.zeros(m))[2]
+                   np.zeros(lo.size), dest, need, parts[dst], m, UNLIMITED, chunks, dest_ids.size, np.zeros(m),
+                   np.zeros(dst.size, dtype=np.bool_))[2]
     return int(peak[0])

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import NetweaveError
 from .blocks import Blocks, destination_blocks, multilevel_blocks
 from .boundary import BoundaryRelation
+from .forward import forwarded_destinations
 from .orders import block_orders
 
 STRATEGIES = ("host", "straw", "switchgnn")
@@ -51,6 +52,8 @@ class InaPlan:
         overlap: blocks are double-buffered (beyond the paper): each block fits half the memory, and a
             host sends block ``b + 1`` while block ``b`` drains; block ``b + 2`` waits until every
             host holds block ``b``'s sums. ``False``: the paper's barrier between blocks (§3.3).
+        forward: ``(n,)`` bool, destinations the switches forward unaggregated (beyond the paper, see
+            :mod:`~netweave.ina.forward`); their edges ride their sender's first block. ``None``: none.
     """
 
     strategy: str
@@ -73,6 +76,7 @@ class InaPlan:
     dest_ptr: np.ndarray
     levels: np.ndarray
     overlap: bool = False
+    forward: np.ndarray | None = None
 
     @property
     def synchronised(self) -> bool:
@@ -97,6 +101,22 @@ def _runs(*keys: np.ndarray) -> np.ndarray:
     for k in keys:
         change[1:] |= k[1:] != k[:-1]
     return np.append(np.flatnonzero(change), keys[0].size)
+
+
+def _ride_along(sender: np.ndarray, keep: np.ndarray, block: np.ndarray, position: np.ndarray):
+    """Block and position of the edges not in ``keep``: their sender's first block and its place
+    there, so that they go up in a unit the sender sends anyway; a sender with no kept edge goes
+    last in block 0 (by id)."""
+    n = int(sender.max()) + 1 if sender.size else 0
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, sender[keep], block[keep])
+    place = np.full(n, -1, dtype=np.int64)
+    there = keep & (block == first[sender])
+    place[sender[there]] = position[there]
+    alone = np.unique(sender[~keep & (place[sender] < 0)])
+    first[alone] = 0
+    place[alone] = (position[keep & (block == 0)].max(initial=-1) + 1) + np.arange(alone.size)
+    return first[sender[~keep]], place[sender[~keep]]
 
 
 def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np.ndarray, blocking: str,
@@ -126,7 +146,7 @@ def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np
 def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
              memory_bytes: int | np.ndarray | None = None, order: str = "random", seed: int = 0,
              start: int | None = None, edge_memory: np.ndarray | None = None, blocking: str = "paper",
-             overlap: bool = False, max_blocks: int | None = None) -> InaPlan:
+             overlap: bool = False, max_blocks: int | None = None, forward: bool = False) -> InaPlan:
     """Build the :class:`InaPlan` of ``strategy`` on the boundary relation ``rel``.
 
     ``order`` (``random`` | ``gamr``) is each worker's sending order (per block for ``switchgnn``);
@@ -136,7 +156,9 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     (:meth:`~netweave.sim.network.SimNetwork.edge_memory`); else to the smallest switch.
     ``blocking`` (:data:`BLOCKINGS`) is how ``switchgnn`` cuts blocks; ``overlap`` double-buffers
     them (each is sized to half the memory; see :attr:`InaPlan.overlap`); ``max_blocks`` stops a
-    blocking that needs more (:class:`~netweave.ina.blocks.TooManyBlocks`).
+    blocking that needs more (:class:`~netweave.ina.blocks.TooManyBlocks`). ``forward`` (``switchgnn``)
+    lets the switches forward the destinations that gain nothing from an aggregator
+    (:func:`~netweave.ina.forward.forwarded_destinations`); only the others are blocked.
     """
     if strategy not in STRATEGIES:
         raise NetweaveError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
@@ -151,16 +173,23 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     m, parts = rel.num_workers, rel.parts
     sender, dst = rel.senders(), rel.dst
     block, levels = np.zeros(dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    forwarded = forwarded_destinations(rel) if forward and strategy == "switchgnn" else None
+    keep = np.ones(dst.size, dtype=bool) if forwarded is None else ~forwarded[dst]
+    blocked = rel if forwarded is None else rel.subset(keep)
     if strategy == "switchgnn":
         if memory_bytes is None:
             raise NetweaveError("switchgnn needs a finite --switch-memory (its blocks are sized to it)")
         sizing = memory_bytes if np.ndim(memory_bytes) == 0 else int(memory_bytes.min())
-        sizing = sizing if edge_memory is None else np.asarray(edge_memory, dtype=np.int64)
-        blocks = switchgnn_blocks(rel, feature_bytes, sizing // 2 if overlap else sizing, blocking, order, seed,
+        sizing = sizing if edge_memory is None else np.asarray(edge_memory, dtype=np.int64)[keep]
+        blocks = switchgnn_blocks(blocked, feature_bytes, sizing // 2 if overlap else sizing, blocking, order, seed,
                                   max_blocks)
-        block, levels = blocks.block, blocks.levels
+        if blocks.num_blocks:
+            block[keep], levels = blocks.block, blocks.levels
     nb = int(levels.size)
-    position = block_orders(rel, block, order, seed, start)
+    position = np.zeros(dst.size, dtype=np.int64)
+    position[keep] = block_orders(blocked, block[keep], order, seed, start)
+    if forwarded is not None:
+        block[~keep], position[~keep] = _ride_along(sender, keep, block, position)
     owner = parts[dst]
     # the relation is sorted by (sender, owner, dst) already: a stable sort by block keeps that
     by = np.argsort(block.astype(np.int32), kind="stable") if nb > 1 else np.arange(dst.size)
@@ -184,4 +213,4 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     return InaPlan(strategy, m, nb, int(feature_bytes), memory_bytes, parts,
                    src_s, dst_s, block_s, lo[send], hi[send], to[send], _csr_by(unit_key, m * nb),
                    in_edges, dest_v[dorder], dlo[dorder], dhi[dorder], _csr_by(dest_key, m * nb), levels,
-                   overlap and nb > 1)
+                   overlap and nb > 1, forwarded)

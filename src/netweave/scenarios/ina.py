@@ -35,7 +35,8 @@ class InaScenario:
     double-buffered blocks, and host-based exchange, on the cost model and runs the cheapest
     (:func:`~netweave.ina.choose.choose_plan`; beyond the paper); ``paper`` is §3.3's multi-level
     METIS blocks with a barrier each; any other of :data:`~netweave.ina.plan.BLOCKINGS` is run as
-    given, double-buffered when ``overlap``.
+    given, forwarding the destinations an aggregator cannot help (:mod:`~netweave.ina.forward`),
+    double-buffered when ``overlap``.
     """
 
     dataset: str = "cora"
@@ -143,8 +144,10 @@ class InaScenario:
                                      self.start)
                 plan = choice.plan
             else:
+                explicit = self.blocking != "auto"  # beyond the paper, blockings forward what gains nothing
                 plan = ina_plan(rel, self.strategy, feature_bytes(dim), memory, self.order, self.seed, self.start,
-                                edge_memory, self.blocking if self.blocking != "auto" else "paper", self.overlap)
+                                edge_memory, self.blocking if explicit else "paper", self.overlap,
+                                forward=explicit and self.blocking != "paper")
         t2 = time.perf_counter()
         values = np.random.default_rng(self.seed).standard_normal((g.num_nodes, dim)) if self.verify else None
         with stage(f"simulating {plan.num_units:,} messages"):

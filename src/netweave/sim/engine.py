@@ -113,8 +113,9 @@ def _route(x, dst, spn, iopt, leaf_of):
 @numba.njit(cache=True)
 def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, dst, need1, need2,
                     unit_lo, unit_hi, unit_to, unit_ptr, in_edges, dest_v, dest_lo, dest_hi, dest_ptr,
-                    capacity, chunks, values, bg_size, bg_cdf, nbins, dvert):
-    """Run one layer (arguments: see :func:`netweave.sim.simulate.simulate`, which builds them).
+                    capacity, chunks, values, bg_size, bg_cdf, nbins, dvert, forward):
+    """Run one layer (arguments: see :func:`netweave.sim.simulate.simulate`, which builds them;
+    ``forward`` ``(C,)``: edges whose destination the plan forwards unaggregated).
 
     Returns ``(t_end, finish_t (M,), link bytes (links,), max backlog (links,), bins (nbins, 4),
     counters (12,), peak aggregators per switch, delivered sums (n, D))``.
@@ -502,6 +503,11 @@ def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, ds
                 local = leaf_of[w] == sw
                 for f in range(e, g):
                     if stale:
+                        nbyp += 1
+                        continue
+                    if forward[f]:  # the plan forwards this destination: no aggregator, ride the copy
+                        if estate[f] == PENDING:
+                            estate[f] = BYPASSED
                         nbyp += 1
                         continue
                     dv = dest_index[dst[f]]

@@ -18,7 +18,8 @@ The model (every assumption in one place):
   per (sender, destination worker). A per-vertex counter of bypassed copies completes the
   aggregator, whose sum then goes down (or, for a vertex
   under another leaf, up to the spine ``v mod S`` as a partial sum, where level 2 adds the leaves'
-  partial sums the same way). Hosts add everything they receive.
+  partial sums the same way). Hosts add everything they receive. A destination the plan forwards
+  (``plan.forward``, beyond the paper) never gets an aggregator: its edges always ride the copies.
 * **Blocks** (more than one: ``switchgnn``) are synchronised through the coordinating switch (the
   star's switch, spine 0 of a leaf-spine). By default as in §3.3, with a barrier: a host that holds
   all sums of its block and has sent its units reports DONE, the switch multicasts NEXT when all
@@ -216,7 +217,8 @@ def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
         iopt, fopt, net.leaf_of, net.rate, net.delay, plan.parts.astype(np.int64), dest_index, plan.src, plan.dst,
         need1, need2, plan.unit_lo, plan.unit_hi, plan.unit_to, plan.unit_ptr, plan.in_edges,
         plan.dest_v, plan.dest_lo, plan.dest_hi, plan.dest_ptr, capacity, chunks, carried,
-        HADOOP_SIZES, HADOOP_CDF, nbins, dvert)
+        HADOOP_SIZES, HADOOP_CDF, nbins, dvert,
+        np.zeros(plan.dst.size, dtype=np.bool_) if plan.forward is None else plan.forward[plan.dst])
     if stats[11] == 2:
         raise NetweaveError(f"the simulation did not finish within {config.horizon_s} simulated seconds; "
                             "raise --horizon or lower the loss rate")

@@ -1,0 +1,143 @@
+"""The sum exchange (runtime/ina_exchange.py): 4 workers through the in-process reference
+transport give the logits and parameter gradients of plain single-process GCN on cora."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from netweave.graph import load_dataset  # noqa: E402
+from netweave.partition import metis_partition  # noqa: E402
+from netweave.runtime.ina_exchange import (ReferenceHub, SumExchange, cross_adjacency, gcn_scale,  # noqa: E402
+                                           run_workers, sum_layout, sum_local_tensors)
+from netweave.runtime.models import DistGNN  # noqa: E402
+from netweave.runtime.recipe import feature_shift, normalize_rows  # noqa: E402
+
+WORKERS = 4
+
+
+@pytest.fixture(scope="module")
+def cora():
+    g = load_dataset("cora")
+    x = normalize_rows(g.features, feature_shift(g.features))
+    parts = metis_partition(g, WORKERS, 0).parts.astype(np.int64)
+    return g, x, parts
+
+
+def plain_gcn(g, x, model):
+    """Single process, plainly: dense Â = D^-1/2 (A + I) D^-1/2, logits = Â relu(Â X W1ᵀ + b1) W2ᵀ + b2."""
+    n = g.num_nodes
+    a = np.zeros((n, n))
+    a[np.repeat(np.arange(n), np.diff(g.indptr)), g.indices] = 1.0
+    c = gcn_scale(np.diff(g.indptr))
+    a_hat = torch.tensor((a + np.eye(n)) * c[:, None] * c[None, :], dtype=torch.float64)
+    h = torch.tensor(x, dtype=torch.float64)
+    for i, conv in enumerate(model.convs):
+        h = a_hat @ (h @ conv.lin.weight.double().T) + conv.bias.double()
+        if i < len(model.convs) - 1:
+            h = torch.relu(h)
+    return h
+
+
+def distributed(g, x, parts, model, scale=None):
+    """Logits (global order) and summed parameter gradients of the 4 workers through the reference hub."""
+    layouts = [sum_layout(g.indptr, g.indices, parts, r) for r in range(WORKERS)]
+    if scale is not None:  # a deliberately wrong layout, for the test that must fail
+        layouts = [scale(lay) for lay in layouts]
+    hub = ReferenceHub(cross_adjacency(g.indptr, g.indices, parts), layouts)
+    y = torch.from_numpy(g.labels.astype(np.int64))
+    train = torch.from_numpy(g.train_mask)
+    num_train = int(train.sum())
+    state = model.state_dict()
+
+    def worker(rank):
+        lay = layouts[rank]
+        m = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
+        m.load_state_dict(state)
+        ex = SumExchange(lay, hub.transport(rank), len(m.convs))
+        own = torch.from_numpy(lay.own)
+        logits = m(torch.from_numpy(x[lay.own]), sum_local_tensors(lay), ex)
+        mask = train[own]
+        loss = torch.nn.functional.cross_entropy(logits[mask], y[own][mask], reduction="sum") / num_train
+        loss.backward()
+        return lay.own, logits.detach().numpy(), [p.grad.numpy().copy() for p in m.parameters()], ex.counter.calls
+
+    out = run_workers(worker, WORKERS)
+    logits = np.zeros((g.num_nodes, g.num_classes))
+    for own, lg, _, _ in out:
+        logits[own] = lg
+    grads = [sum(o[2][i] for o in out) for i in range(len(out[0][2]))]
+    return logits, grads, [o[3] for o in out]
+
+
+def reference(g, x, model):
+    ref = plain_gcn(g, x, model)
+    train = torch.from_numpy(g.train_mask)
+    y = torch.from_numpy(g.labels.astype(np.int64))
+    m64 = [p for p in model.parameters()]
+    loss = torch.nn.functional.cross_entropy(ref[train], y[train], reduction="mean")
+    grads = torch.autograd.grad(loss, m64)
+    return ref.detach().numpy(), [gr.numpy() for gr in grads]
+
+
+def test_logits_and_gradients_equal_single_process(cora):
+    g, x, parts = cora
+    torch.manual_seed(0)
+    model = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
+    with torch.no_grad():  # make the logits large enough for the tolerance to mean something
+        for p in model.parameters():
+            p.mul_(4.0)
+    ref_logits, ref_grads = reference(g, x, model)
+    logits, grads, calls = distributed(g, x, parts, model)
+    assert np.abs(ref_logits).max() > 0.05
+    np.testing.assert_allclose(logits, ref_logits, atol=1e-5, rtol=0)
+    assert len(grads) == len(ref_grads)
+    for a, b in zip(grads, ref_grads):
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+    assert calls == [3] * WORKERS  # two forward exchanges, one backward (the features need no gradient)
+
+
+def test_a_wrong_scaling_is_caught(cora):
+    """Sending h instead of c ⊙ h (no sender scaling) must not pass the same comparison."""
+    from dataclasses import replace
+
+    g, x, parts = cora
+    torch.manual_seed(0)
+    model = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(4.0)
+    ref_logits, _ = reference(g, x, model)
+    logits, _, _ = distributed(g, x, parts, model, scale=lambda lay: replace(lay, c_boundary=np.ones_like(lay.c_boundary)))
+    assert np.abs(logits - ref_logits).max() > 1e-3
+
+
+def test_dropout_follows_the_one_worker_model(cora):
+    """With vertex-keyed dropout in training mode the 4 workers equal DistGNN on the whole graph."""
+    from netweave.partition import Partition, comm_relation
+    from netweave.runtime.exchange import Exchange
+    from netweave.runtime.models import local_tensors
+
+    g, x, parts = cora
+    torch.manual_seed(1)
+    model = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.5, 3)
+    whole = comm_relation(g, Partition(np.zeros(g.num_nodes, np.int32), 1, "one")).local_graph(g, 0)
+    one = model(torch.from_numpy(x), local_tensors(whole, g.degrees), Exchange("none", whole.global_ids, g.num_nodes,
+                                                                                g.num_nodes)).detach().numpy()
+    layouts = [sum_layout(g.indptr, g.indices, parts, r) for r in range(WORKERS)]
+    hub = ReferenceHub(cross_adjacency(g.indptr, g.indices, parts), layouts)
+    state = model.state_dict()
+
+    def worker(rank):
+        m = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.5, 3)
+        m.load_state_dict(state)
+        lay = layouts[rank]
+        with torch.no_grad():
+            return lay.own, m(torch.from_numpy(x[lay.own]), sum_local_tensors(lay),
+                              SumExchange(lay, hub.transport(rank), 2)).numpy()
+
+    got = np.zeros_like(one)
+    for own, lg in run_workers(worker, WORKERS):
+        got[own] = lg
+    np.testing.assert_allclose(got, one, atol=1e-5, rtol=0)

@@ -143,8 +143,9 @@ def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, li
             remaining += 1
         while remaining > 0:
             # Multi-source Dijkstra from the tree (Algorithm 1, lines 6-8). Tree nodes start at
-            # (0, 0), which beats every other label, so they are settled first, in rank order:
-            # that phase needs no selection.
+            # (0, 0), which beats every other label (a logical link has at least one hop, so its
+            # time is at least fb / max b_h, far above the tie tolerance), so they are settled
+            # first, in rank order: that phase needs no selection.
             nt = 0
             for v in range(m):
                 parent[v] = -1

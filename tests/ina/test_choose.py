@@ -25,10 +25,11 @@ def test_completion_by_hand():
     assert model.latency_s == pytest.approx(4e-6) and model.barrier_s == pytest.approx(2e-6)
     # block 0: host 0 sends 3, host 1 receives 3 (drained at 3 µs + queueing); block 1: 1 each way
     replay = Replay(up=np.array([[3, 0], [1, 1]]), down=np.array([[0, 3], [1, 1]]), peak_aggregators=np.zeros(2),
-                    unaggregated=np.zeros(2), drained_s=np.array([4e-6, 2e-6]))
+                    unaggregated=np.zeros(2), drained_s=np.array([[0, 4e-6], [2e-6, 2e-6]]))
     d0, d1 = 4e-6, 2e-6  # max(3 µs of sending, 4 µs drained); max(1 µs, 2 µs)
     assert model.completion(replay, 1000, overlap=False) == pytest.approx(d0 + 4e-6 + 2e-6 + d1 + 4e-6)
-    assert model.completion(replay, 1000, overlap=True) == pytest.approx(d0 + d1 + 4e-6)
+    # overlapped: host 0 starts block 1 at 3 µs, host 1 at 0; host 1's link has block 0 until 4 µs, then 1 µs more
+    assert model.completion(replay, 1000, overlap=True) == pytest.approx(5e-6 + 4e-6)
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +39,16 @@ def dense():
     return boundary_relation(g, random_partition(g, 16, seed=0)), _net(16)
 
 
-@pytest.mark.parametrize("blocking", ["single", "destination", "hybrid", "multilevel", "paper"])
-def test_prediction_follows_the_simulator(dense, blocking):
+@pytest.mark.parametrize("blocking, overlap", [("single", False), ("destination", False), ("hybrid", False),
+                                               ("multilevel", False), ("paper", False), ("destination", True),
+                                               ("multilevel", True)])
+def test_prediction_follows_the_simulator(dense, blocking, overlap):
     """Traffic exactly and completion within 5 % on a star without loss, every blocking."""
     rel, net = dense
-    plan = ina_plan(rel, "switchgnn", 512, 200 * 4 * 128, "gamr", 0, blocking=blocking)
-    traffic, completion = price(plan, PathModel.of(net, 512), 200 * 4)
+    plan = ina_plan(rel, "switchgnn", 512, 200 * 4 * 128, "gamr", 0, blocking=blocking, overlap=overlap,
+                    forward=blocking != "paper")
+    assert plan.overlap == overlap
+    traffic, completion = price(plan, PathModel.of(net, 512), 200 * 4 // (2 if overlap else 1))
     sim = simulate(plan, net, SimConfig())
     assert traffic == sim.traffic_bytes
     assert completion == pytest.approx(sim.completion_time_s, rel=0.05)

@@ -5,8 +5,9 @@ destination (§3.3) and accepts a barrier per block. Measured, that loses to the
 regimes: every block re-sends its senders and pays a barrier. Here each candidate
 (:data:`~netweave.ina.plan.BLOCKINGS` without ``paper``, each with and without double-buffered
 blocks, all of them forwarding the destinations an aggregator cannot help
-(:mod:`~netweave.ina.forward`), one block without that too, and plain host-based exchange) is
-planned and priced, and the cheapest predicted completion wins (ties within 1 % by traffic).
+(:mod:`~netweave.ina.forward`); one block also without that and in random order, the strawman's;
+and plain host-based exchange) is planned and priced, and the cheapest predicted completion wins
+(ties within 1 % by traffic).
 
 The cost model (all assumptions here):
 
@@ -14,14 +15,13 @@ The cost model (all assumptions here):
   switch's best-effort aggregators replayed exactly under the interleaved arrival of the plan's
   orders, on the smallest switch's memory (half of it per block with overlap). On a star with no
   loss this is the simulator's traffic exactly when arrivals interleave as assumed.
-* **Time** of block ``b``: ``D_b = max_h max(up_bh / r_up_h, down_bh / r_down_h) × F``; a message
-  needs ``L`` (store and forward over the path's links plus their propagation delay) from its
-  host's NIC to its destination host, and a barrier ``S`` (DONE up to the coordinating switch,
-  NEXT down) costs two propagation delays of that path.
-* **Barrier** blocks: block ``b + 1`` starts ``D_b + L + S`` after block ``b``.
-  **Overlap**: block ``b + 1`` starts when block ``b`` is sent, but block ``b + 2`` not before block
-  ``b`` is complete everywhere: ``start_{b+2} = max(start_{b+1} + D_{b+1}, start_b + D_b + L + S)``.
-  The layer completes ``D_last + L`` after the last block starts.
+* **Time**: unit ``i`` of a host reaches the switch when its NIC has sent ``i + 1`` messages, and
+  every message down queues on its host's link (the replay's drain ``R_b`` per block). A message
+  needs ``L`` (store and forward over the path's links plus their propagation delay) from the
+  switch's queue to its host, and a barrier ``S`` (DONE up to the coordinating switch, NEXT down)
+  costs two propagation delays of that path. Blocks follow each other as in
+  :meth:`PathModel.completion`: after a barrier, or overlapped (block ``b + 1`` is sent while
+  block ``b`` drains; block ``b + 2`` waits until block ``b`` is complete everywhere).
 
 A METIS candidate that would need more blocks than could possibly beat the best candidate so far
 (each barrier block costs at least ``L + S``; overlapped, every other block does) is stopped early
@@ -70,25 +70,42 @@ class PathModel:
         latency = delay + sum(feature_bytes / r for r in hops)
         return cls(net.rate[:m].astype(float), net.rate[m:2 * m].astype(float), latency, delay)
 
-    def block_times(self, replay: Replay, feature_bytes: int) -> np.ndarray:
-        """``(B,)`` ``D_b``: until the busiest host link has sent its part of each block, up (its
-        messages back to back) or down (queued as the replay released them)."""
-        up = (replay.up / self.up).max(axis=1) * feature_bytes if replay.up.size else np.zeros(replay.up.shape[0])
-        return np.maximum(up, replay.drained_s)
-
     def completion(self, replay: Replay, feature_bytes: int, overlap: bool) -> float:
-        """Predicted completion (s) of a plan whose blocks replayed as ``replay``."""
-        d = self.block_times(replay, feature_bytes)
-        start = np.zeros(d.size)
+        """Predicted completion (s) of a plan whose blocks replayed as ``replay``.
+
+        Block ``b`` starts at ``s_b``; its hosts have sent it ``U_b`` later (their busiest up link)
+        and the switch has sent its last message down at ``e_b``; it is complete everywhere at
+        ``c_b = e_b + L``. With the barrier, ``s_{b+1} = c_b + S`` and ``e_b = s_b + max_h max(U_{b,h},
+        R_{b,h})`` (``U``: a host's sending time, ``R``: the replay's drain of its down link).
+        Overlapped, every host ``h`` runs its own pipeline, ``s_{b+1,h} = max(s_{b,h} + U_{b,h},
+        c_{b-1} + S)``, and each down link carries block ``b`` after block ``b - 1``:
+        ``l_{b,h} = max(min_k s_{b,k} + R_{b,h}, l_{b-1,h} + W_{b,h})`` (``W``: its serialisation of
+        block ``b``), ``e_b = max(max_h l_{b,h}, max_h (s_{b,h} + U_{b,h}))``.
+        """
+        nb = replay.up.shape[0]
+        if nb == 0:
+            return 0.0
+        up_h = replay.up / self.up * feature_bytes  # (B, M) each host's sending time per block
+        down_h = replay.down / self.down * feature_bytes  # (B, M) each host's receiving time
+        drained = replay.drained_s
         gap = self.latency_s + self.barrier_s
-        for b in range(1, d.size):
-            if not overlap:
-                start[b] = start[b - 1] + d[b - 1] + gap
-            elif b == 1:
-                start[b] = d[0]
-            else:
-                start[b] = max(start[b - 1] + d[b - 1], start[b - 2] + d[b - 2] + gap)
-        return float(start[-1] + d[-1] + self.latency_s) if d.size else 0.0
+        end = np.zeros(nb)
+        if not overlap:
+            start = 0.0
+            for b in range(nb):
+                end[b] = start + max(up_h[b].max(), drained[b].max())
+                start = end[b] + gap
+            return float(end[-1] + self.latency_s)
+        host = np.zeros(self.up.size)  # when each host starts its block: its own pipeline
+        link = np.zeros(self.up.size)  # when each host's down link has sent what it was given
+        for b in range(nb):
+            if b >= 2:
+                host = np.maximum(host, end[b - 2] + gap)
+            given = down_h[b] > 0
+            link[given] = np.maximum(host.min() + drained[b, given], link[given] + down_h[b, given])
+            end[b] = max(link[given].max(initial=0.0), (host + up_h[b]).max())
+            host = host + up_h[b]
+        return float(end[-1] + self.latency_s)
 
     def max_useful_blocks(self, best_s: float, overlap: bool) -> int:
         """More blocks than this cannot complete before ``best_s``."""
@@ -99,13 +116,14 @@ class PathModel:
 @dataclass(frozen=True)
 class Candidate:
     """One priced candidate: ``blocking`` (a :data:`~netweave.ina.plan.BLOCKINGS` name or ``host``),
-    ``overlap``, ``forward`` (destinations without gain forwarded), its blocks, predicted
+    ``overlap``, ``forward`` (destinations without gain forwarded), the sending ``order``, its blocks, predicted
     ``traffic_bytes`` and ``completion_s``, and planning time; ``pruned``: stopped early because it
     could not beat the best (then the costs are ``None``)."""
 
     blocking: str
     overlap: bool
     forward: bool
+    order: str
     num_blocks: int | None
     traffic_bytes: int | None
     completion_s: float | None
@@ -113,7 +131,8 @@ class Candidate:
     pruned: bool = False
 
     def summary(self) -> dict:
-        return {"blocking": self.blocking, "overlap": self.overlap, "forward": self.forward, "num_blocks": self.num_blocks,
+        return {"blocking": self.blocking, "overlap": self.overlap, "forward": self.forward, "order": self.order,
+                "num_blocks": self.num_blocks,
                 "predicted_traffic_bytes": self.traffic_bytes, "predicted_completion_s": self.completion_s,
                 "plan_time_s": self.plan_time_s, "pruned": self.pruned}
 
@@ -128,6 +147,7 @@ class Choice:
 
     def summary(self) -> dict:
         return {"blocking": self.chosen.blocking, "overlap": self.chosen.overlap, "forward": self.chosen.forward,
+                "order": self.chosen.order,
                 "predicted_completion_s": self.chosen.completion_s,
                 "predicted_traffic_bytes": self.chosen.traffic_bytes,
                 "candidates": [c.summary() for c in self.candidates]}
@@ -155,28 +175,30 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
     priced: list[tuple[Candidate, InaPlan | None]] = []
     best = np.inf
 
-    def add(blocking: str, ov: bool, fw: bool, build) -> None:
+    def add(blocking: str, ov: bool, fw: bool, how: str, build) -> None:
         nonlocal best
         t0 = time.perf_counter()
         try:
             plan = build()
         except TooManyBlocks:
-            priced.append((Candidate(blocking, ov, fw, None, None, None, time.perf_counter() - t0, True), None))
+            priced.append((Candidate(blocking, ov, fw, how, None, None, None, time.perf_counter() - t0, True), None))
             return
         traffic, completion = price(plan, model, smallest // 2 if plan.overlap else smallest)
-        priced.append((Candidate(blocking, plan.overlap, fw, plan.num_blocks, traffic, completion,
+        priced.append((Candidate(blocking, plan.overlap, fw, how, plan.num_blocks, traffic, completion,
                                  time.perf_counter() - t0), plan))
         best = min(best, completion)
 
     if host:
-        add("host", False, False, lambda: ina_plan(rel, "host", feature_bytes, order=order, seed=seed, start=start))
+        add("host", False, False, order, lambda: ina_plan(rel, "host", feature_bytes, order=order, seed=seed, start=start))
     halves = smallest // 2 >= -(-feature_bytes // AGGREGATOR_BYTES)  # half the memory holds a destination
     for blocking in candidates:
         for ov in ((False,) if blocking == "single" or not halves else overlap):
-            for fw in ((False, True) if blocking == "single" else (True,)):
+            for fw, how in (((False, order), (True, order), (False, "random"), (True, "random"))
+                            if blocking == "single" else ((True, order),)):
                 limit = model.max_useful_blocks(best, ov)
-                add(blocking, ov, fw, lambda: ina_plan(rel, "switchgnn", feature_bytes, memory_bytes, order, seed, start,
-                                                       edge_memory, blocking, ov, max_blocks=limit, forward=fw))
+                add(blocking, ov, fw, how, lambda: ina_plan(rel, "switchgnn", feature_bytes, memory_bytes, how, seed,
+                                                            start, edge_memory, blocking, ov, max_blocks=limit,
+                                                            forward=fw))
     live = [(c, p) for c, p in priced if not c.pruned]
     fastest = min(c.completion_s for c, _ in live)
     chosen, plan = min(((c, p) for c, p in live if c.completion_s <= fastest * 1.01),

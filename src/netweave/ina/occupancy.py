@@ -40,14 +40,15 @@ def _replay(arrival, arrival_ptr, unit_lo, unit_hi, unit_to, unit_worker, unit_t
     unicast (no aggregation); an edge with ``forward[e]`` is never aggregated. It reaches the switch ``unit_time[u]`` seconds into its block; every
     message down to host ``w`` then queues on ``w``'s link for ``down_time[w]`` seconds. Returns
     ``up, down (B, M)`` messages, ``peak (B,)`` aggregators, ``unaggregated (B,)`` messages and
-    ``drained (B,)``, when the last message of the block has left the switch (s, block-relative).
+    ``drained (B, M)``, when the block's last message down to each host has left the switch (s,
+    block-relative; 0 for none).
     """
     nb = arrival_ptr.size - 1
     up = np.zeros((nb, m), dtype=np.int64)
     down = np.zeros((nb, m), dtype=np.int64)
     peak = np.zeros(nb, dtype=np.int64)
     unagg = np.zeros(nb, dtype=np.int64)
-    drained = np.zeros(nb)
+    drained = np.zeros((nb, m))
     has = np.zeros(num_dest, dtype=np.bool_)
     received = np.zeros(num_dest, dtype=np.int64)
     bypassed = np.zeros(num_dest, dtype=np.int64)
@@ -94,7 +95,7 @@ def _replay(arrival, arrival_ptr, unit_lo, unit_hi, unit_to, unit_worker, unit_t
                 received[v] = 0
                 bypassed[v] = 0
         stamp[:] = -1
-        drained[b] = free_at.max() if m else 0.0
+        drained[b] = free_at
     return up, down, peak, unagg, drained
 
 
@@ -109,8 +110,8 @@ def interleaved(worker: np.ndarray, rank: np.ndarray, group: np.ndarray | None =
 class Replay:
     """Per block ``b`` and worker ``h``: ``up``/``down`` ``(B, M)`` messages on the host links;
     ``peak_aggregators`` ``(B,)`` most aggregators open at once; ``unaggregated`` ``(B,)``;
-    ``drained_s`` ``(B,)`` when the switch has sent the block's last message down (block-relative;
-    zeros unless rates were given)."""
+    ``drained_s`` ``(B, M)`` when the switch has sent the block's last message down to each host
+    (block-relative; zeros unless rates were given)."""
 
     up: np.ndarray
     down: np.ndarray

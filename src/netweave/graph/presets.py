@@ -84,7 +84,7 @@ def preset_graph(name: str, scale: float = 1.0, seed: int = 0, feat: int | None 
     m_in = int(min(p.homophily * m, 0.3 * (sizes * (sizes - 1) // 2).sum()))
 
     # Each draw is AliasTable.sample's arithmetic on the same random numbers (two uniform arrays per
-    # endpoint, in the same order), fused into one pass that writes edge keys (see _pick).
+    # endpoint, in the same order), fused into one pass that writes edge keys (the numba functions below).
     pos, acc = np.empty(0), np.empty(0)
 
     def uniforms(k):

@@ -56,8 +56,9 @@ def unique_edges(draw, n: int, m: int, rng: np.random.Generator, what: str) -> t
 
 def unique_keys(draw_keys, n: int, m: int, rng: np.random.Generator, what: str) -> np.ndarray:
     """Call ``draw_keys(k)`` (the keys ``lo * n + hi``, ``lo < hi``, of the non-loop edges among
-    ``k`` drawn ones) until ``m`` distinct keys are collected; returns them sorted, a uniformly random
-    subset when a batch overshoots (the same subset, for a seed, as ``keys[rng.permutation(K)[:m]]``)."""
+    ``k`` drawn ones; negative entries are skipped) until ``m`` distinct keys are collected; returns
+    them sorted, a uniformly random subset when a batch overshoots (the same subset, for a seed, as
+    ``keys[rng.permutation(K)[:m]]``)."""
     keys = np.empty(0, dtype=np.int64)
     yield_rate = 1.0  # new distinct edges per drawn edge in the last round
     for _ in range(MAX_ROUNDS):
@@ -67,6 +68,7 @@ def unique_keys(draw_keys, n: int, m: int, rng: np.random.Generator, what: str) 
         batch = min(int(need * 1.1 / max(yield_rate, 0.02)) + 1024, 4 * m + 1024)
         new = draw_keys(batch)
         new.sort()
+        new = new[np.searchsorted(new, 0):]
         before = keys.size
         keys = _merge_unique(keys, new) if keys.size else new[:_dedup(new)]
         del new

@@ -116,42 +116,36 @@ def preset_graph(name: str, scale: float = 1.0, seed: int = 0, feat: int | None 
     return graph_from_keys(keys, n, name=f"{name}-{scale:g}", **data)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _pick_anywhere(pos, acc, prob, alias, out):  # pragma: no cover - compiled
     """``AliasTable.sample(0, rng, size=k)`` over one segment ``[0, n)`` given its two uniforms."""
     span = prob.shape[0]
-    for i in range(out.shape[0]):
+    for i in numba.prange(out.shape[0]):
         idx = np.int64(pos[i] * span)
         out[i] = idx if acc[i] < prob[idx] else alias[idx]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _keys_inside(u, pos, acc, labels, bounds, prob, alias, order, n):  # pragma: no cover - compiled
     """Second endpoints inside u's community (``order[within.sample(labels[u])]``), as edge keys
-    ``min * n + max`` without self-loops."""
+    ``min * n + max``; -1 for a self-loop (dropped after sorting, by ``unique_keys``)."""
     keys = np.empty(u.shape[0], np.int64)
-    j = 0
-    for i in range(u.shape[0]):
+    for i in numba.prange(u.shape[0]):
         seg = labels[u[i]]
         lo = bounds[seg]
         idx = lo + np.int64(pos[i] * (bounds[seg + 1] - lo))
         v = order[idx if acc[i] < prob[idx] else alias[idx]]
-        if v != u[i]:
-            keys[j] = min(u[i], v) * n + max(u[i], v)
-            j += 1
-    return keys[:j]
+        keys[i] = min(u[i], v) * n + max(u[i], v) if v != u[i] else -1
+    return keys
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _keys_across(u, pos, acc, prob, alias, labels, n):  # pragma: no cover - compiled
-    """Second endpoints anywhere, kept when in another community, as edge keys ``min * n + max``."""
+    """Second endpoints anywhere, as edge keys ``min * n + max`` when in another community, else -1."""
     span = prob.shape[0]
     keys = np.empty(u.shape[0], np.int64)
-    j = 0
-    for i in range(u.shape[0]):
+    for i in numba.prange(u.shape[0]):
         idx = np.int64(pos[i] * span)
         v = idx if acc[i] < prob[idx] else alias[idx]
-        if labels[u[i]] != labels[v]:
-            keys[j] = min(u[i], v) * n + max(u[i], v)
-            j += 1
-    return keys[:j]
+        keys[i] = min(u[i], v) * n + max(u[i], v) if labels[u[i]] != labels[v] else -1
+    return keys

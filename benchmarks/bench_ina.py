@@ -13,6 +13,13 @@ leaf-spine of §6.2 (16 hosts per leaf, two-level aggregation).
 
 Writes ``benchmarks/results/ina.json`` and ``ina_*.png``; prints Markdown rows for BENCHMARKS.md.
 Usage: python benchmarks/bench_ina.py [--scale 0.1] [--data ../shared/data] [--only reddit-like]
+
+``--goal`` runs issue 19's sweep instead: on cora, amazon_cs, coauthor_phy, reddit-like and
+products-like, at 8 and 128 workers, switch memory from 1 % of the unlimited demand (every
+destination's aggregators at once) up to all of it: host-based exchange, the strawman, the paper's
+SwitchGNN (``--blocking paper``) and netweave's (``--blocking auto``), all simulated; writes
+``results/ina_goal.json`` and ``ina_goal.png`` (traffic and completion relative to host-based
+exchange) and prints where SwitchGNN is at least as good as the better baseline.
 """
 
 from __future__ import annotations
@@ -79,8 +86,13 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=0.1, help="reddit-like scale (1.0 = Reddit's 233k vertices)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", nargs="*", help="graph names to run")
+    ap.add_argument("--goal", action="store_true", help="issue 19's memory sweep at 8 and 128 workers instead")
+    ap.add_argument("--workers", type=int, nargs="*", default=[8, 128], help="--goal: worker counts")
+    ap.add_argument("--fractions", type=float, nargs="*", default=GOAL_FRACTIONS, help="--goal: memory / demand")
     args = ap.parse_args()
     os.environ.setdefault("NETWEAVE_NO_PROGRESS", "1")
+    if args.goal:
+        return goal(args)
     star = sim_network(load_topology_spec(STAR))
     out = HERE / "results"
     out.mkdir(exist_ok=True)
@@ -126,6 +138,134 @@ def main() -> None:
     if sweep:
         plot_sweep(sweep, rows, out / "ina_memory.png")
     markdown(rows, sweep, leafspine)
+
+
+GOAL_FRACTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
+GOAL_GRAPHS = {"cora": "cora", "amazon_cs": "{data}/gnn_benchmark_npz/amazon_cs.npz",
+               "coauthor_phy": "{data}/gnn_benchmark_npz/coauthor_phy.npz", "reddit-like": "reddit-like:scale=0.02",
+               "products-like": "products-like:scale=0.01"}
+GOAL_RUNS = (("straw", "random", "paper"), ("switchgnn", "gamr", "paper"), ("switchgnn", "gamr", "auto"))
+
+
+def goal(args) -> None:
+    """Issue 19: SwitchGNN against the better of host-based exchange and the strawman, per memory."""
+    from netweave.ina.choose import choose_plan
+    from netweave.ina.strategies import AGGREGATOR_BYTES
+
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    rows = []
+    for name, spec in GOAL_GRAPHS.items():
+        if args.only and name not in args.only:
+            continue
+        spec = spec.format(data=args.data)
+        if "/" in spec and not Path(spec).exists():
+            continue
+        g = load_dataset(spec)
+        feature_bytes = 4 * (g.feature_dim or 128)
+        for workers in args.workers:
+            t0 = time.perf_counter()
+            rel = boundary_relation(g, metis_partition(g, workers, seed=0))
+            net = sim_network(load_topology_spec(f"star:n={workers},gbps=100,latency_us=2"))
+            demand = rel.destinations().size * -(-feature_bytes // AGGREGATOR_BYTES) * AGGREGATOR_BYTES
+            base = {"graph": name, "workers": workers, "num_nodes": g.num_nodes, "cross_edges": rel.num_cross_edges,
+                    "feature_bytes": feature_bytes, "demand_bytes": demand, "partition_s": time.perf_counter() - t0}
+            host, _ = run(rel, net, "host", None, "random", feature_bytes)
+            rows.append(base | {"fraction": None, "run": "host", **_goal_fields(host)})
+            print(json.dumps(rows[-1]), flush=True)
+            for fraction in args.fractions:
+                memory = max(int(demand * fraction), -(-feature_bytes // AGGREGATOR_BYTES) * AGGREGATOR_BYTES)
+                for strategy, order, blocking in GOAL_RUNS:
+                    t1 = time.perf_counter()
+                    if blocking == "auto":
+                        choice = choose_plan(rel, net, feature_bytes, memory, order=order)
+                        plan, extra = choice.plan, {"choice": choice.summary()}
+                    else:
+                        plan, extra = ina_plan(rel, strategy, feature_bytes, memory, order, 0, blocking=blocking), {}
+                    plan_s = time.perf_counter() - t1
+                    report = plan_report(rel, plan, net, SimConfig()).summary() | {"plan_time_s": plan_s}
+                    label = strategy if strategy == "straw" else f"switchgnn-{blocking}"
+                    rows.append(base | {"fraction": fraction, "memory_bytes": memory, "run": label,
+                                        **_goal_fields(report), **extra})
+                    print(json.dumps({k: v for k, v in rows[-1].items() if k != "choice"}), flush=True)
+    meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "load": os.getloadavg(),
+            "topology": "star, 100 Gb/s, 2 µs links", "command": "python benchmarks/bench_ina.py --goal"}
+    (out / "ina_goal.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    plot_goal(rows, out / "ina_goal.png")
+    goal_markdown(rows)
+
+
+def _goal_fields(report: dict) -> dict:
+    keys = ("traffic_bytes", "completion_time_s", "num_blocks", "peak_aggregator_bytes", "unaggregated_messages",
+            "max_queue_bytes", "plan_time_s", "sim_time_s")
+    return {k: report[k] for k in keys}
+
+
+def _goal_ratios(rows):
+    """Per (graph, workers, fraction): every run's traffic and completion over the better baseline's."""
+    host = {(r["graph"], r["workers"]): r for r in rows if r["run"] == "host"}
+    cases = {}
+    for r in rows:
+        if r["fraction"] is not None:
+            cases.setdefault((r["graph"], r["workers"], r["fraction"]), {})[r["run"]] = r
+    for (graph, workers, fraction), runs in cases.items():
+        h, straw = host[(graph, workers)], runs["straw"]
+        best_t = min(h["traffic_bytes"], straw["traffic_bytes"])
+        best_c = min(h["completion_time_s"], straw["completion_time_s"])
+        yield graph, workers, fraction, h, runs, best_t, best_c
+
+
+def goal_markdown(rows) -> None:
+    print("| graph | workers | memory / demand | host MB / µs | straw MB / µs | SwitchGNN (paper) MB / µs | "
+          "SwitchGNN (auto) MB / µs | auto's pick | auto / better baseline: traffic, completion |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for graph, workers, fraction, h, runs, best_t, best_c in _goal_ratios(rows):
+        p, a = runs["switchgnn-paper"], runs["switchgnn-auto"]
+        pick = a["choice"]["blocking"] + (" overlap" if a["choice"]["overlap"] else "") + f" ({a['num_blocks']})"
+        cell = lambda r: f"{r['traffic_bytes'] / 1e6:.3g} / {r['completion_time_s'] * 1e6:.0f}"
+        ok = a["traffic_bytes"] <= best_t and a["completion_time_s"] <= best_c
+        print(f"| {graph} | {workers} | {100 * fraction:g} % | {cell(h)} | {cell(runs['straw'])} | {cell(p)} | {cell(a)} | "
+              f"{pick} | {a['traffic_bytes'] / best_t:.3f}, {a['completion_time_s'] / best_c:.3f} {'✓' if ok else '✗'} |")
+
+
+def plot_goal(rows, path) -> None:
+    """Traffic and completion relative to host-based exchange against memory / demand, one row per
+    graph, one column pair per worker count."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    graphs = list(dict.fromkeys(r["graph"] for r in rows))
+    workers = sorted({r["workers"] for r in rows})
+    fig, axes = plt.subplots(len(graphs), 2 * len(workers), figsize=(4.2 * 2 * len(workers), 2.8 * len(graphs)),
+                             squeeze=False)
+    styles = {"straw": ("o-", "tab:orange"), "switchgnn-paper": ("s--", "tab:blue"), "switchgnn-auto": ("D-", "tab:green")}
+    labels = {"straw": "strawman", "switchgnn-paper": "SwitchGNN (paper)", "switchgnn-auto": "SwitchGNN (netweave auto)"}
+    for i, graph in enumerate(graphs):
+        for j, m in enumerate(workers):
+            host = next((r for r in rows if r["graph"] == graph and r["workers"] == m and r["run"] == "host"), None)
+            if host is None:
+                continue
+            for k, (metric, title) in enumerate((("traffic_bytes", "traffic"), ("completion_time_s", "completion"))):
+                ax = axes[i, 2 * j + k]
+                for run_name, (style, color) in styles.items():
+                    pts = sorted((r["fraction"], r[metric] / host[metric]) for r in rows
+                                 if r["graph"] == graph and r["workers"] == m and r["run"] == run_name)
+                    if pts:
+                        ax.plot([100 * x for x, _ in pts], [y for _, y in pts], style, color=color, ms=4,
+                                label=labels[run_name])
+                ax.axhline(1.0, color="gray", ls=":", label="host-based (BNS-GCN)")
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                ax.set_title(f"{graph}, {m} workers: {title}", fontsize=9)
+                ax.set_xlabel("switch memory (% of unlimited demand)", fontsize=8)
+                ax.set_ylabel(f"{title} / host-based", fontsize=8)
+                ax.grid(alpha=0.3, which="both")
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot_sweep(sweep, rows, path):

@@ -24,7 +24,7 @@ def ina(
     topology: Optional[str] = typer.Option(None, "--topology", help="A star or leaf-spine with WORKERS hosts (default star:n=WORKERS,gbps=GBPS,latency_us=2). " + TOPOLOGY_HELP),
     switch_memory: str = typer.Option("topology", "--switch-memory", help="Aggregator memory per switch (128 B aggregators): 'topology' (each switch's aggregator_memory, 100MB where the topology gives none), one size for every switch (e.g. 100MB), or 'unlimited'."),
     strategy: Strategy = typer.Option(Strategy.switchgnn, "--strategy", help="host (BNS-GCN), straw (§2.3.2 strawman) or switchgnn (GAMR + multi-level blocks)."),
-    blocking: Blocking = typer.Option(Blocking.auto, "--blocking", help="switchgnn's blocks: auto (every candidate priced on the cost model, the cheapest runs; may pick host exchange), paper (§3.3 multi-level METIS, sized by demand), multilevel / destination / hybrid (sized by peak aggregator occupancy under GAMR order), single (one block, best effort)."),
+    blocking: Blocking = typer.Option(Blocking.auto, "--blocking", help="switchgnn's blocks: auto (every candidate priced on the cost model, the cheapest runs; may pick host exchange), paper (§3.3 multi-level METIS, sized by demand), multilevel / destination / hybrid (sized by peak aggregator occupancy under GAMR order), single (one block, best effort), multicast (one block, the switch only multicasts)."),
     overlap: bool = typer.Option(False, "--overlap/--no-overlap", help="Double-buffer an explicit --blocking: blocks fit half the memory and block b+1 is sent while block b drains."),
     order: Order = typer.Option(Order.gamr, "--order", help="Sending order: gamr (priority BFS, §3.2) or random."),
     feature_dim: Optional[int] = FeatureDimOpt,

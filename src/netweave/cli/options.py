@@ -59,7 +59,8 @@ class Strategy(str, Enum):
     switchgnn = "switchgnn"
 
 
-Blocking = Enum("Blocking", {name: name for name in ("auto", "paper", "multilevel", "destination", "hybrid", "single")},
+Blocking = Enum("Blocking", {name: name for name in ("auto", "paper", "multilevel", "destination", "hybrid", "single",
+                                                        "multicast")},
                 type=str)
 
 

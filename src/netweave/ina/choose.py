@@ -6,8 +6,8 @@ regimes: every block re-sends its senders and pays a barrier. Here each candidat
 (:data:`~netweave.ina.plan.BLOCKINGS` without ``paper``, each with and without double-buffered
 blocks, all of them forwarding the destinations an aggregator cannot help
 (:mod:`~netweave.ina.forward`); one block also without that and in random order, the strawman's;
-and plain host-based exchange) is planned and priced, and the cheapest predicted completion wins
-(ties within 1 % by traffic).
+one block where the switch only multicasts; and plain host-based exchange) is planned and priced,
+and the cheapest predicted completion wins (ties within 1 % by traffic).
 
 The cost model (all assumptions here):
 
@@ -43,7 +43,7 @@ from .plan import BLOCKINGS, InaPlan, ina_plan
 from .strategies import AGGREGATOR_BYTES
 
 # what the choice considers, cheapest to plan first; "host" is BNS-GCN's exchange
-CANDIDATES = ("single", "destination", "hybrid", "multilevel")
+CANDIDATES = ("multicast", "single", "destination", "hybrid", "multilevel")
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
         add("host", False, False, order, lambda: ina_plan(rel, "host", feature_bytes, order=order, seed=seed, start=start))
     halves = smallest // 2 >= -(-feature_bytes // AGGREGATOR_BYTES)  # half the memory holds a destination
     for blocking in candidates:
-        for ov in ((False,) if blocking == "single" or not halves else overlap):
+        for ov in ((False,) if blocking in ("single", "multicast") or not halves else overlap):
             for fw, how in (((False, order), (True, order), (False, "random"), (True, "random"))
                             if blocking == "single" else ((True, order),)):
                 limit = model.max_useful_blocks(best, ov)

@@ -25,7 +25,7 @@ from .orders import block_orders
 
 STRATEGIES = ("host", "straw", "switchgnn")
 # How ``switchgnn`` cuts the cross edges into blocks (§3.3 and beyond; see :func:`switchgnn_blocks`)
-BLOCKINGS = ("paper", "multilevel", "destination", "hybrid", "single")
+BLOCKINGS = ("paper", "multilevel", "destination", "hybrid", "single", "multicast")
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,7 +127,9 @@ def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np
     * ``multilevel``: the same, sized by the peak of aggregators alive at once under GAMR order;
     * ``destination``: whole destinations in GAMR opening order, peak-sized;
     * ``hybrid``: METIS at the first level, the cut edges grouped by destination, peak-sized;
-    * ``single``: one block, best effort (the strawman's switch with SwitchGNN's order).
+    * ``single``: one block, best effort (the strawman's switch with SwitchGNN's order);
+    * ``multicast``: one block, every destination forwarded: the switch only multicasts (each
+      sender goes up once, one copy down per destination worker) and aggregates nothing.
 
     Peak sizing assumes the GAMR order; with ``order`` random the blocks are sized by demand.
     More than ``max_blocks`` blocks raises :class:`~netweave.ina.blocks.TooManyBlocks`.
@@ -135,7 +137,7 @@ def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np
     if blocking not in BLOCKINGS:
         raise NetweaveError(f"unknown blocking {blocking!r}; use one of {', '.join(BLOCKINGS)}")
     sizing = "peak" if order == "gamr" and blocking != "paper" else "demand"
-    if blocking == "single":
+    if blocking in ("single", "multicast"):
         return Blocks(np.zeros(rel.dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64))
     if blocking == "destination":
         return destination_blocks(rel, feature_bytes, memory, sizing, max_blocks)
@@ -174,6 +176,8 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     sender, dst = rel.senders(), rel.dst
     block, levels = np.zeros(dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64)
     forwarded = forwarded_destinations(rel) if forward and strategy == "switchgnn" else None
+    if strategy == "switchgnn" and blocking == "multicast":
+        forwarded = rel.need > 0
     keep = np.ones(dst.size, dtype=bool) if forwarded is None else ~forwarded[dst]
     blocked = rel if forwarded is None else rel.subset(keep)
     if strategy == "switchgnn":

@@ -6,6 +6,7 @@ the exchange, and the slowest rank's time (all-reduce MAX), repeated; rank 0 pri
 line with the median per width and the §5.1 prediction for that width.
 Environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as under torchrun).
 Usage: python benchmarks/allgather_rank.py DATASET --comm p2p|spst --topology FILE [--widths 64 256 1024] [--repeats 7]
+       [--schedule batch|rounds] [--reference]
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def main() -> None:
     ap.add_argument("--topology", required=True)
     ap.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024])
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--schedule", choices=("batch", "rounds"), default=None,
+                    help="graph_allgather's schedule (default: the function's default; older revisions have none).")
     ap.add_argument("--reference", action="store_true",
                     help="Also time gloo's own batch_isend_irecv of exactly the same messages (preallocated, no gathers).")
     args = ap.parse_args()
@@ -72,6 +75,7 @@ def main() -> None:
     comm = comm_relation(graph, Partition(job.parts, world, "job"))
     tables = tables_on(rank_tables(job.plan, comm, rank), "cpu")
     init_group(rank, world, "env://", 600.0, "cpu")
+    kwargs = {} if args.schedule is None else {"schedule": args.schedule}
     points = []
     for width in args.widths:
         x = torch.randn(tables.num_local, width)
@@ -79,7 +83,7 @@ def main() -> None:
         for _ in range(args.repeats + 1):  # the first is a warm-up
             dist.barrier()
             t0 = time.perf_counter()
-            graph_allgather(x, tables)
+            graph_allgather(x, tables, **kwargs)
             slowest = torch.tensor([time.perf_counter() - t0], dtype=torch.float64)
             dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
             times.append(float(slowest))

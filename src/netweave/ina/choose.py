@@ -6,8 +6,10 @@ regimes: every block re-sends its senders and pays a barrier. Here each candidat
 (:data:`~netweave.ina.plan.BLOCKINGS` without ``paper``, each with and without double-buffered
 blocks, all of them forwarding the destinations an aggregator cannot help
 (:mod:`~netweave.ina.forward`); one block also without that and in random order, the strawman's;
-one block where the switch only multicasts; and plain host-based exchange) is planned and priced,
-and the cheapest predicted completion wins (ties within 1 % by traffic).
+one block where the switch only multicasts; and plain host-based exchange) is planned and priced.
+Among the candidates predicted at least as good as both baselines (host-based exchange and the
+strawman, which are candidates themselves) in traffic and in completion — all of them when none
+is — the fastest predicted wins, ties within 1 % going to the least traffic.
 
 The cost model (all assumptions here):
 
@@ -130,6 +132,11 @@ class Candidate:
     plan_time_s: float
     pruned: bool = False
 
+    @property
+    def is_strawman(self) -> bool:
+        """One block, best effort, random order, nothing forwarded: §2.3.2's strawman itself."""
+        return self.blocking == "single" and not self.forward and self.order == "random"
+
     def summary(self) -> dict:
         return {"blocking": self.blocking, "overlap": self.overlap, "forward": self.forward, "order": self.order,
                 "num_blocks": self.num_blocks,
@@ -164,7 +171,8 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
                 candidates: tuple[str, ...] = CANDIDATES, overlap: tuple[bool, ...] = (False, True),
                 host: bool = True) -> Choice:
     """Plan every candidate blocking (× ``overlap``, plus ``host`` exchange) for ``memory_bytes`` and
-    return the one with the least predicted completion (see the module docstring)."""
+    return the one the module docstring's rule picks: the fastest predicted of those at least as good
+    as both baselines in traffic and in time (of all, when none is)."""
     unknown = sorted(set(candidates) - set(BLOCKINGS))
     if unknown:
         raise NetweaveError(f"unknown blocking {unknown[0]!r}; use one of {', '.join(BLOCKINGS)}")
@@ -200,6 +208,10 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
                                                             start, edge_memory, blocking, ov, max_blocks=limit,
                                                             forward=fw))
     live = [(c, p) for c, p in priced if not c.pruned]
+    baselines = [c for c, _ in live if c.blocking == "host" or c.is_strawman]
+    if baselines:  # prefer what is at least as good as both baselines in traffic and in time
+        bound = (min(c.traffic_bytes for c in baselines), min(c.completion_s for c in baselines))
+        live = [(c, p) for c, p in live if c.traffic_bytes <= bound[0] and c.completion_s <= bound[1]] or live
     fastest = min(c.completion_s for c, _ in live)
     chosen, plan = min(((c, p) for c, p in live if c.completion_s <= fastest * 1.01),
                        key=lambda cp: (cp[0].traffic_bytes, cp[0].completion_s))

@@ -88,3 +88,37 @@ def testbed_train(
     if as_json:
         return emit_json(summary)
     out.print(table("summary", {k: v for k, v in summary.items() if k not in ("epochs", "done", "switches")}))
+
+
+@testbed_app.command("gnn")
+def testbed_gnn(
+    dataset: str = typer.Argument(..., help="A dataset spec (cora, an .npz path, reddit-like:scale=0.02, ...)."),
+    workers: int = typer.Option(4, "--workers", help="Workers, one per host of star:n=WORKERS."),
+    exchange: str = typer.Option("ina", "--exchange", help="ina (through the emulated SwitchGNN switch: multicast, aggregation, blocks) or p2p (BNS-GCN: each boundary row once per remote worker)."),
+    memory: str = typer.Option("2MB", "--memory", help="The switch's aggregator memory (128 B aggregators); the plan's blocks are sized to it."),
+    gbps: float = typer.Option(1.0, "--gbps", help="Every link's rate in Gb/s (HTB on the veths, not scaled)."),
+    epochs: int = typer.Option(3, "--epochs"),
+    hidden: int = typer.Option(16, "--hidden"), layers: int = typer.Option(2, "--layers"),
+    blocking: str = typer.Option("paper", "--blocking", help="How the plan cuts blocks: paper (§3.3), multilevel, destination, hybrid or single."),
+    check: bool = typer.Option(True, "--check/--no-check", help="Also train in one process and report the largest logit difference."),
+    seed: int = typer.Option(0, "--seed"),
+    as_json: bool = JsonOpt,
+):
+    """Train GCN full-graph with its embedding exchange through an emulated SwitchGNN switch (or peer to peer)."""
+    from ..report.console import emit_json, out, table
+    from ..testbed.gnn_training import train_gnn_on_testbed
+    from ..topology.yaml_io import parse_bytes
+
+    if workers < 2:
+        raise NetweaveError(f"--workers {workers}: give at least 2")
+    r = train_gnn_on_testbed(dataset, workers, exchange, parse_bytes(memory, "--memory"), gbps, epochs, hidden, layers,
+                             seed=seed, blocking=blocking, check=check)
+    summary = {"dataset": dataset, "workers": workers, "memory_bytes": parse_bytes(memory, "--memory"), "gbps": gbps,
+               **r.summary()}
+    if as_json:
+        return emit_json(summary)
+    for e in r.epochs:
+        out.print(f"epoch {e['epoch']}: loss {e['loss']:.4f}, {e['epoch_s']:.3f} s (exchange {e['exchange_s']:.3f} s, "
+                  f"sync {e['sync_s']:.3f} s), exchange {e['exchange_bytes'] / 1e6:.2f} MB up, "
+                  f"{e['exchange_received_bytes'] / 1e6:.2f} MB down")
+    out.print(table("summary", {k: v for k, v in summary.items() if k not in ("epochs", "planned", "switch")}))

@@ -42,8 +42,10 @@ def _gloo_reference(tables, width: int, repeats: int) -> float:
         dist.barrier()
         t0 = time.perf_counter()
         for stage in stages:
-            ops = [dist.P2POp(dist.isend, out, peer) for peer, out, _ in stage if len(out)]
-            ops += [dist.P2POp(dist.irecv, inbox, peer) for peer, _, inbox in stage if len(inbox)]
+            # Receives first, as graph_allgather posts them (after sends, gloo's receive-ready
+            # notices queue behind the data on each peer's one TCP connection).
+            ops = [dist.P2POp(dist.irecv, inbox, peer) for peer, _, inbox in stage if len(inbox)]
+            ops += [dist.P2POp(dist.isend, out, peer) for peer, out, _ in stage if len(out)]
             if ops:
                 for request in dist.batch_isend_irecv(ops):
                     request.wait()

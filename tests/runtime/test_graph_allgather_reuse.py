@@ -6,6 +6,7 @@ a dropped output's buffer is reused, and ``schedule="rounds"`` gives what ``"bat
 """
 
 import datetime
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -116,3 +117,24 @@ def test_unknown_schedule_is_refused():
     tables = rank_tables(plan, comm, 0)
     with pytest.raises(ValueError, match="schedule"):
         graph_allgather(torch.zeros(tables.num_local, D), tables, schedule="ring")
+
+
+@pytest.mark.parametrize("schedule", ["batch", "rounds"])
+def test_receives_are_posted_before_sends(monkeypatch, schedule):
+    """Gloo announces a receive over the peer's one TCP connection: posted after a send to that
+    peer, the announcement queues behind the data and the two directions run one after the other."""
+    import netweave.runtime.graph_allgather as ga
+
+    g, comm, plan = make_case(4, "spst", 1)
+    tables = tables_on(rank_tables(plan, comm, 1), "cpu")
+    batches = []
+    monkeypatch.setattr(ga.dist, "batch_isend_irecv", lambda ops: batches.append([op.op for op in ops]) or [])
+    monkeypatch.setattr(ga.dist, "get_world_size", lambda group=None: 4)
+    monkeypatch.setattr(ga.dist, "P2POp", lambda op, tensor, peer, group=None: SimpleNamespace(op=op))
+    x = torch.zeros(tables.num_local, D, requires_grad=True)
+    graph_allgather(x, tables, schedule=schedule).sum().backward()
+    assert len(batches) >= len(tables.forward) + len(tables.backward)
+    for ops in batches:
+        kinds = [op is ga.dist.irecv for op in ops]
+        assert kinds == sorted(kinds, reverse=True), "a send is posted before a receive"
+    assert any(ga.dist.irecv in ops and ga.dist.isend in ops for ops in batches)

@@ -15,7 +15,8 @@ block of the layer's :class:`~netweave.ina.plan.InaPlan` (loaded from an ``.npz`
 * every worker sends its units of the block in the plan's order (UNITS: the sender's row, tagged
   with layer, direction, block, worker and the position of the first unit);
 * the switch adds each unit into the aggregators of the unit's destinations in the block
-  (float64, one sparse product per received batch: no Python loop per edge). A destination gets
+  (float32, as a switch's fixed-width aggregators would; one sparse product per received batch:
+  no Python loop per edge). A destination gets
   ``ceil(4 D / 128)`` aggregators of 128 bytes when its first contribution arrives and the memory
   has them (``memory_bytes / 128`` in all); otherwise it is *bypassed* for the block. A complete sum
   (its count reaches the destination's cross edges in the block) goes down to the destination's
@@ -277,7 +278,7 @@ class Switch:
         self.block, self.done = b, set()
         self.state = np.zeros(L.need.size, np.int8)  # 0 unseen, 1 aggregating, 2 bypassed
         self.got = np.zeros(L.need.size, np.int64)
-        self.acc = np.zeros((slots.size, L.dim))
+        self.acc = np.zeros((slots.size, L.dim), np.float32)
         self.free = L.capacity
 
     def _check(self, m: Message) -> _Layer:
@@ -332,7 +333,7 @@ class Switch:
         agg = ~L.forward_edge[edges] & (self.state[k] == 1)
         if agg.any():
             slots, inv = np.unique(k[agg], return_inverse=True)
-            s = sp.csr_matrix((np.ones(inv.size), (inv, ue[agg])), shape=(slots.size, n))
+            s = sp.csr_matrix((np.ones(inv.size, np.float32), (inv, ue[agg])), shape=(slots.size, n))
             self.acc[L.pos[slots]] += s @ x
             self.got[slots] += np.bincount(inv, minlength=slots.size)
             self.counters["aggregated_edges"] += int(agg.sum())
@@ -342,7 +343,7 @@ class Switch:
                 for w in np.unique(L.owner[complete]).tolist():
                     c = complete[L.owner[complete] == w]
                     self.conns[w].queue(SUMS, p["dest_v"][c].astype(np.int32), L.need[c].astype(np.int32),
-                                        self.acc[L.pos[c]].astype(np.float32), layer=m.layer, direction=m.direction,
+                                        self.acc[L.pos[c]], layer=m.layer, direction=m.direction,
                                         block=b, count=c.size, dim=L.dim, seq=m.seq)
                     self.counters["sums"] += int(c.size)
         copy = ~agg

@@ -89,8 +89,13 @@ def main() -> None:
     ap.add_argument("--goal", action="store_true", help="issue 19's memory sweep at 8 and 128 workers instead")
     ap.add_argument("--workers", type=int, nargs="*", default=[8, 128], help="--goal: worker counts")
     ap.add_argument("--fractions", type=float, nargs="*", default=GOAL_FRACTIONS, help="--goal: memory / demand")
+    ap.add_argument("--table", action="store_true", help="--goal: print the table and redraw the plot of the saved results")
     args = ap.parse_args()
     os.environ.setdefault("NETWEAVE_NO_PROGRESS", "1")
+    if args.goal and args.table:
+        rows = json.loads((HERE / "results" / "ina_goal.json").read_text())["rows"]
+        plot_goal(rows, HERE / "results" / "ina_goal.png")
+        return goal_markdown(rows)
     if args.goal:
         return goal(args)
     star = sim_network(load_topology_spec(STAR))
@@ -221,7 +226,9 @@ def goal_markdown(rows) -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for graph, workers, fraction, h, runs, best_t, best_c in _goal_ratios(rows):
         p, a = runs["switchgnn-paper"], runs["switchgnn-auto"]
-        pick = a["choice"]["blocking"] + (" overlap" if a["choice"]["overlap"] else "") + f" ({a['num_blocks']})"
+        c = a["choice"]
+        pick = (c["blocking"] + (" overlap" if c["overlap"] else "") + (", random order" if c["order"] == "random" else "")
+                + ("" if c["forward"] or c["blocking"] == "multicast" else ", none forwarded") + f" ({a['num_blocks']})")
         cell = lambda r: f"{r['traffic_bytes'] / 1e6:.3g} / {r['completion_time_s'] * 1e6:.0f}"
         ok = a["traffic_bytes"] <= best_t and a["completion_time_s"] <= best_c
         print(f"| {graph} | {workers} | {100 * fraction:g} % | {cell(h)} | {cell(runs['straw'])} | {cell(p)} | {cell(a)} | "

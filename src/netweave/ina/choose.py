@@ -166,6 +166,29 @@ def price(plan: InaPlan, model: PathModel, capacity: int | None) -> tuple[int, f
     return replay.messages * plan.feature_bytes, model.completion(replay, plan.feature_bytes, plan.overlap)
 
 
+def _preferred(live: list[tuple[Candidate, InaPlan | None]]) -> list[tuple[Candidate, InaPlan | None]]:
+    """The candidates at least as good as both baselines (host exchange, the strawman) in traffic
+    and in time; all of them when none is."""
+    baselines = [c for c, _ in live if c.blocking == "host" or c.is_strawman]
+    if not baselines:
+        return live
+    traffic, completion = min(c.traffic_bytes for c in baselines), min(c.completion_s for c in baselines)
+    return [(c, p) for c, p in live if c.traffic_bytes <= traffic and c.completion_s <= completion] or live
+
+
+def _slowest_useful(priced: list[tuple[Candidate, InaPlan | None]]) -> float:
+    """A completion no candidate slower than can be chosen: the fastest that beats both baselines so
+    far (the pick is the fastest such, when there is one), else the faster baseline (a candidate
+    slower than that beats neither it nor, being slower than a baseline, the fastest of all)."""
+    live = [c for c, _ in priced if not c.pruned]
+    baselines = [c.completion_s for c in live if c.blocking == "host" or c.is_strawman]
+    if not baselines:
+        return min((c.completion_s for c in live), default=np.inf)
+    traffic = min(c.traffic_bytes for c in live if c.blocking == "host" or c.is_strawman)
+    good = [c.completion_s for c in live if c.traffic_bytes <= traffic and c.completion_s <= min(baselines)]
+    return min(good, default=min(baselines))
+
+
 def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: int | np.ndarray,
                 edge_memory: np.ndarray | None = None, order: str = "gamr", seed: int = 0, start: int | None = None,
                 candidates: tuple[str, ...] = CANDIDATES, overlap: tuple[bool, ...] = (False, True),
@@ -181,10 +204,8 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
     model = PathModel.of(net, feature_bytes)
     smallest = int(np.min(memory_bytes)) // AGGREGATOR_BYTES
     priced: list[tuple[Candidate, InaPlan | None]] = []
-    best = np.inf
 
     def add(blocking: str, ov: bool, fw: bool, how: str, build) -> None:
-        nonlocal best
         t0 = time.perf_counter()
         try:
             plan = build()
@@ -194,7 +215,6 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
         traffic, completion = price(plan, model, smallest // 2 if plan.overlap else smallest)
         priced.append((Candidate(blocking, plan.overlap, fw, how, plan.num_blocks, traffic, completion,
                                  time.perf_counter() - t0), plan))
-        best = min(best, completion)
 
     if host:
         add("host", False, False, order, lambda: ina_plan(rel, "host", feature_bytes, order=order, seed=seed, start=start))
@@ -203,15 +223,11 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
         for ov in ((False,) if blocking in ("single", "multicast") or not halves else overlap):
             for fw, how in (((False, order), (True, order), (False, "random"), (True, "random"))
                             if blocking == "single" else ((True, order),)):
-                limit = model.max_useful_blocks(best, ov)
+                limit = model.max_useful_blocks(_slowest_useful(priced), ov)
                 add(blocking, ov, fw, how, lambda: ina_plan(rel, "switchgnn", feature_bytes, memory_bytes, how, seed,
                                                             start, edge_memory, blocking, ov, max_blocks=limit,
                                                             forward=fw))
-    live = [(c, p) for c, p in priced if not c.pruned]
-    baselines = [c for c, _ in live if c.blocking == "host" or c.is_strawman]
-    if baselines:  # prefer what is at least as good as both baselines in traffic and in time
-        bound = (min(c.traffic_bytes for c in baselines), min(c.completion_s for c in baselines))
-        live = [(c, p) for c, p in live if c.traffic_bytes <= bound[0] and c.completion_s <= bound[1]] or live
+    live = _preferred([(c, p) for c, p in priced if not c.pruned])
     fastest = min(c.completion_s for c, _ in live)
     chosen, plan = min(((c, p) for c, p in live if c.completion_s <= fastest * 1.01),
                        key=lambda cp: (cp[0].traffic_bytes, cp[0].completion_s))

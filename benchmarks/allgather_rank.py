@@ -3,7 +3,8 @@
 Every rank derives the same partition and plan (METIS and SPST are seeded), then times
 ``graph_allgather`` of random ``(num_local, D)`` float32 embeddings for each width ``D``: a barrier,
 the exchange, and the slowest rank's time (all-reduce MAX), repeated; rank 0 prints one JSON
-line with the median per width and the §5.1 prediction for that width.
+line with the median per width, the §5.1 prediction for that width and the α–β one at the wire's
+speed (calibrated α per stage, link latencies, nominal bandwidth).
 Environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as under torchrun).
 Usage: python benchmarks/allgather_rank.py DATASET --comm p2p|spst --topology FILE [--widths 64 256 1024] [--repeats 7]
        [--schedule batch|rounds] [--reference]
@@ -12,6 +13,7 @@ Usage: python benchmarks/allgather_rank.py DATASET --comm p2p|spst --topology FI
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -24,12 +26,17 @@ from netweave.graph import load_dataset
 from netweave.partition import Partition, comm_relation
 from netweave.runtime.graph_allgather import graph_allgather
 from netweave.plan import worker_links
-from netweave.plan.cost import DGCL_MODEL
+from netweave.plan.cost import ALPHA_BETA, DGCL_MODEL
 from netweave.runtime.job import epoch_comm_s
 from netweave.scenarios import TrainScenario
 from netweave.topology import load_topology_spec
 from netweave.runtime.launcher import init_group
 from netweave.runtime.rank_tables import rank_tables, tables_on
+
+
+# The α–β model at the wire's speed: the calibrated α per stage and link latencies, but the links'
+# nominal bandwidth (η = 1), the target of issue 20 goal 3 ("within 1.2 × the α–β prediction").
+WIRE_ALPHA_BETA = dataclasses.replace(ALPHA_BETA, name="alpha-beta-wire", bandwidth_efficiency=1.0)
 
 
 def _gloo_reference(tables, width: int, repeats: int) -> float:
@@ -90,7 +97,8 @@ def main() -> None:
             dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
             times.append(float(slowest))
         point = {"width": width, "measured_s": statistics.median(times[1:]),
-                 "predicted_s": epoch_comm_s(job.plan, links, DGCL_MODEL, [width])}
+                 "predicted_s": epoch_comm_s(job.plan, links, DGCL_MODEL, [width]),
+                 "predicted_ab_s": epoch_comm_s(job.plan, links, WIRE_ALPHA_BETA, [width])}
         if args.reference:
             point["gloo_s"] = _gloo_reference(tables, width, args.repeats)
         points.append(point)

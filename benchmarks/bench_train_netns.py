@@ -14,8 +14,11 @@ Fig. 10 — with a linear fit and a plot ``train_netns.png``; (2) GCN training: 
 per-epoch exchange time (mean over ranks, includes waiting for slower peers) next to the
 prediction for the same exchanges (layer inputs forward, hidden gradients backward).
 Writes ``benchmarks/results/train_netns.json`` and prints Markdown rows.
+With ``--baseline-rev REV`` the isolated allgathers also run on that revision (before), back to
+back with this tree's; ``--schedules batch rounds`` times this tree's with each schedule. The fit
+is over this tree's points only.
 Usage: sudo python benchmarks/bench_train_netns.py [--data ../shared/data] [--epochs 5] [--only cora]
-       [--widths 64 256 1024] [--no-train] [--out train_netns]
+       [--widths 64 256 1024] [--no-train] [--out train_netns] [--schedules batch rounds] [--baseline-rev REV]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -99,11 +103,12 @@ class Mesh:
         for name in self.names:
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
-    def run(self, command: list[str], timeout_s: float) -> dict:
+    def run(self, command: list[str], timeout_s: float, pythonpath: str | None = None) -> dict:
         """Run ``python COMMAND`` as one rank per namespace; the JSON line rank 0 prints."""
         procs = []
+        extra = {} if pythonpath is None else {"PYTHONPATH": pythonpath}
         for i in range(self.size):
-            env = {**os.environ, "RANK": str(i), "WORLD_SIZE": str(self.size), "LOCAL_RANK": "0",
+            env = {**os.environ, **extra, "RANK": str(i), "WORLD_SIZE": str(self.size), "LOCAL_RANK": "0",
                    "LOCAL_WORLD_SIZE": "1", "MASTER_ADDR": self.address(0), "MASTER_PORT": str(PORT),
                    "GLOO_SOCKET_IFNAME": "eth0", "NETWEAVE_NO_PROGRESS": "1", "OMP_NUM_THREADS": "1"}
             cmd = ["ip", "netns", "exec", self.names[i], sys.executable, *command]
@@ -150,6 +155,10 @@ def main() -> None:
     ap.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024], help="allgather widths (float32 values)")
     ap.add_argument("--no-train", action="store_true", help="only the isolated allgathers")
     ap.add_argument("--out", default="train_netns", help="results name: benchmarks/results/OUT.json and OUT.png")
+    ap.add_argument("--schedules", nargs="+", choices=("batch", "rounds"), default=None,
+                    help="time the isolated allgather with each graph_allgather schedule (default: its default)")
+    ap.add_argument("--baseline-rev", help="also time the isolated allgathers on this git revision (a temporary "
+                    "worktree, its own allgather_rank.py), back to back with this tree's; 'before' in the rows")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("needs root (network namespaces and tc)")
@@ -158,25 +167,59 @@ def main() -> None:
     workers, rates = mesh_rates(TOPOLOGY)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so the namespaces are removed on kill too
     rows, points = [], []
-    with Mesh(rates, len(workers)) as mesh:
-        for name, spec in graphs.items():
-            if args.only and name not in args.only:
-                continue
-            for comm in ("p2p", "spst"):
-                op = mesh.run([str(HERE / "allgather_rank.py"), spec, "--comm", comm, "--topology", str(TOPOLOGY),
-                               "--widths", *map(str, args.widths)], timeout_s=1800)
-                points += [{"graph": name, "comm": comm, "num_stages": op["num_stages"], **pt} for pt in op["points"]]
+    base = None
+    if args.baseline_rev:
+        base = Path(tempfile.mkdtemp()) / "base"
+        subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", str(base), args.baseline_rev],
+                       check=True, capture_output=True)
+    variants = ([("before", base)] if base else []) + [(s, None) for s in (args.schedules or [None])]
+    try:
+        with Mesh(rates, len(workers)) as mesh:
+            train(args, graphs, mesh, workers, variants, points, rows)
+    finally:
+        if base is not None:
+            subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(base)],
+                           capture_output=True)
+            base.parent.rmdir()
+    report(args, points, rows)
+
+
+def train(args, graphs, mesh, workers, variants, points, rows) -> None:
+    for name, spec in graphs.items():
+        if args.only and name not in args.only:
+            continue
+        for comm in ("p2p", "spst"):
+            for variant, tree in variants:
+                root = tree or HERE.parent
+                command = [str(root / "benchmarks" / "allgather_rank.py"), spec, "--comm", comm,
+                           "--topology", str(TOPOLOGY), "--widths", *map(str, args.widths)]
+                if tree is None and variant is not None:
+                    command += ["--schedule", variant]
+                op = mesh.run(command, timeout_s=1800, pythonpath=str(root / "src"))
+                points += [{"graph": name, "comm": comm, "num_stages": op["num_stages"], "variant": variant,
+                            "load_1min": os.getloadavg()[0], **pt} for pt in op["points"]]
                 print(json.dumps(points[-1]), flush=True)
-                if args.no_train:
-                    continue
-                r = mesh.run(["-m", "netweave", "train", spec, "--workers", str(len(workers)), "--comm", comm,
-                              "--topology", str(TOPOLOGY), "--epochs", str(args.epochs), "--timeout", "600",
-                              "--cost-model", "dgcl", "--json"],
-                             timeout_s=3600)
-                row = {"graph": name, "comm": comm, "num_stages": r["num_stages"],
-                       **{k: r[k] for k in ("predicted_comm_s", "median_comm_s", "median_epoch_s", "exchange_bytes_per_epoch")}}
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+            if args.no_train:
+                continue
+            r = mesh.run(["-m", "netweave", "train", spec, "--workers", str(len(workers)), "--comm", comm,
+                          "--topology", str(TOPOLOGY), "--epochs", str(args.epochs), "--timeout", "600",
+                          "--cost-model", "dgcl", "--json"],
+                         timeout_s=3600)
+            row = {"graph": name, "comm": comm, "num_stages": r["num_stages"],
+                   **{k: r[k] for k in ("predicted_comm_s", "median_comm_s", "median_epoch_s", "exchange_bytes_per_epoch")}}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+
+
+def report(args, points, rows) -> None:
+    points_all = points
+    for p in points_all:  # older revisions print no α–β prediction: the same plan's from this tree
+        if "predicted_ab_s" not in p:
+            p["predicted_ab_s"] = next((q["predicted_ab_s"] for q in points_all if "predicted_ab_s" in q and
+                                        (q["graph"], q["comm"], q["width"]) == (p["graph"], p["comm"], p["width"])),
+                                       float("nan"))
+    fitted = (args.schedules or [None])[0]
+    points = [p for p in points_all if p["variant"] == fitted]
     pred = np.array([p["predicted_s"] for p in points])
     meas = np.array([p["measured_s"] for p in points])
     fit = np.polyfit(pred, meas, 1)
@@ -186,15 +229,19 @@ def main() -> None:
                        "topology": str(TOPOLOGY.name), "epochs": 0 if args.no_train else args.epochs,
                        "cpus": os.cpu_count(), "load_1min": os.getloadavg()[0]},
               "allgather_fit": {"slope": fit[0], "intercept_s": fit[1], "r2": r2},
-              "allgather": points, "training": rows}
+              "allgather": points_all, "training": rows}
     (HERE / "results" / f"{args.out}.json").write_text(json.dumps(result, indent=1))
     plot(points, HERE / "results" / f"{args.out}.png", fit)
-    print("\n| graph | plan | stages | width | predicted (ms) | measured (ms) | measured / predicted |")
-    print("|---|---|---|---|---|---|---|")
-    for p in points:
-        print(f"| {p['graph']} | {p['comm']} | {p['num_stages']} | {p['width']} | {1e3 * p['predicted_s']:.1f} | "
-              f"{1e3 * p['measured_s']:.1f} | {p['measured_s'] / p['predicted_s']:.2f} |")
-    print(f"\none graph allgather: measured = {fit[0]:.3f} x predicted + {fit[1] * 1e3:.1f} ms, R^2 = {r2:.3f}")
+    print("\n| graph | plan | stages | width | variant | §5.1 (ms) | α–β at wire speed (ms) | measured (ms) | "
+          "measured / §5.1 | measured / α–β | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for p in points_all:
+        print(f"| {p['graph']} | {p['comm']} | {p['num_stages']} | {p['width']} | {p['variant'] or 'default'} | "
+              f"{1e3 * p['predicted_s']:.1f} | {1e3 * p['predicted_ab_s']:.1f} | {1e3 * p['measured_s']:.1f} | "
+              f"{p['measured_s'] / p['predicted_s']:.2f} | {p['measured_s'] / p['predicted_ab_s']:.2f} | "
+              f"{p['load_1min']:.1f} |")
+    print(f"\none graph allgather ({fitted or 'default'}): measured = {fit[0]:.3f} x §5.1 + {fit[1] * 1e3:.1f} ms, "
+          f"R^2 = {r2:.3f}")
     print("\n| graph | plan | predicted comm / epoch (ms) | measured comm / epoch (ms) | epoch (ms) | MB / epoch |")
     print("|---|---|---|---|---|---|")
     for r in rows:

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import NetweaveError
 from .gnn_switch import (BYE, COPIES, DONE, EXCHANGE_KINDS, GRAD, GRADSUM, HEADER, HELLO, MAGIC, NEXT, ROWS, SUMS, UNITS,
-                         Conn, ProtocolError, drain, edge_ranges, load_plans, plan_arrays, pump, save_plans)
+                         Conn, ProtocolError, load_plans, plan_arrays, pump, save_plans)
 
 EXCHANGES = ("ina", "p2p")
 SWITCH_PORT, PEER_PORT = 47100, 47101
@@ -395,9 +395,9 @@ def worker_main(cfg: dict) -> None:
     np.save(os.path.join(cfg["directory"], f"logits{rank}.npy"), logits)
     for c in conns:
         c.queue(BYE, sender=rank)
-    drain(conns, timeout)
-    if cfg["exchange"] == "p2p":  # peers may still read: wait until each closes its end
-        time.sleep(0.2)
+    pump([switch], lambda: True, lambda c, m: None, timeout, "the BYE to leave")  # the switch closes after all BYEs
+    peers = conns[1:]  # a stream closed with unread data resets: wait for every peer's BYE first
+    pump(peers, lambda: all(c.bye for c in peers), lambda c, m: None, timeout, "the peers' BYE")
     print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls}), flush=True)
 
 

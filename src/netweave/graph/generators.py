@@ -185,10 +185,10 @@ def node_data(n: int, feat: int, classes: int, rng: np.random.Generator,
     return data
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _add_rows(x, centres, labels):  # pragma: no cover - compiled
     """``x += centres[labels]`` in place, without the ``(n, feat)`` temporary."""
-    for i in numba.prange(x.shape[0]):
+    for i in range(x.shape[0]):
         x[i, :] += centres[labels[i], :]
 
 

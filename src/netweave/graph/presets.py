@@ -67,7 +67,8 @@ def preset_graph(name: str, scale: float = 1.0, seed: int = 0, feat: int | None 
     width = p.features if feat is None else feat
     check_generator_memory(f"{name}:scale={scale:g}" + (f",feat={width}" if feat is not None else ""), n, m, width,
                            fix="lower scale" + (" or pass feat=0" if width else ""),
-                           per_vertex=64, per_edge=32)  # measured ~20 (reddit-like:scale=1): 2 uniforms, 1 endpoint, 1 key per draw
+                           per_vertex=64, per_edge=48)  # measured ~20 RSS (reddit-like:scale=1: 2 uniforms, 1 endpoint,
+    # 1 key per draw); 48 leaves room for the merge's temporaries and the address space a limit counts
     rng = np.random.default_rng(seed)
     labels = rng.choice(p.classes, n, p=rng.dirichlet(np.full(p.classes, 4.0)))
     weight = rng.lognormal(0.0, p.sigma, n)
@@ -116,21 +117,21 @@ def preset_graph(name: str, scale: float = 1.0, seed: int = 0, feat: int | None 
     return graph_from_keys(keys, n, name=f"{name}-{scale:g}", **data)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _pick_anywhere(pos, acc, prob, alias, out):  # pragma: no cover - compiled
     """``AliasTable.sample(0, rng, size=k)`` over one segment ``[0, n)`` given its two uniforms."""
     span = prob.shape[0]
-    for i in numba.prange(out.shape[0]):
+    for i in range(out.shape[0]):
         idx = np.int64(pos[i] * span)
         out[i] = idx if acc[i] < prob[idx] else alias[idx]
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _keys_inside(u, pos, acc, labels, bounds, prob, alias, order, n):  # pragma: no cover - compiled
     """Second endpoints inside u's community (``order[within.sample(labels[u])]``), as edge keys
     ``min * n + max``; -1 for a self-loop (dropped after sorting, by ``unique_keys``)."""
     keys = np.empty(u.shape[0], np.int64)
-    for i in numba.prange(u.shape[0]):
+    for i in range(u.shape[0]):
         seg = labels[u[i]]
         lo = bounds[seg]
         idx = lo + np.int64(pos[i] * (bounds[seg + 1] - lo))
@@ -139,12 +140,12 @@ def _keys_inside(u, pos, acc, labels, bounds, prob, alias, order, n):  # pragma:
     return keys
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _keys_across(u, pos, acc, prob, alias, labels, n):  # pragma: no cover - compiled
     """Second endpoints anywhere, as edge keys ``min * n + max`` when in another community, else -1."""
     span = prob.shape[0]
     keys = np.empty(u.shape[0], np.int64)
-    for i in numba.prange(u.shape[0]):
+    for i in range(u.shape[0]):
         idx = np.int64(pos[i] * span)
         v = idx if acc[i] < prob[idx] else alias[idx]
         keys[i] = min(u[i], v) * n + max(u[i], v) if labels[u[i]] != labels[v] else -1

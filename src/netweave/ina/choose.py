@@ -33,7 +33,9 @@ and reported as pruned.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -166,7 +168,7 @@ def price(plan: InaPlan, model: PathModel, capacity: int | None) -> tuple[int, f
     return replay.messages * plan.feature_bytes, model.completion(replay, plan.feature_bytes, plan.overlap)
 
 
-def _preferred(live: list[tuple[Candidate, InaPlan | None]]) -> list[tuple[Candidate, InaPlan | None]]:
+def _preferred(live: list[tuple[Candidate, object]]) -> list[tuple[Candidate, object]]:
     """The candidates at least as good as both baselines (host exchange, the strawman) in traffic
     and in time; all of them when none is."""
     baselines = [c for c, _ in live if c.blocking == "host" or c.is_strawman]
@@ -176,7 +178,7 @@ def _preferred(live: list[tuple[Candidate, InaPlan | None]]) -> list[tuple[Candi
     return [(c, p) for c, p in live if c.traffic_bytes <= traffic and c.completion_s <= completion] or live
 
 
-def _slowest_useful(priced: list[tuple[Candidate, InaPlan | None]]) -> float:
+def _slowest_useful(priced: list[tuple[Candidate, object]]) -> float:
     """A completion no candidate slower than can be chosen: the fastest that beats both baselines so
     far (the pick is the fastest such, when there is one), else the faster baseline (a candidate
     slower than that beats neither it nor, being slower than a baseline, the fastest of all)."""
@@ -203,9 +205,10 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
         raise NetweaveError("switchgnn needs a finite --switch-memory (its blocks are sized to it)")
     model = PathModel.of(net, feature_bytes)
     smallest = int(np.min(memory_bytes)) // AGGREGATOR_BYTES
-    priced: list[tuple[Candidate, InaPlan | None]] = []
+    # every candidate keeps how to build its plan, not the plan: at Reddit's size a plan is ~3 GB
+    priced: list[tuple[Candidate, Callable[[], InaPlan] | None]] = []
 
-    def add(blocking: str, ov: bool, fw: bool, how: str, build) -> None:
+    def add(blocking: str, ov: bool, fw: bool, how: str, build: Callable[[], InaPlan]) -> None:
         t0 = time.perf_counter()
         try:
             plan = build()
@@ -214,21 +217,21 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
             return
         traffic, completion = price(plan, model, smallest // 2 if plan.overlap else smallest)
         priced.append((Candidate(blocking, plan.overlap, fw, how, plan.num_blocks, traffic, completion,
-                                 time.perf_counter() - t0), plan))
+                                 time.perf_counter() - t0), build))
 
     if host:
-        add("host", False, False, order, lambda: ina_plan(rel, "host", feature_bytes, order=order, seed=seed, start=start))
+        add("host", False, False, order, partial(ina_plan, rel, "host", feature_bytes, order=order, seed=seed, start=start))
     halves = smallest // 2 >= -(-feature_bytes // AGGREGATOR_BYTES)  # half the memory holds a destination
     for blocking in candidates:
         for ov in ((False,) if blocking in ("single", "multicast") or not halves else overlap):
             for fw, how in (((False, order), (True, order), (False, "random"), (True, "random"))
                             if blocking == "single" else ((True, order),)):
                 limit = model.max_useful_blocks(_slowest_useful(priced), ov)
-                add(blocking, ov, fw, how, lambda: ina_plan(rel, "switchgnn", feature_bytes, memory_bytes, how, seed,
-                                                            start, edge_memory, blocking, ov, max_blocks=limit,
-                                                            forward=fw))
-    live = _preferred([(c, p) for c, p in priced if not c.pruned])
+                add(blocking, ov, fw, how, partial(ina_plan, rel, "switchgnn", feature_bytes, memory_bytes, how, seed,
+                                                   start, edge_memory, blocking, ov, max_blocks=limit, forward=fw))
+    live = _preferred([(c, b) for c, b in priced if not c.pruned])
     fastest = min(c.completion_s for c, _ in live)
-    chosen, plan = min(((c, p) for c, p in live if c.completion_s <= fastest * 1.01),
-                       key=lambda cp: (cp[0].traffic_bytes, cp[0].completion_s))
+    chosen, build = min(((c, b) for c, b in live if c.completion_s <= fastest * 1.01),
+                        key=lambda cb: (cb[0].traffic_bytes, cb[0].completion_s))
+    plan = build()  # deterministic: the plan that was priced
     return Choice(plan, chosen, tuple(c for c, _ in priced))

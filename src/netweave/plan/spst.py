@@ -94,6 +94,25 @@ def _better(a1, a2, b1, b2, tol):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def _relax(v, k, b1, b2, m, done, exists, link_time, stage_time, d1, d2, dep, parent, tol):  # pragma: no cover - compiled
+    """Dijkstra's relaxation from worker ``v`` at label ``(b1, b2)`` over its stage-``k`` links to every
+    worker not yet settled: the edge weight is ``C(k, e) = max(0, t_e - t^k)`` (Algorithm 2), ties by
+    the link time itself."""
+    st = stage_time[k]
+    for w in range(m):
+        l = v * m + w
+        if done[w] or not exists[l]:
+            continue
+        c2 = link_time[k, l]
+        c1 = max(0.0, c2 - st)
+        if _better(b1 + c1, b2 + c2, d1[w], d2[w], tol):
+            d1[w] = b1 + c1
+            d2[w] = b2 + c2
+            dep[w] = k
+            parent[w] = v
+
+
+@numba.njit(cache=True)
 def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, link_hops, hop_bw,
                  hop_link_ptr, hop_links, fb, tol):  # pragma: no cover - compiled
     max_stage = max(m - 1, 1)
@@ -158,23 +177,10 @@ def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, li
                     d1[v] = np.inf
                     d2[v] = np.inf
                     dep[v] = -1
-            for i in range(nt):
+            for i in range(nt):  # done is in_tree here
                 v = tree[i]
-                k = depth[v] + 1
-                if k > max_stage:
-                    continue
-                st = stage_time[k]
-                for w in range(m):
-                    l = v * m + w
-                    if in_tree[w] or not exists[l]:
-                        continue
-                    c2 = link_time[k, l]
-                    c1 = max(0.0, c2 - st)
-                    if _better(c1, c2, d1[w], d2[w], tol):
-                        d1[w] = c1
-                        d2[w] = c2
-                        dep[w] = k
-                        parent[w] = v
+                if depth[v] + 1 <= max_stage:
+                    _relax(v, depth[v] + 1, 0.0, 0.0, m, done, exists, link_time, stage_time, d1, d2, dep, parent, tol)
             target = -1
             for _ in range(m - nt):
                 v = -1
@@ -187,21 +193,8 @@ def _spst_kernel(order, vertices, owner, dest_ptr, dest, m, exists, link_ptr, li
                 if is_dest[v]:
                     target = v
                     break
-                k = dep[v] + 1
-                if k > max_stage:
-                    continue
-                st = stage_time[k]
-                for w in range(m):
-                    l = v * m + w
-                    if done[w] or not exists[l]:
-                        continue
-                    c2 = link_time[k, l]
-                    c1 = max(0.0, c2 - st)
-                    if _better(d1[v] + c1, d2[v] + c2, d1[w], d2[w], tol):
-                        d1[w] = d1[v] + c1
-                        d2[w] = d2[v] + c2
-                        dep[w] = k
-                        parent[w] = v
+                if dep[v] + 1 <= max_stage:
+                    _relax(v, dep[v] + 1, d1[v], d2[v], m, done, exists, link_time, stage_time, d1, d2, dep, parent, tol)
             if target < 0:
                 return out_stage[:0], out_src[:0], out_dst[:0], out_vertex[:0], start[:0], start[:0], u
             # Add the path to the tree and to S (lines 9-10), updating loads, stage times and

@@ -30,7 +30,7 @@ from ..errors import NetweaveError
 from ..graph.graph import sorted_unique
 from ..partition.metis import metis_labels
 from .boundary import BoundaryRelation
-from .occupancy import edge_set_peak
+from .occupancy import edge_set_peak, worker_rank
 from .orders import dependency_order
 from .strategies import AGGREGATOR_BYTES
 
@@ -211,9 +211,7 @@ def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: 
     seq = dependency_order(sender, dst, "gamr", 0)
     rank = np.empty(parts.size, dtype=np.int64)
     worker = parts[seq]
-    by = np.argsort(worker, kind="stable")
-    first = np.searchsorted(worker[by], worker[by])
-    rank[seq[by]] = (np.arange(seq.size) - first) * m + worker[by]
+    rank[seq] = worker_rank(worker, np.arange(seq.size)) * m + worker
     ids = sorted_unique(dst)
     dest = np.searchsorted(ids, dst)
     opens = np.full(ids.size, np.iinfo(np.int64).max, dtype=np.int64)

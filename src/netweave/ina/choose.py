@@ -168,27 +168,34 @@ def price(plan: InaPlan, model: PathModel, capacity: int | None) -> tuple[int, f
     return replay.messages * plan.feature_bytes, model.completion(replay, plan.feature_bytes, plan.overlap)
 
 
+def _baselines(candidates) -> tuple[int, float] | None:
+    """The least traffic and the least completion of the baselines (host exchange, the strawman)
+    among the priced ``candidates``; ``None`` when neither has been priced."""
+    base = [c for c in candidates if not c.pruned and (c.blocking == "host" or c.is_strawman)]
+    if not base:
+        return None
+    return min(c.traffic_bytes for c in base), min(c.completion_s for c in base)
+
+
 def _preferred(live: list[tuple[Candidate, object]]) -> list[tuple[Candidate, object]]:
     """The candidates at least as good as both baselines (host exchange, the strawman) in traffic
     and in time; all of them when none is."""
-    baselines = [c for c, _ in live if c.blocking == "host" or c.is_strawman]
-    if not baselines:
+    bound = _baselines(c for c, _ in live)
+    if bound is None:
         return live
-    traffic, completion = min(c.traffic_bytes for c in baselines), min(c.completion_s for c in baselines)
-    return [(c, p) for c, p in live if c.traffic_bytes <= traffic and c.completion_s <= completion] or live
+    return [(c, p) for c, p in live if c.traffic_bytes <= bound[0] and c.completion_s <= bound[1]] or live
 
 
 def _slowest_useful(priced: list[tuple[Candidate, object]]) -> float:
     """A completion no candidate slower than can be chosen: the fastest that beats both baselines so
     far (the pick is the fastest such, when there is one), else the faster baseline (a candidate
     slower than that beats neither it nor, being slower than a baseline, the fastest of all)."""
-    live = [c for c, _ in priced if not c.pruned]
-    baselines = [c.completion_s for c in live if c.blocking == "host" or c.is_strawman]
-    if not baselines:
-        return min((c.completion_s for c in live), default=np.inf)
-    traffic = min(c.traffic_bytes for c in live if c.blocking == "host" or c.is_strawman)
-    good = [c.completion_s for c in live if c.traffic_bytes <= traffic and c.completion_s <= min(baselines)]
-    return min(good, default=min(baselines))
+    live = [(c, p) for c, p in priced if not c.pruned]
+    bound = _baselines(c for c, _ in live)
+    if bound is None:
+        return min((c.completion_s for c, _ in live), default=np.inf)
+    return min((c.completion_s for c, _ in live if c.traffic_bytes <= bound[0] and c.completion_s <= bound[1]),
+               default=bound[1])
 
 
 def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: int | np.ndarray,

@@ -106,6 +106,16 @@ def interleaved(worker: np.ndarray, rank: np.ndarray, group: np.ndarray | None =
     return np.lexsort(keys)
 
 
+def worker_rank(worker: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """``(U,)`` each unit's place in its worker's sending sequence, the worker sending by ascending
+    ``position`` (ties by index)."""
+    by = np.lexsort((position, worker))
+    sorted_worker = worker[by]
+    rank = np.empty(worker.size, dtype=np.int64)
+    rank[by] = np.arange(worker.size) - np.searchsorted(sorted_worker, sorted_worker)
+    return rank
+
+
 @dataclass(frozen=True, eq=False)
 class Replay:
     """Per block ``b`` and worker ``h``: ``up``/``down`` ``(B, M)`` messages on the host links;
@@ -164,11 +174,7 @@ def edge_set_peak(sender: np.ndarray, dst: np.ndarray, parts: np.ndarray, positi
     starts = np.flatnonzero(np.r_[True, sender[1:] != sender[:-1]])
     lo, hi = starts, np.append(starts[1:], sender.size)
     worker = parts[sender[lo]]
-    by = np.lexsort((position[lo], worker))  # each worker's units in sending order
-    rank = np.empty(lo.size, dtype=np.int64)
-    wsorted = worker[by]
-    first = np.searchsorted(wsorted, wsorted)
-    rank[by] = np.arange(lo.size) - first
+    rank = worker_rank(worker, position[lo])
     arrival = interleaved(worker, rank)
     dest_ids = sorted_unique(dst)
     dest = np.searchsorted(dest_ids, dst)

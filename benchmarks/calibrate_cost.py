@@ -1,8 +1,9 @@
 """Fit the α–β cost model's constants to measured graph allgathers (issue 15).
 
-Input: ``benchmarks/results/train_netns.json`` (``bench_train_netns.py``: 3 graphs × P2P/SPST × 3
-widths, one graph allgather over tc-shaped veth links between network namespaces, gloo over
-TCP, median of 7). For each point the plan is rebuilt exactly as that benchmark built it
+Input: ``benchmarks/results/netns_recal.json`` (``--source``; ``bench_train_netns.py --no-train
+--out netns_recal``: 3 graphs × P2P/SPST × 3 widths, one graph allgather over tc-shaped veth links
+between network namespaces, gloo over TCP, median of 7, re-measured with the receive-first
+exchange; the first fit used ``train_netns.json``, measured with the older send-first one). For each point the plan is rebuilt exactly as that benchmark built it
 (``TrainScenario.prepare``: METIS seed 0 on ``hetero4.yaml``, SPST guarded on §5.1 as then) and checked against the recorded §5.1
 prediction, so the fit sees the plans that were measured.
 
@@ -15,7 +16,8 @@ baseline ``s · t_§5.1`` (the constant factor DGCL's Fig. 10 relies on), fitted
 
 Writes ``benchmarks/results/cost_calibration.json`` (constants, per-point predictions of both
 models and their errors) and prints the table for BENCHMARKS.md.
-Usage: python benchmarks/calibrate_cost.py [--data ../shared/data]
+Usage: python benchmarks/calibrate_cost.py [--data ../shared/data] [--source netns_recal.json]
+       [--validation netns_validation_recal.json]
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -111,10 +114,10 @@ def held_out(points: list[dict], plans, links, measured: np.ndarray) -> list[dic
     return rows
 
 
-def out_of_sample(model: CostModel, scale: float, data: Path) -> dict | None:
+def out_of_sample(model: CostModel, scale: float, data: Path, name: str) -> dict | None:
     """Score the fitted model and ``scale · t_§5.1`` on allgathers measured *after* the fit, at other
-    widths (``bench_train_netns.py --no-train --widths 4 16 48 --out netns_validation``)."""
-    path = HERE / "results" / "netns_validation.json"
+    widths (``bench_train_netns.py --no-train --widths 4 16 48 --out netns_validation_recal``)."""
+    path = HERE / "results" / name
     if not path.exists():
         return None
     points = json.loads(path.read_text())["allgather"]
@@ -134,9 +137,12 @@ def out_of_sample(model: CostModel, scale: float, data: Path) -> dict | None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
+    ap.add_argument("--source", default="netns_recal.json", help="measurements in benchmarks/results to fit")
+    ap.add_argument("--validation", default="netns_validation_recal.json",
+                    help="measurements in benchmarks/results taken after the fit, at other widths")
     args = ap.parse_args()
     os.environ.setdefault("NETWEAVE_NO_PROGRESS", "1")
-    recorded = json.loads((HERE / "results" / "train_netns.json").read_text())
+    recorded = json.loads((HERE / "results" / args.source).read_text())
     points = recorded["allgather"]
     plans, links = rebuild(points, args.data)
     measured = np.array([p["measured_s"] for p in points])
@@ -151,8 +157,9 @@ def main() -> None:
     dgcl = np.array([r["dgcl_s"] for r in rows])
     scale = scaled_dgcl(dgcl, measured)
     validation = held_out(points, plans, links, measured)
-    fresh = out_of_sample(model, scale, args.data)
-    result = {"source": "benchmarks/results/train_netns.json", "command": "python benchmarks/calibrate_cost.py",
+    fresh = out_of_sample(model, scale, args.data, args.validation)
+    result = {"source": f"benchmarks/results/{args.source}",
+              "command": "python benchmarks/calibrate_cost.py " + " ".join(sys.argv[1:]),
               "stage_overhead_s": model.stage_overhead_s, "message_overhead_s": model.message_overhead_s,
               "bandwidth_efficiency": model.bandwidth_efficiency, "rms_relative_error": fit_rms,
               "dgcl_rms_relative_error": float(np.sqrt(np.mean(np.square(dgcl_rel)))),

@@ -80,14 +80,14 @@ def test_the_code_holds_the_fitted_constants():
     assert ALPHA_BETA.stage_overhead_s == pytest.approx(calib["stage_overhead_s"], rel=1e-3)
     assert ALPHA_BETA.message_overhead_s == pytest.approx(calib["message_overhead_s"], rel=1e-3, abs=1e-9)
     assert ALPHA_BETA.bandwidth_efficiency == pytest.approx(calib["bandwidth_efficiency"], rel=1e-3)
-    fitted = cora_points("train_netns.json")  # in sample: these points chose the constants
+    fitted = cora_points(Path(calib["source"]).name)  # in sample: these points chose the constants
     assert np.all(np.abs(predict(fitted, ALPHA_BETA) / [p["measured_s"] for p in fitted] - 1) < 0.5)
 
 
 def test_alpha_beta_predicts_allgathers_measured_after_the_fit():
     """The outside reference: exchanges of 4-48 floats per vertex, measured over the shaped links
     after the constants were fitted to widths 64-1024. α–β is closer than §5.1 on every one."""
-    fresh = cora_points("netns_validation.json")
+    fresh = cora_points("netns_validation_recal.json")
     measured = np.array([p["measured_s"] for p in fresh])
     ab, dgcl = predict(fresh, ALPHA_BETA), predict(fresh, DGCL_MODEL)
     assert np.all(np.abs(np.log(ab / measured)) < np.abs(np.log(dgcl / measured)))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NetweaveError
-from ..graph.graph import sorted_unique
+from ..graph.counting import compact_ids, counting_argsort, undirected_csr
 from ..partition.metis import metis_labels
 from .boundary import BoundaryRelation
 from .occupancy import edge_set_peak, worker_rank
@@ -58,17 +58,9 @@ def _demand(dst: np.ndarray, chunks: int, n: int) -> int:
 
 def _split(src: np.ndarray, dst: np.ndarray, parts_needed: int, chunks: int, seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """METIS labels of the edges' endpoints (compact ids), weighting destinations by their aggregators."""
-    present = np.zeros(n, dtype=bool)
-    present[src] = True
-    present[dst] = True
-    ids = np.flatnonzero(present)
-    compact = np.zeros(n, dtype=np.int64)
-    compact[ids] = np.arange(ids.size)
-    a, b = compact[src], compact[dst]
-    key = sorted_unique(np.concatenate([a * ids.size + b, b * ids.size + a]))
-    rows, cols = np.divmod(key, ids.size)
-    indptr = np.zeros(ids.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=ids.size), out=indptr[1:])
+    ids, place = compact_ids(n, src, dst)
+    a, b = place[src], place[dst]
+    indptr, cols = undirected_csr(a, b, ids.size)
     weight = np.zeros(ids.size, dtype=np.int64)
     weight[b] = chunks
     labels = metis_labels(indptr, cols, parts_needed, seed, vertex_weights=np.maximum(weight, 1))
@@ -212,13 +204,13 @@ def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: 
     rank = np.empty(parts.size, dtype=np.int64)
     worker = parts[seq]
     rank[seq] = worker_rank(worker, np.arange(seq.size)) * m + worker
-    ids = sorted_unique(dst)
-    dest = np.searchsorted(ids, dst)
+    ids, place = compact_ids(parts.size, dst)
+    dest = place[dst]
     opens = np.full(ids.size, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(opens, dest, rank[sender])
     dest_rank = np.empty(ids.size, dtype=np.int64)
     dest_rank[np.argsort(opens, kind="stable")] = np.arange(ids.size)
-    by_dest = np.argsort(dest_rank[dest], kind="stable")  # edges, grouped by destination in opening order
+    by_dest = counting_argsort(dest_rank[dest], ids.size)  # edges, grouped by destination in opening order
     ptr = np.zeros(ids.size + 1, dtype=np.int64)
     np.cumsum(np.bincount(dest_rank[dest], minlength=ids.size), out=ptr[1:])
     per = max(capacity // sizer.chunks, 1)  # destinations that fit by demand
@@ -228,8 +220,10 @@ def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: 
             raise TooManyBlocks(len(groups))
         good = min(s + per, ids.size)
         if sizer.peak and good < ids.size:
-            fits = lambda e: _order_peak(sender[by_dest[ptr[s]:ptr[e]]], dst[by_dest[ptr[s]:ptr[e]]], parts,
-                                         sizer.chunks) <= capacity
+            def fits(e: int) -> bool:
+                trial = np.sort(by_dest[ptr[s]:ptr[e]])  # in the relation's (sender, owner, dst) order
+                return _order_peak(sender[trial], dst[trial], parts, sizer.chunks) <= capacity
+
             bad = None
             while bad is None:  # doubling
                 trial = min(s + 2 * (good - s), ids.size)
@@ -249,4 +243,4 @@ def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: 
 
 def _by_destination(dst: np.ndarray, per_block: int) -> np.ndarray:
     """Labels grouping edges by destination, ``per_block`` destinations a group."""
-    return np.searchsorted(sorted_unique(dst), dst) // per_block
+    return compact_ids(int(dst.max(initial=-1)) + 1, dst)[1][dst] // per_block

@@ -68,4 +68,4 @@ def gamr_order(indptr: np.ndarray, indices: np.ndarray, start: int | None = None
     elif not 0 <= start < n:
         raise NetweaveError(f"start vertex {start} is not in 0..{n - 1}")
     by_degree = np.argsort(-degree, kind="stable")
-    return _gamr(indptr.astype(np.int64), indices.astype(np.int64), degree, int(start), by_degree)
+    return _gamr(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), degree, int(start), by_degree)

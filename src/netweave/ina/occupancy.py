@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from ..graph.graph import sorted_unique
+from ..graph.counting import compact_ids
 
 if TYPE_CHECKING:
     from .plan import InaPlan
@@ -110,9 +110,10 @@ def worker_rank(worker: np.ndarray, position: np.ndarray) -> np.ndarray:
     """``(U,)`` each unit's place in its worker's sending sequence, the worker sending by ascending
     ``position`` (ties by index)."""
     by = np.lexsort((position, worker))
-    sorted_worker = worker[by]
+    first = np.zeros(int(worker.max(initial=-1)) + 2, dtype=np.int64)  # each worker's first place in ``by``
+    np.cumsum(np.bincount(worker, minlength=first.size - 1), out=first[1:])
     rank = np.empty(worker.size, dtype=np.int64)
-    rank[by] = np.arange(worker.size) - np.searchsorted(sorted_worker, sorted_worker)
+    rank[by] = np.arange(worker.size) - first[worker[by]]
     return rank
 
 
@@ -150,8 +151,8 @@ def plan_replay(plan: "InaPlan", capacity: int | None = None, up_rate: np.ndarra
     sizes = (plan.dest_hi - plan.dest_lo)[np.argsort(plan.dest_lo)]  # the ranges tile ``in_edges``
     need = np.empty(plan.dst.size, dtype=np.int64)
     need[plan.in_edges] = np.repeat(sizes, sizes)
-    dest_ids = sorted_unique(plan.dst)
-    dest = np.searchsorted(dest_ids, plan.dst)
+    dest_ids, place = compact_ids(plan.parts.size, plan.dst)
+    dest = place[plan.dst]
     worker = key // nb
     up_s = np.zeros(m) if up_rate is None else plan.feature_bytes / np.asarray(up_rate, dtype=float)
     down_s = np.zeros(m) if down_rate is None else plan.feature_bytes / np.asarray(down_rate, dtype=float)
@@ -169,17 +170,20 @@ def edge_set_peak(sender: np.ndarray, dst: np.ndarray, parts: np.ndarray, positi
     interleaved, on a switch with unlimited memory."""
     if sender.size == 0:
         return 0
-    order = np.lexsort((dst, parts[dst], sender))  # a multicast walks its destinations by (owner, id), as the switch does
-    sender, dst, position = sender[order], dst[order], position[order]
+    n, m = parts.size, int(parts.max()) + 1
+    key = (sender * m + parts[dst]) * n + dst  # a multicast walks its destinations by (owner, id), as the switch does
+    if np.any(key[1:] < key[:-1]):  # not in a relation's (sender, owner, dst) order yet
+        order = np.argsort(key)
+        sender, dst, position = sender[order], dst[order], position[order]
+    del key
     starts = np.flatnonzero(np.r_[True, sender[1:] != sender[:-1]])
     lo, hi = starts, np.append(starts[1:], sender.size)
     worker = parts[sender[lo]]
     rank = worker_rank(worker, position[lo])
     arrival = interleaved(worker, rank)
-    dest_ids = sorted_unique(dst)
-    dest = np.searchsorted(dest_ids, dst)
+    dest_ids, place = compact_ids(n, dst)
+    dest = place[dst]
     need = np.bincount(dest, minlength=dest_ids.size)[dest]
-    m = int(parts.max()) + 1
     peak = _replay(arrival, np.array([0, lo.size], dtype=np.int64), lo, hi, np.full(lo.size, -1, np.int64), worker,
                    np.zeros(lo.size), dest, need, parts[dst], m, UNLIMITED, chunks, dest_ids.size, np.zeros(m),
                    np.zeros(dst.size, dtype=np.bool_))[2]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NetweaveError
-from ..graph.graph import sorted_unique
+from ..graph.counting import compact_ids, undirected_csr
 from .boundary import BoundaryRelation
 from .gamr import gamr_order
 
@@ -24,24 +24,22 @@ def dependency_order(src: np.ndarray, dst: np.ndarray, order: str, seed: int,
     """The senders of the edges ``src -> dst`` (vertex ids) in ``order``: GAMR over the undirected
     dependency graph of the edges (ties and restarts as in :func:`gamr_order`; ``start`` is a vertex
     id and must be one of the senders), or a random permutation drawn with ``seed``."""
-    senders = sorted_unique(src)
-    if order == "random":
-        return np.random.default_rng(seed).permutation(senders)
-    if order != "gamr":
+    if order not in ORDERS:
         raise NetweaveError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
-    ids = sorted_unique(np.concatenate([src, dst]))
-    a, b = np.searchsorted(ids, src), np.searchsorted(ids, dst)
-    key = sorted_unique(np.concatenate([a * ids.size + b, b * ids.size + a]))
-    rows, cols = np.divmod(key, ids.size)
-    indptr = np.zeros(ids.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=ids.size), out=indptr[1:])
+    n = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+    if order == "random":
+        return np.random.default_rng(seed).permutation(compact_ids(n, src)[0])
+    ids, place = compact_ids(n, src, dst)
+    indptr, cols = undirected_csr(place[src], place[dst], ids.size)
+    is_sender = np.zeros(n, dtype=bool)
+    is_sender[src] = True
     root = None
     if start is not None:
-        root = int(np.searchsorted(ids, start))
-        if root >= ids.size or ids[root] != start or not np.isin(start, senders):
+        if not (0 <= start < n and is_sender[start]):
             raise NetweaveError(f"start vertex {start} is not a boundary vertex of this graph and partition")
+        root = int(place[start])
     visit = ids[gamr_order(indptr, cols, start=root)]
-    return visit[np.isin(visit, senders, assume_unique=True)]
+    return visit[is_sender[visit]]
 
 
 def block_orders(rel: BoundaryRelation, block: np.ndarray, order: str, seed: int = 0,

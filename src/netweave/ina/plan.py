@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NetweaveError
+from ..graph.counting import counting_argsort
 from .blocks import Blocks, destination_blocks, multilevel_blocks
 from .boundary import BoundaryRelation
 from .forward import forwarded_destinations
@@ -101,6 +102,13 @@ def _runs(*keys: np.ndarray) -> np.ndarray:
     for k in keys:
         change[1:] |= k[1:] != k[:-1]
     return np.append(np.flatnonzero(change), keys[0].size)
+
+
+def _by_destination(block: np.ndarray, dst: np.ndarray, owner: np.ndarray, nb: int, n: int, m: int) -> np.ndarray:
+    """Edge ids sorted by (``block``, ``dst``, ``owner`` of the sender), stably: three counting sorts."""
+    order = counting_argsort(owner, m)
+    order = order[counting_argsort(dst[order], n)]
+    return order[counting_argsort(block[order], nb)] if nb > 1 else order
 
 
 def _ride_along(sender: np.ndarray, keep: np.ndarray, block: np.ndarray, position: np.ndarray):
@@ -196,7 +204,7 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
         block[~keep], position[~keep] = _ride_along(sender, keep, block, position)
     owner = parts[dst]
     # the relation is sorted by (sender, owner, dst) already: a stable sort by block keeps that
-    by = np.argsort(block.astype(np.int32), kind="stable") if nb > 1 else np.arange(dst.size)
+    by = counting_argsort(block, nb) if nb > 1 else np.arange(dst.size)
     src_s, dst_s, block_s, pos_s, owner_s = sender[by], dst[by], block[by], position[by], owner[by]
     if strategy == "host":  # one unicast unit per (sender, destination worker)
         starts = _runs(block_s, src_s, owner_s)
@@ -208,7 +216,7 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     host = parts[src_s[lo]]
     unit_key = host * nb + block_s[lo]
     send = np.lexsort((to, pos_s[lo], unit_key))
-    in_edges = np.argsort((block_s * rel.parts.size + dst_s) * m + parts[src_s])
+    in_edges = _by_destination(block_s, dst_s, parts[src_s], nb, rel.parts.size, m)
     dstarts = _runs(block_s[in_edges], dst_s[in_edges])
     dlo, dhi = dstarts[:-1], dstarts[1:]
     dest_v = dst_s[in_edges[dlo]]

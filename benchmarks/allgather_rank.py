@@ -7,7 +7,7 @@ line with the median per width, the §5.1 prediction for that width and the α�
 speed (calibrated α per stage, link latencies, nominal bandwidth).
 Environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as under torchrun).
 Usage: python benchmarks/allgather_rank.py DATASET --comm p2p|spst --topology FILE [--widths 64 256 1024] [--repeats 7]
-       [--schedule batch|rounds] [--reference]
+       [--schedule batch|rounds] [--transport auto|shm|group] [--reference]
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--schedule", choices=("batch", "rounds"), default=None,
                     help="graph_allgather's schedule (default: the function's default; older revisions have none).")
+    ap.add_argument("--transport", choices=("auto", "shm", "group"), default=None,
+                    help="graph_allgather's transport (default: the function's default; older revisions have none).")
     ap.add_argument("--reference", action="store_true",
                     help="Also time gloo's own batch_isend_irecv of exactly the same messages (preallocated, no gathers).")
     args = ap.parse_args()
@@ -85,6 +87,8 @@ def main() -> None:
     tables = tables_on(rank_tables(job.plan, comm, rank), "cpu")
     init_group(rank, world, "env://", 600.0, "cpu")
     kwargs = {} if args.schedule is None else {"schedule": args.schedule}
+    if args.transport is not None:
+        kwargs["transport"] = args.transport
     points = []
     for width in args.widths:
         x = torch.randn(tables.num_local, width)

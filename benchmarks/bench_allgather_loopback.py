@@ -7,10 +7,11 @@ For each dataset, worker count and plan (``p2p``, ``spst`` on ``star:n=W``), ``W
 tensors through gloo (no gathers, no scatters, no allocation) in the same process group; medians
 of ``--repeats`` of the slowest rank. With ``--baseline-rev REV`` the same configuration runs on
 that revision too (a temporary git worktree, its own ``allgather_rank.py``), back to back with
-this tree's, so before and after share the machine's load; ``--schedules`` times this tree's
-``graph_allgather`` with each schedule. Writes ``benchmarks/results/allgather_loopback.json``.
+this tree's, so before and after share the machine's load; ``--schedules`` and ``--transports``
+time this tree's ``graph_allgather`` with each schedule and transport (``auto``: shared memory
+between these local ranks; ``group``: gloo's point-to-point ops). Writes ``benchmarks/results/allgather_loopback.json``.
 Usage: python benchmarks/bench_allgather_loopback.py [--datasets amazon_cs] [--workers 2 4] [--widths 64 256]
-       [--schedules batch rounds] [--baseline-rev REV]
+       [--schedules batch rounds] [--transports auto group] [--baseline-rev REV]
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def run(dataset: str, world: int, comm: str, widths: list[int], repeats: int, schedule: str | None = None,
-        tree: Path = HERE.parent) -> dict:
+        tree: Path = HERE.parent, transport: str | None = None) -> dict:
     port = free_port()
     procs = []
-    extra = [] if schedule is None else ["--schedule", schedule]
+    extra = ([] if schedule is None else ["--schedule", schedule]) + ([] if transport is None else ["--transport", transport])
     for rank in range(world):
         env = os.environ | {"RANK": str(rank), "WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1",
                             "MASTER_PORT": str(port), "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1",
@@ -57,6 +58,8 @@ def main() -> None:
     ap.add_argument("--widths", type=int, nargs="+", default=[64, 256])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--schedules", nargs="+", choices=("batch", "rounds"), default=["batch"])
+    ap.add_argument("--transports", nargs="+", choices=("auto", "shm", "group"), default=["auto"],
+                    help="this tree's graph_allgather transports to time (each with every schedule)")
     ap.add_argument("--baseline-rev", help="also run this git revision (before), back to back with this tree")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,7 +78,7 @@ def main() -> None:
             "command": "python benchmarks/bench_allgather_loopback.py " + " ".join(sys.argv[1:])}
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "allgather_loopback.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    variants = (["before"] if args.baseline_rev else []) + args.schedules
+    variants = (["before"] if args.baseline_rev else []) + [name for name, _, _ in this_tree(args)]
     print("\n| dataset | workers | plan | D | " + " | ".join(f"{v} (ms)" for v in variants)
           + " | gloo (ms) | " + " | ".join(f"ratio {v}" for v in variants) + " | load |")
     print("|---|---|---|---|" + "---|" * (2 * len(variants) + 2))
@@ -87,6 +90,12 @@ def main() -> None:
               + " | ".join(f"{r['allgather_s'][v] / r['gloo_s'][v]:.2f}×" for v in variants) + f" | {r['load']:.1f} |")
 
 
+def this_tree(args) -> list[tuple[str, str, str]]:
+    """(column name, schedule, transport) of every variant of this tree's graph_allgather."""
+    return [(schedule if len(args.transports) == 1 else f"{schedule}/{transport}" if len(args.schedules) > 1
+             else transport, schedule, transport) for transport in args.transports for schedule in args.schedules]
+
+
 def measure(args, base: Path | None) -> list[dict]:
     rows = []
     for dataset in args.datasets:
@@ -95,8 +104,9 @@ def measure(args, base: Path | None) -> list[dict]:
                 results = {}
                 if base is not None:
                     results["before"] = run(dataset, world, comm, args.widths, args.repeats, tree=base)
-                for schedule in args.schedules:
-                    results[schedule] = run(dataset, world, comm, args.widths, args.repeats, schedule)
+                for name, schedule, transport in this_tree(args):
+                    results[name] = run(dataset, world, comm, args.widths, args.repeats, schedule,
+                                        transport=transport)
                 for i, width in enumerate(args.widths):
                     rows.append({"dataset": Path(dataset).stem, "workers": world, "comm": comm, "width": width,
                                  "allgather_s": {v: r["points"][i]["measured_s"] for v, r in results.items()},

@@ -1,4 +1,5 @@
-"""graph_allgather against a single-process computation, with 2–4 gloo ranks on loopback."""
+"""graph_allgather against a single-process computation, with 2–8 gloo ranks on loopback, through
+gloo's point-to-point ops and through shared memory."""
 
 import datetime
 
@@ -35,6 +36,9 @@ def make_case(num_ranks: int, planner: str, seed: int):
     return g, comm, plan
 
 
+TRANSPORTS = ("group", "shm")  # gloo's point-to-point ops; shared memory between these local ranks
+
+
 def worker(rank, world, port, planner, seed, out_dir):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=60))  # a failing rank cannot hang the test
@@ -45,13 +49,14 @@ def worker(rank, world, port, planner, seed, out_dir):
         weight = torch.from_numpy(rng.standard_normal((world, g.num_nodes, D)))  # per-rank loss weights
         tables = rank_tables(plan, comm, rank)
         own = torch.from_numpy(comm.local(rank))
-        x = x_global[own].clone().requires_grad_(True)
-        counter = CommCounter()
-        out = graph_allgather(x, tables, counter)
         ids = torch.from_numpy(comm.global_ids(rank))
-        (out * weight[rank][ids]).sum().backward()
-        np.savez(f"{out_dir}/rank{rank}.npz", out=out.detach().numpy(), ids=ids.numpy(), grad=x.grad.numpy(),
-                 own=own.numpy(), bytes=counter.bytes_sent)
+        for transport in TRANSPORTS:
+            x = x_global[own].clone().requires_grad_(True)
+            counter = CommCounter()
+            out = graph_allgather(x, tables, counter, transport=transport)
+            (out * weight[rank][ids]).sum().backward()
+            np.savez(f"{out_dir}/{transport}-rank{rank}.npz", out=out.detach().numpy(), ids=ids.numpy(),
+                     grad=x.grad.numpy(), own=own.numpy(), bytes=counter.bytes_sent)
     finally:
         dist.destroy_process_group()
     exit_rank()
@@ -71,13 +76,14 @@ def test_forward_and_gradients_match_single_process(tmp_path, world, planner):
     x_global = rng.standard_normal((g.num_nodes, D))
     weight = rng.standard_normal((world, g.num_nodes, D))
     expected_grad = np.zeros_like(x_global)
-    total_bytes = 0
     for r in range(world):
-        z = np.load(tmp_path / f"rank{r}.npz")
-        np.testing.assert_allclose(z["out"], x_global[z["ids"]], rtol=0, atol=0)
-        expected_grad[z["ids"]] += weight[r][z["ids"]]
-        total_bytes += int(z["bytes"])
-    for r in range(world):
-        z = np.load(tmp_path / f"rank{r}.npz")
-        np.testing.assert_allclose(z["grad"], expected_grad[z["own"]], rtol=1e-12, atol=1e-12)
-    assert total_bytes == 2 * plan.num_hops * D * 8  # forward + backward, float64
+        ids = np.load(tmp_path / f"group-rank{r}.npz")["ids"]
+        expected_grad[ids] += weight[r][ids]
+    for transport in TRANSPORTS:
+        total_bytes = 0
+        for r in range(world):
+            z = np.load(tmp_path / f"{transport}-rank{r}.npz")
+            np.testing.assert_allclose(z["out"], x_global[z["ids"]], rtol=0, atol=0)
+            np.testing.assert_allclose(z["grad"], expected_grad[z["own"]], rtol=1e-12, atol=1e-12)
+            total_bytes += int(z["bytes"])
+        assert total_bytes == 2 * plan.num_hops * D * 8  # forward + backward, float64

@@ -1,4 +1,5 @@
-"""graph_allgather's pooled buffers and pairwise-round schedule, with 2-4 gloo ranks on loopback.
+"""graph_allgather's pooled buffers, pairwise-round schedule and shared-memory transport, with 2-4
+gloo ranks on loopback.
 
 Every check is exact against the single-process answer: outputs that are still alive when the same
 tables and width run again keep their values, gradients through two exchanges of one width add up,
@@ -35,7 +36,7 @@ def make_case(world: int, planner: str, seed: int):
     return g, comm, spst_plan(comm, links, 4 * D, seed=seed, guard_p2p=False)
 
 
-def check(rank, world, planner, seed, schedule, moved):
+def check(rank, world, planner, seed, schedule, moved, transport):
     g, comm, plan = make_case(world, planner, seed)
     tables = rank_tables(plan, comm, rank)
     if moved:
@@ -46,12 +47,12 @@ def check(rank, world, planner, seed, schedule, moved):
     own, ids = torch.from_numpy(comm.local(rank)), torch.from_numpy(comm.global_ids(rank))
 
     def run(x, **kw):
-        return graph_allgather(x, tables, schedule=schedule, **kw)
+        return graph_allgather(x, tables, schedule=schedule, transport=transport, **kw)
 
     # Two exchanges of one width, both outputs alive (as two layers' are until the backward).
     x1, x2 = (xs[i][own].clone().requires_grad_(True) for i in (0, 1))
     counter = CommCounter()
-    out1 = graph_allgather(x1, tables, counter, schedule=schedule)
+    out1 = graph_allgather(x1, tables, counter, schedule=schedule, transport=transport)
     out2 = run(x2)
     assert torch.equal(out1, xs[0][ids]) and torch.equal(out2, xs[1][ids])
     assert out1.data_ptr() != out2.data_ptr()
@@ -87,28 +88,32 @@ def check(rank, world, planner, seed, schedule, moved):
     assert len({a.data_ptr() for a in alive + [again]}) == 7
     for i, a in enumerate(alive):
         assert torch.equal(a, xs[i % 3][ids])
-    fresh = run(xs[2][own].clone(), reuse=False)
+    fresh = graph_allgather(xs[2][own].clone(), tables, schedule=schedule, reuse=False)
     assert torch.equal(fresh, xs[2][ids])
     release_buffers(tables)
     assert torch.equal(run(xs[0][own].clone()), xs[0][ids])
 
 
-def worker(rank, world, port, planner, seed, schedule):
+def worker(rank, world, port, planner, seed, schedule, transport):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=60))  # a failing rank cannot hang the test
     try:
-        check(rank, world, planner, seed, schedule, moved=seed % 2 == 0)
+        check(rank, world, planner, seed, schedule, moved=seed % 2 == 0, transport=transport)
     finally:
         dist.destroy_process_group()
     exit_rank()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("world, planner, schedule", [(2, "p2p", "batch"), (3, "spst", "rounds"),
-                                                       (4, "spst", "batch"), (4, "p2p", "rounds")])
-def test_pooled_buffers_and_rounds_are_exact(world, planner, schedule):
+@pytest.mark.parametrize("world, planner, schedule, transport",
+                         [(2, "p2p", "batch", "group"), (3, "spst", "rounds", "group"), (4, "spst", "batch", "group"),
+                          (4, "p2p", "rounds", "group"), (2, "p2p", "batch", "shm"), (3, "spst", "batch", "shm"),
+                          (4, "spst", "batch", "shm")])
+def test_pooled_buffers_and_rounds_are_exact(world, planner, schedule, transport):
+    """Through shared memory, more live outputs than its 4 shared buffers send the call through
+    the process group on every rank (the pool of 6 below), which must stay exact too."""
     seed = world + (planner == "spst")
-    mp.start_processes(worker, args=(world, free_port(), planner, seed, schedule), nprocs=world,
+    mp.start_processes(worker, args=(world, free_port(), planner, seed, schedule, transport), nprocs=world,
                        start_method="spawn", join=True)
 
 

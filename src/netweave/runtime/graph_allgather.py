@@ -21,7 +21,18 @@ copy overlaps the wire. Consecutive rows are sent and (forward) received as view
 a time, round ``r`` sending to ``rank + r`` and receiving from ``rank - r`` (mod world), so each
 rank has one flow in and one out.
 Results are identical; which is faster depends on the network (BENCHMARKS.md, issue 20 goal 3).
-Not for concurrent calls on the same tables from several threads (the scratch is shared).
+
+``transport``: ``"auto"`` (the default) runs the exchange through shared memory when every rank
+of a gloo group is a process on this host (same boot, same network, mount, IPC and pid
+namespaces) and the tensors are on the CPU (:mod:`.shm_transport`: the buffers live in
+``/dev/shm`` segments every rank has mapped, and each rank copies what it receives straight from
+its senders' buffers: 0.3–0.6 × gloo's own exchange of the same messages on loopback, where the
+process group's path is 1.1–3 ×), and through the process group otherwise (other hosts, ranks in
+separate network namespaces, CUDA); ``"group"`` always uses the process group, ``"shm"`` shared
+memory or an error. Every choice is made collectively, so all ranks take the same path in
+every call. Not for concurrent calls on the same tables from several threads (the scratch is
+shared); with shared memory, :func:`release_buffers` must be called on every rank at the same
+point, as it sets up the next call's buffers collectively.
 """
 
 from __future__ import annotations
@@ -33,8 +44,10 @@ import torch
 import torch.distributed as dist
 
 from .rank_tables import RankTables
+from .shm_transport import ShmPool, shm_group
 
 SCHEDULES = ("batch", "rounds")
+TRANSPORTS = ("auto", "shm", "group")
 POOL_SIZE = 4  # buffers kept per (tables, width, dtype, device); when all are in use, a new one replaces the oldest
 
 
@@ -92,6 +105,7 @@ class _Layout:
         self.forward_from_input = first_within(tables.forward, tables.num_local)
         self.backward_from_input = first_within(tables.backward, tables.num_out)
         self.pools: dict[tuple, _Pool] = {}
+        self.shm: dict[tuple, ShmPool | None] = {}  # (group state, width, dtype) -> shared buffers, None: not possible
 
 
 class _Pool:
@@ -130,7 +144,8 @@ def _pool(tables: RankTables, like: torch.Tensor) -> tuple[_Layout, _Pool]:
 
 
 def release_buffers(tables: RankTables | None = None) -> None:
-    """Drop the pooled buffers and scratch of ``tables`` (of every tables when None)."""
+    """Drop the pooled buffers and scratch of ``tables`` (of every tables when None); with shared
+    memory, on every rank at the same point (the next call sets them up collectively)."""
     if tables is None:
         _LAYOUTS.clear()
     else:
@@ -214,10 +229,66 @@ def _run_stages(buffer, source, fill, stages, accumulate, scratch, counter, grou
         fill()
 
 
+def _shm_pool(tables: RankTables, like: torch.Tensor, group, transport: str, reuse: bool):
+    """The shared-memory pool for this call, or None for the process group's path. Every input
+    to the choice is the same on every rank, and the set-ups it triggers are collective."""
+    if transport == "group" or not reuse or not dist.is_initialized():
+        if transport == "shm":
+            raise RuntimeError("graph_allgather: transport='shm' needs an initialised process group and reuse=True")
+        return None
+    state = shm_group(group)
+    pool = None
+    if state is not None:
+        layout = _LAYOUTS.get(tables)
+        if layout is None:
+            layout = _LAYOUTS[tables] = _Layout(tables)
+        key = (id(state), like.shape[1], like.dtype)
+        if key not in layout.shm:
+            layout.shm[key] = ShmPool.make(state, tables, like.shape[1], like.dtype, like.device.type == "cpu")
+        pool = layout.shm[key]
+    if pool is None and transport == "shm":
+        raise RuntimeError("graph_allgather: transport='shm' is not possible here (ranks not on one host, "
+                           "not CPU tensors, or not a gloo group)")
+    return pool
+
+
+def _shm_exchange(shm, tables, like, fill, direction, counter, group, schedule) -> torch.Tensor:
+    """One call through shared memory: a free shared buffer, ``fill(buffer)``, then every rank reads
+    what it receives from its peers' buffers. If some rank has no free shared buffer, every rank
+    runs this call through the process group instead."""
+    t0 = time.perf_counter()
+    call, slot = shm.begin()
+    if slot >= 0:
+        buffer = shm.slots[slot][0]
+    else:
+        buffer = _pool(tables, like)[1].buffer(True)
+    fill(buffer)
+    shm.publish(call, 0)
+    slots = shm.slots_of_all(call)
+    try:
+        if min(slots) >= 0:
+            shm.run(buffer, call, slots, direction, direction == "backward", counter)
+            if counter is not None:  # the waits and the own rows' copy too, as the other path's stages hold them
+                counter.seconds += time.perf_counter() - t0
+        else:
+            _run_stages(buffer, buffer, lambda: None, getattr(tables, direction), direction == "backward",
+                        _pool(tables, like)[1].scratch, counter, group, schedule, tables.rank)
+    finally:
+        shm.finish(call)
+    return buffer
+
+
 class _GraphAllgather(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, tables: RankTables, counter, group, schedule, reuse):
+    def forward(ctx, x, tables: RankTables, counter, group, schedule, reuse, transport):
         ctx.tables, ctx.counter, ctx.group, ctx.schedule, ctx.reuse = tables, counter, group, schedule, reuse
+        ctx.transport = transport
+        shm = _shm_pool(tables, x, group, transport, reuse)
+        if shm is not None:
+            def own(buffer):
+                buffer.narrow(0, 0, tables.num_local).copy_(x)
+
+            return _shm_exchange(shm, tables, x, own, "forward", counter, group, schedule)[: tables.num_out]
         layout, pool = _pool(tables, x)
         buffer = pool.buffer(reuse)  # every row past the own ones is received once: no zeroing
         source = x if layout.forward_from_input else buffer
@@ -237,6 +308,15 @@ class _GraphAllgather(torch.autograd.Function):
     def backward(ctx, grad_out):
         tables = ctx.tables
         grad_out = grad_out.contiguous()
+        none = (None,) * 6
+        shm = _shm_pool(tables, grad_out, ctx.group, ctx.transport, ctx.reuse)
+        if shm is not None:
+            def gradients(buffer):
+                buffer[: tables.num_out] = grad_out
+                buffer[tables.num_out:] = 0
+
+            return (_shm_exchange(shm, tables, grad_out, gradients, "backward", ctx.counter, ctx.group,
+                                  ctx.schedule)[: tables.num_local], *none)
         layout, pool = _pool(tables, grad_out)
         buffer = pool.buffer(ctx.reuse)
         source = grad_out if layout.backward_from_input else buffer
@@ -249,11 +329,12 @@ class _GraphAllgather(torch.autograd.Function):
             fill()
         _run_stages(buffer, source, fill if source is not buffer else (lambda: None), tables.backward, True,
                     pool.scratch, ctx.counter, ctx.group, ctx.schedule, tables.rank)
-        return buffer[: tables.num_local], None, None, None, None, None
+        return (buffer[: tables.num_local], *none)
 
 
 def graph_allgather(x: torch.Tensor, tables: RankTables, counter: CommCounter | None = None,
-                    group=None, *, schedule: str = "batch", reuse: bool = True) -> torch.Tensor:
+                    group=None, *, schedule: str = "batch", reuse: bool = True,
+                    transport: str = "auto") -> torch.Tensor:
     """Own + halo embeddings of this rank.
 
     Args:
@@ -264,7 +345,10 @@ def graph_allgather(x: torch.Tensor, tables: RankTables, counter: CommCounter | 
         schedule: ``"batch"`` (all of a stage's transfers at once) or ``"rounds"`` (pairwise
             rounds, one peer in and one out at a time); same result.
         reuse: take buffers from the pool (only ones no live tensor references); False allocates
-            a fresh buffer per call.
+            a fresh buffer per call (and uses the process group).
+        transport: ``"auto"`` (shared memory where every rank of a gloo group is on this host
+            and the tensors are on the CPU, else the process group), ``"shm"`` (shared memory or
+            an error), ``"group"`` (the process group's point-to-point ops, ``schedule`` applies).
 
     Returns:
         ``(num_local + num_halo, D)`` rows in the local numbering of ``G_d``.
@@ -273,4 +357,6 @@ def graph_allgather(x: torch.Tensor, tables: RankTables, counter: CommCounter | 
         raise ValueError(f"graph_allgather: {x.shape[0]} rows given, rank {tables.rank} owns {tables.num_local}")
     if schedule not in SCHEDULES:
         raise ValueError(f"graph_allgather: schedule {schedule!r} is not one of {SCHEDULES}")
-    return _GraphAllgather.apply(x.contiguous(), tables, counter, group, schedule, reuse)
+    if transport not in TRANSPORTS:
+        raise ValueError(f"graph_allgather: transport {transport!r} is not one of {TRANSPORTS}")
+    return _GraphAllgather.apply(x.contiguous(), tables, counter, group, schedule, reuse, transport)

@@ -95,3 +95,35 @@ def test_pruned_candidates_cannot_win():
         if c.pruned:
             full = ina_plan(rel, "switchgnn", 5732, 45 * 128 * 6, "gamr", 0, blocking=c.blocking, overlap=c.overlap)
             assert price(full, model, 6 * 45 // (2 if c.overlap else 1))[1] > choice.chosen.completion_s
+
+
+@pytest.mark.parametrize("blocking", ["paper", "multilevel", "hybrid", "destination"])
+@pytest.mark.parametrize("overlap", [False, True])
+def test_the_pruning_bound_is_below_the_prediction(dense, blocking, overlap):
+    """The bound that stops a METIS blocking early, taken over a finished plan's blocks, never
+    exceeds the plan's predicted completion (else pruning could drop the best candidate)."""
+    rel, net = dense
+    model = PathModel.of(net, 512)
+    plan = ina_plan(rel, "switchgnn", 512, 200 * 4 * 128, "gamr", 0, blocking=blocking, overlap=overlap,
+                    forward=blocking != "paper")
+    assert plan.num_blocks > 2
+    bound = model.bound(rel.parts, 512, np.inf, plan.overlap)
+    kept = np.ones(plan.dst.size, bool) if plan.forward is None else ~plan.forward[plan.dst]
+    sets = [bound.sending_s(np.unique(plan.src[kept & (plan.block == b)])) for b in range(plan.num_blocks)]
+    predicted = price(plan, model, 200 * 4 // (2 if overlap else 1))[1]
+    assert 0 < bound.completion_s(sets) <= predicted
+
+
+def test_a_metis_blocking_that_cannot_win_stops_after_its_first_split(dense):
+    from netweave.ina.blocks import TooManyBlocks
+
+    rel, net = dense
+    model = PathModel.of(net, 512)
+    full = ina_plan(rel, "switchgnn", 512, 200 * 4 * 128, "gamr", 0, blocking="multilevel", forward=True)
+    predicted = price(full, model, 200 * 4)[1]
+    with pytest.raises(TooManyBlocks):
+        ina_plan(rel, "switchgnn", 512, 200 * 4 * 128, "gamr", 0, blocking="multilevel", forward=True,
+                 bound=model.bound(rel.parts, 512, predicted / 4, False))
+    same = ina_plan(rel, "switchgnn", 512, 200 * 4 * 128, "gamr", 0, blocking="multilevel", forward=True,
+                    bound=model.bound(rel.parts, 512, predicted, False))
+    assert np.array_equal(same.block, full.block)

@@ -36,7 +36,48 @@ from .strategies import AGGREGATOR_BYTES
 
 
 class TooManyBlocks(Exception):
-    """A blocking needed more than its ``max_blocks`` (the cost model's pruning, :mod:`~netweave.ina.choose`)."""
+    """A blocking stopped because it can no longer be picked (the cost model's pruning,
+    :mod:`~netweave.ina.choose`): it needed more than its ``max_blocks``, or its :class:`Bound` was passed."""
+
+
+@dataclass(frozen=True, eq=False)
+class Bound:
+    """A lower bound on the predicted completion of a blocking still being cut (the cost model of
+    :mod:`~netweave.ina.choose`), to stop one that can no longer be picked.
+
+    Every edge set, finished or still to be cut, becomes at least one block, and each of its senders
+    goes up in at least one of them, so a set costs each host ``h`` at least ``send_s[h]`` ``(M,)``
+    (seconds per message up its link) per distinct sender it owns. With barriers, blocks run one
+    after another: completion ``>= Σ_sets max_h T_h + (sets - 1) gap_s + latency_s``; overlapped, a
+    host still sends its blocks one after another and block ``b + 2`` waits a gap after block ``b``:
+    ``>= max(max_h Σ_sets T_h, ⌊(sets - 1) / 2⌋ gap_s) + latency_s``. A blocking
+    whose bound exceeds ``best_s`` by more than the choice's 1 % tie cannot be picked."""
+
+    parts: np.ndarray
+    send_s: np.ndarray
+    gap_s: float
+    latency_s: float
+    best_s: float
+    overlap: bool
+
+    def sending_s(self, sender: np.ndarray) -> np.ndarray:
+        """``(M,)`` each host's time to send the distinct senders of one set (``sender`` ascending)."""
+        first = np.ones(sender.size, dtype=bool)
+        np.not_equal(sender[1:], sender[:-1], out=first[1:])
+        return np.bincount(self.parts[sender[first]], minlength=self.send_s.size) * self.send_s
+
+    def completion_s(self, sets: list[np.ndarray]) -> float:
+        """The bound (s) for edge sets of ``(M,)`` sending times (:meth:`sending_s`) each."""
+        if not sets:
+            return 0.0
+        times = np.asarray(sets)
+        if self.overlap:  # and block b + 2 starts a gap after block b is complete
+            return float(max(times.sum(axis=0).max(), (len(sets) - 1) // 2 * self.gap_s) + self.latency_s)
+        return float(times.max(axis=1).sum() + (len(sets) - 1) * self.gap_s + self.latency_s)
+
+    def passed(self, sets: list[np.ndarray]) -> bool:
+        """Whether the sets already put the completion beyond ``best_s`` (and its 1 % tie)."""
+        return bool(sets) and np.isfinite(self.best_s) and self.completion_s(sets) > self.best_s * 1.01
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,7 +165,8 @@ def _budget_groups(rel: BoundaryRelation, budget: np.ndarray | None, smallest: i
 
 
 def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: int | np.ndarray,
-                      seed: int = 0, sizing: str = "demand", cut: str = "metis", max_blocks: int | None = None) -> Blocks:
+                      seed: int = 0, sizing: str = "demand", cut: str = "metis", max_blocks: int | None = None,
+                      bound: Bound | None = None) -> Blocks:
     """Split the cross edges of ``rel`` into blocks that fit ``memory_bytes`` of aggregators: one
     int (every switch), or ``(C,)`` per cross edge of ``rel``, the smallest aggregator memory among
     the switches the edge is aggregated at; every block then holds edges of one budget and fits it.
@@ -132,7 +174,7 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
     ``sizing`` (:data:`SIZINGS`): a set fits when its destination demand does (the paper) or when
     its GAMR-order peak does. ``cut``: the cut edges of a level are partitioned again by METIS (the
     paper's Figure 10) or, ``destination``, grouped by destination in GAMR order (the hybrid).
-    More than ``max_blocks`` blocks raises :class:`TooManyBlocks`."""
+    More than ``max_blocks`` blocks, or passing ``bound`` after a split, raises :class:`TooManyBlocks`."""
     if sizing not in SIZINGS:
         raise NetweaveError(f"unknown block sizing {sizing!r}; use one of {', '.join(SIZINGS)}")
     chunks, budget, smallest = _check_memory(rel, feature_bytes, memory_bytes)
@@ -140,9 +182,13 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
     sender, n = sizer.sender, rel.parts.size
     block = np.full(rel.dst.size, -1, dtype=np.int64)
     levels: list[int] = []
-    work = [(edges, 0) for edges, _ in _budget_groups(rel, budget, smallest)]
+    # every edge set (ascending edge ids: senders ascending) with its level and, for ``bound``, its
+    # hosts' (M,) sending times
+    timed = (lambda e: None) if bound is None else (lambda e: bound.sending_s(sender[e]))
+    work = [(edges, 0, timed(edges)) for edges, _ in _budget_groups(rel, budget, smallest)]
+    done: list[np.ndarray] = []  # the finished blocks' sending times
     while work:
-        edges, level = work.pop(0)
+        edges, level, times = work.pop(0)
         capacity = int(budget[edges[0]]) if budget is not None and edges.size else smallest
         if max_blocks is not None and len(levels) > max_blocks:
             raise TooManyBlocks(len(levels))
@@ -155,6 +201,7 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
         if need <= capacity:
             block[edges] = len(levels)
             levels.append(level)
+            done.append(times)
             continue
         k = -(-need * 20 // (19 * capacity))  # 5 % slack: METIS balances to ~3 %, so parts rarely need a re-split
         side_u, side_v = _split(sender[edges], rel.dst[edges], max(k, 2), chunks, seed + level, n)
@@ -163,10 +210,12 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
         if stuck:  # METIS made no progress: group the edges by destination instead
             side_v = _by_destination(rel.dst[edges], capacity // chunks)
             inside = np.ones(edges.size, dtype=bool)
-        for part in np.unique(side_v[inside]):
-            work.append((edges[inside & (side_v == part)], level))
-        if (~inside).any():
-            work.append((edges[~inside], level + 1))
+        work.extend((part, level, timed(part)) for part in _group(edges[inside], side_v[inside]))
+        if not inside.all():
+            cut_edges = edges[~inside]
+            work.append((cut_edges, level + 1, timed(cut_edges)))
+        if bound is not None and bound.passed(done + [t for _, _, t in work]):
+            raise TooManyBlocks(len(levels) + len(work))
     if max_blocks is not None and len(levels) > max_blocks:
         raise TooManyBlocks(len(levels))
     return Blocks(block, np.asarray(levels, dtype=np.int64))
@@ -239,6 +288,15 @@ def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: 
         groups.append(edges[by_dest[ptr[s]:ptr[good]]])
         s = good
     return groups
+
+
+def _group(edges: np.ndarray, label: np.ndarray) -> list[np.ndarray]:
+    """``edges`` split by ``label`` (ascending), each group keeping the edges' order: one counting sort."""
+    if edges.size == 0:
+        return []
+    by = counting_argsort(label)
+    bounds = np.flatnonzero(np.diff(label[by])) + 1
+    return np.split(edges[by], bounds)
 
 
 def _by_destination(dst: np.ndarray, per_block: int) -> np.ndarray:

@@ -40,7 +40,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import NetweaveError
-from .blocks import TooManyBlocks
+from .blocks import Bound, TooManyBlocks
 from .boundary import BoundaryRelation
 from .occupancy import Replay, plan_replay
 from .plan import BLOCKINGS, InaPlan, ina_plan
@@ -110,6 +110,10 @@ class PathModel:
             end[b] = max(link[given].max(initial=0.0), (host + up_h[b]).max())
             host = host + up_h[b]
         return float(end[-1] + self.latency_s)
+
+    def bound(self, parts: np.ndarray, feature_bytes: int, best_s: float, overlap: bool) -> Bound:
+        """The :class:`~netweave.ina.blocks.Bound` that stops a blocking predicted slower than ``best_s``."""
+        return Bound(parts, feature_bytes / self.up, self.latency_s + self.barrier_s, self.latency_s, best_s, overlap)
 
     def max_useful_blocks(self, best_s: float, overlap: bool) -> int:
         """More blocks than this cannot complete before ``best_s``."""
@@ -233,9 +237,11 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
         for ov in ((False,) if blocking in ("single", "multicast") or not halves else overlap):
             for fw, how in (((False, order), (True, order), (False, "random"), (True, "random"))
                             if blocking == "single" else ((True, order),)):
-                limit = model.max_useful_blocks(_slowest_useful(priced), ov)
+                best = _slowest_useful(priced)
                 add(blocking, ov, fw, how, partial(ina_plan, rel, "switchgnn", feature_bytes, memory_bytes, how, seed,
-                                                   start, edge_memory, blocking, ov, max_blocks=limit, forward=fw))
+                                                   start, edge_memory, blocking, ov, forward=fw,
+                                                   max_blocks=model.max_useful_blocks(best, ov),
+                                                   bound=model.bound(rel.parts, feature_bytes, best, ov)))
     live = _preferred([(c, b) for c, b in priced if not c.pruned])
     fastest = min(c.completion_s for c, _ in live)
     chosen, build = min(((c, b) for c, b in live if c.completion_s <= fastest * 1.01),

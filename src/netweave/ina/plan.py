@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import NetweaveError
 from ..graph.counting import counting_argsort
-from .blocks import Blocks, destination_blocks, multilevel_blocks
+from .blocks import Blocks, Bound, destination_blocks, multilevel_blocks
 from .boundary import BoundaryRelation
 from .forward import forwarded_destinations
 from .orders import block_orders
@@ -128,7 +128,7 @@ def _ride_along(sender: np.ndarray, keep: np.ndarray, block: np.ndarray, positio
 
 
 def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np.ndarray, blocking: str,
-                     order: str, seed: int = 0, max_blocks: int | None = None) -> Blocks:
+                     order: str, seed: int = 0, max_blocks: int | None = None, bound: Bound | None = None) -> Blocks:
     """The blocks of ``blocking`` (:data:`BLOCKINGS`) for ``memory`` (bytes, or ``(C,)`` per cross edge).
 
     * ``paper``: multi-level METIS blocks sized by destination demand (§3.3, Figure 10);
@@ -140,7 +140,8 @@ def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np
       sender goes up once, one copy down per destination worker) and aggregates nothing.
 
     Peak sizing assumes the GAMR order; with ``order`` random the blocks are sized by demand.
-    More than ``max_blocks`` blocks raises :class:`~netweave.ina.blocks.TooManyBlocks`.
+    More than ``max_blocks`` blocks, or a METIS blocking passing ``bound``, raises
+    :class:`~netweave.ina.blocks.TooManyBlocks`.
     """
     if blocking not in BLOCKINGS:
         raise NetweaveError(f"unknown blocking {blocking!r}; use one of {', '.join(BLOCKINGS)}")
@@ -150,13 +151,14 @@ def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np
     if blocking == "destination":
         return destination_blocks(rel, feature_bytes, memory, sizing, max_blocks)
     return multilevel_blocks(rel, feature_bytes, memory, seed, sizing, "destination" if blocking == "hybrid" else "metis",
-                             max_blocks)
+                             max_blocks, bound)
 
 
 def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
              memory_bytes: int | np.ndarray | None = None, order: str = "random", seed: int = 0,
              start: int | None = None, edge_memory: np.ndarray | None = None, blocking: str = "paper",
-             overlap: bool = False, max_blocks: int | None = None, forward: bool = False) -> InaPlan:
+             overlap: bool = False, max_blocks: int | None = None, forward: bool = False,
+             bound: Bound | None = None) -> InaPlan:
     """Build the :class:`InaPlan` of ``strategy`` on the boundary relation ``rel``.
 
     ``order`` (``random`` | ``gamr``) is each worker's sending order (per block for ``switchgnn``);
@@ -166,7 +168,8 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     (:meth:`~netweave.sim.network.SimNetwork.edge_memory`); else to the smallest switch.
     ``blocking`` (:data:`BLOCKINGS`) is how ``switchgnn`` cuts blocks; ``overlap`` double-buffers
     them (each is sized to half the memory; see :attr:`InaPlan.overlap`); ``max_blocks`` stops a
-    blocking that needs more (:class:`~netweave.ina.blocks.TooManyBlocks`). ``forward`` (``switchgnn``)
+    blocking that needs more, ``bound`` (:class:`~netweave.ina.blocks.Bound`) a METIS blocking that
+    can no longer be picked (:class:`~netweave.ina.blocks.TooManyBlocks`). ``forward`` (``switchgnn``)
     lets the switches forward the destinations that gain nothing from an aggregator
     (:func:`~netweave.ina.forward.forwarded_destinations`); only the others are blocked.
     """
@@ -194,7 +197,7 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
         sizing = memory_bytes if np.ndim(memory_bytes) == 0 else int(memory_bytes.min())
         sizing = sizing if edge_memory is None else np.asarray(edge_memory, dtype=np.int64)[keep]
         blocks = switchgnn_blocks(blocked, feature_bytes, sizing // 2 if overlap else sizing, blocking, order, seed,
-                                  max_blocks)
+                                  max_blocks, bound)
         if blocks.num_blocks:
             block[keep], levels = blocks.block, blocks.levels
     nb = int(levels.size)
@@ -204,8 +207,10 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
         block[~keep], position[~keep] = _ride_along(sender, keep, block, position)
     owner = parts[dst]
     # the relation is sorted by (sender, owner, dst) already: a stable sort by block keeps that
-    by = counting_argsort(block, nb) if nb > 1 else np.arange(dst.size)
-    src_s, dst_s, block_s, pos_s, owner_s = sender[by], dst[by], block[by], position[by], owner[by]
+    src_s, dst_s, block_s, pos_s, owner_s = sender, dst, block, position, owner
+    if nb > 1:
+        by = counting_argsort(block, nb)
+        src_s, dst_s, block_s, pos_s, owner_s = sender[by], dst[by], block[by], position[by], owner[by]
     if strategy == "host":  # one unicast unit per (sender, destination worker)
         starts = _runs(block_s, src_s, owner_s)
         to = owner_s[starts[:-1]]

@@ -65,7 +65,8 @@ def _undirected_csr(a, b, k):
     indptr = np.zeros(k + 1, dtype=np.int64)
     w = 0
     for v in range(k):
-        row = np.sort(cols[ptr[v]:ptr[v + 1]])
+        row = cols[ptr[v]:ptr[v + 1]]
+        row.sort()  # in place: its entries are read before ``w`` passes them
         last = -1
         for u in row:
             if u != last and u != v:

@@ -66,6 +66,7 @@ def test_the_choice_is_the_cheapest_candidate_and_beats_both_baselines(dense):
             and c.completion_s <= min(b.completion_s for b in baselines)]
     assert choice.chosen in good and choice.chosen.completion_s <= min(c.completion_s for c in good) * 1.01
     assert choice.summary()["blocking"] == choice.chosen.blocking and len(choice.summary()["candidates"]) == len(choice.candidates)
+    assert price(choice.plan, PathModel.of(net, 512), 200 * 4) == (choice.chosen.traffic_bytes, choice.chosen.completion_s)
     got = simulate(choice.plan, net, SimConfig())
     host = simulate(ina_plan(rel, "host", 512), net, SimConfig())
     straw = simulate(ina_plan(rel, "straw", 512, memory, "random", 0), net, SimConfig())

@@ -30,9 +30,20 @@ def counting_argsort(keys: np.ndarray, size: int | None = None) -> np.ndarray:
     """``(E,)`` int64 indices sorting ``keys`` (ints in ``0..size-1``) stably: equal keys keep their
     order, as ``np.argsort(keys, kind="stable")``. ``size`` defaults to ``keys.max() + 1``."""
     keys = np.asarray(keys)
+    if keys.size and (keys.min() < 0 or (size is not None and keys.max() >= size)):
+        raise ValueError(f"counting sort keys must lie in 0..{size}, got {keys.min()}..{keys.max()}")
     if size is None:
         size = int(keys.max()) + 1 if keys.size else 0
     return _counting_argsort(keys, int(size))
+
+
+def counting_lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray:
+    """``np.lexsort(keys)`` (the last key primary, stable) for non-negative int keys: one counting
+    sort per key, least significant first."""
+    order = np.arange(keys[0].size, dtype=np.int64)
+    for k in keys:
+        order = order[counting_argsort(k[order])]
+    return order
 
 
 def compact_ids(n: int, *vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -193,7 +193,7 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
         if max_blocks is not None and len(levels) > max_blocks:
             raise TooManyBlocks(len(levels))
         if level > 0 and cut == "destination":
-            for group in _destination_groups(sizer, edges, capacity, max_blocks):
+            for group in _destination_groups(sizer, edges, capacity, max_blocks, bound, done):
                 block[group] = len(levels)
                 levels.append(level)
             continue
@@ -222,27 +222,30 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
 
 
 def destination_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: int | np.ndarray,
-                       sizing: str = "peak", max_blocks: int | None = None) -> Blocks:
+                       sizing: str = "peak", max_blocks: int | None = None, bound: Bound | None = None) -> Blocks:
     """Blocks of whole destinations (beyond the paper): destinations in the order their aggregators
     open under GAMR, cut into consecutive groups that fit (by demand, or by GAMR-order peak). More
-    than ``max_blocks`` blocks raises :class:`TooManyBlocks`."""
+    than ``max_blocks`` blocks, or passing ``bound``, raises :class:`TooManyBlocks`."""
     if sizing not in SIZINGS:
         raise NetweaveError(f"unknown block sizing {sizing!r}; use one of {', '.join(SIZINGS)}")
     chunks, budget, smallest = _check_memory(rel, feature_bytes, memory_bytes)
     sizer = _Sizer(rel, chunks, sizing == "peak")
     block = np.full(rel.dst.size, -1, dtype=np.int64)
-    nb = 0
+    nb, done = 0, []
     for edges, capacity in _budget_groups(rel, budget, smallest):
-        for group in _destination_groups(sizer, edges, capacity, None if max_blocks is None else max_blocks - nb):
+        for group in _destination_groups(sizer, edges, capacity, None if max_blocks is None else max_blocks - nb,
+                                         bound, done):
             block[group] = nb
             nb += 1
     return Blocks(block, np.zeros(nb, dtype=np.int64))
 
 
-def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: int | None = None) -> list[np.ndarray]:
+def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: int | None = None,
+                        bound: Bound | None = None, done: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """``edges`` as groups of whole destinations, consecutive in GAMR opening order, each fitting
     ``capacity``: as many destinations as the demand allows, grown (doubling, then bisection) while
-    the group's GAMR-order peak fits. More than ``limit`` groups raises :class:`TooManyBlocks`."""
+    the group's GAMR-order peak fits. More than ``limit`` groups raises :class:`TooManyBlocks`, and
+    so does ``bound`` passed by the blocks in ``done`` (sending times, extended here) and these groups."""
     if edges.size == 0:
         return []
     sender, dst, parts = sizer.sender[edges], sizer.dst[edges], sizer.parts
@@ -286,6 +289,10 @@ def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: 
                 mid = (good + bad) // 2
                 good, bad = (mid, bad) if fits(mid) else (good, mid)
         groups.append(edges[by_dest[ptr[s]:ptr[good]]])
+        if bound is not None:
+            done.append(bound.sending_s(sender[np.sort(by_dest[ptr[s]:ptr[good]])]))
+            if bound.passed(done):
+                raise TooManyBlocks(len(done))
         s = good
     return groups
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from ..graph.counting import compact_ids
+from ..graph.counting import compact_ids, counting_lexsort
 
 if TYPE_CHECKING:
     from .plan import InaPlan
@@ -103,13 +103,15 @@ def interleaved(worker: np.ndarray, rank: np.ndarray, group: np.ndarray | None =
     """Indices of units sorted into arrival order: by ``group`` (the block), then by ``rank`` in its
     worker's sequence, then by ``worker``."""
     keys = (worker, rank) if group is None else (worker, rank, group)
-    return np.lexsort(keys)
+    if rank.dtype.kind == "f":
+        return np.lexsort(keys)
+    return counting_lexsort(keys)
 
 
 def worker_rank(worker: np.ndarray, position: np.ndarray) -> np.ndarray:
     """``(U,)`` each unit's place in its worker's sending sequence, the worker sending by ascending
     ``position`` (ties by index)."""
-    by = np.lexsort((position, worker))
+    by = np.lexsort((position, worker)) if position.dtype.kind == "f" else counting_lexsort((position, worker))
     first = np.zeros(int(worker.max(initial=-1)) + 2, dtype=np.int64)  # each worker's first place in ``by``
     np.cumsum(np.bincount(worker, minlength=first.size - 1), out=first[1:])
     rank = np.empty(worker.size, dtype=np.int64)
@@ -157,7 +159,8 @@ def plan_replay(plan: "InaPlan", capacity: int | None = None, up_rate: np.ndarra
     up_s = np.zeros(m) if up_rate is None else plan.feature_bytes / np.asarray(up_rate, dtype=float)
     down_s = np.zeros(m) if down_rate is None else plan.feature_bytes / np.asarray(down_rate, dtype=float)
     at = (rank + 1) * up_s[worker]
-    arrival = interleaved(worker, rank if up_rate is None else at, key % nb)  # by arrival time when rates differ
+    same_rate = np.all(up_s == up_s[0])  # then arrival times are in the order of the ranks
+    arrival = interleaved(worker, rank if same_rate else at, key % nb)
     return Replay(*_replay(arrival, arrival_ptr, plan.unit_lo, plan.unit_hi, plan.unit_to, worker, at,
                            dest, need, plan.parts[plan.dst], m, UNLIMITED if capacity is None else int(capacity), chunks,
                            dest_ids.size, down_s,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NetweaveError
-from ..graph.counting import counting_argsort
+from ..graph.counting import counting_argsort, counting_lexsort
 from .blocks import Blocks, Bound, destination_blocks, multilevel_blocks
 from .boundary import BoundaryRelation
 from .forward import forwarded_destinations
@@ -140,8 +140,7 @@ def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np
       sender goes up once, one copy down per destination worker) and aggregates nothing.
 
     Peak sizing assumes the GAMR order; with ``order`` random the blocks are sized by demand.
-    More than ``max_blocks`` blocks, or a METIS blocking passing ``bound``, raises
-    :class:`~netweave.ina.blocks.TooManyBlocks`.
+    More than ``max_blocks`` blocks, or passing ``bound``, raises :class:`~netweave.ina.blocks.TooManyBlocks`.
     """
     if blocking not in BLOCKINGS:
         raise NetweaveError(f"unknown blocking {blocking!r}; use one of {', '.join(BLOCKINGS)}")
@@ -149,7 +148,7 @@ def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np
     if blocking in ("single", "multicast"):
         return Blocks(np.zeros(rel.dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64))
     if blocking == "destination":
-        return destination_blocks(rel, feature_bytes, memory, sizing, max_blocks)
+        return destination_blocks(rel, feature_bytes, memory, sizing, max_blocks, bound)
     return multilevel_blocks(rel, feature_bytes, memory, seed, sizing, "destination" if blocking == "hybrid" else "metis",
                              max_blocks, bound)
 
@@ -168,8 +167,8 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     (:meth:`~netweave.sim.network.SimNetwork.edge_memory`); else to the smallest switch.
     ``blocking`` (:data:`BLOCKINGS`) is how ``switchgnn`` cuts blocks; ``overlap`` double-buffers
     them (each is sized to half the memory; see :attr:`InaPlan.overlap`); ``max_blocks`` stops a
-    blocking that needs more, ``bound`` (:class:`~netweave.ina.blocks.Bound`) a METIS blocking that
-    can no longer be picked (:class:`~netweave.ina.blocks.TooManyBlocks`). ``forward`` (``switchgnn``)
+    blocking that needs more, ``bound`` (:class:`~netweave.ina.blocks.Bound`) one that can no
+    longer be picked (:class:`~netweave.ina.blocks.TooManyBlocks`). ``forward`` (``switchgnn``)
     lets the switches forward the destinations that gain nothing from an aggregator
     (:func:`~netweave.ina.forward.forwarded_destinations`); only the others are blocked.
     """
@@ -220,7 +219,7 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     lo, hi = starts[:-1], starts[1:]
     host = parts[src_s[lo]]
     unit_key = host * nb + block_s[lo]
-    send = np.lexsort((to, pos_s[lo], unit_key))
+    send = counting_lexsort((to + 1, pos_s[lo], unit_key))
     in_edges = _by_destination(block_s, dst_s, parts[src_s], nb, rel.parts.size, m)
     dstarts = _runs(block_s[in_edges], dst_s[in_edges])
     dlo, dhi = dstarts[:-1], dstarts[1:]

@@ -243,8 +243,10 @@ def destination_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: 
 def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: int | None = None,
                         bound: Bound | None = None, done: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """``edges`` as groups of whole destinations, consecutive in GAMR opening order, each fitting
-    ``capacity``: as many destinations as the demand allows, grown (doubling, then bisection) while
-    the group's GAMR-order peak fits. More than ``limit`` groups raises :class:`TooManyBlocks`, and
+    ``capacity``: as many destinations as the demand allows, grown (doubling, then bisection to an
+    eighth of that) while the group's GAMR-order peak fits; a group that cannot take an eighth more
+    stays as it is (one trial, where the search would cost four: dense graphs, whose aggregators
+    stay open through the block). More than ``limit`` groups raises :class:`TooManyBlocks`, and
     so does ``bound`` passed by the blocks in ``done`` (sending times, extended here) and these groups."""
     if edges.size == 0:
         return []
@@ -276,7 +278,9 @@ def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: 
                 trial = np.sort(by_dest[ptr[s]:ptr[e]])  # in the relation's (sender, owner, dst) order
                 return _order_peak(sender[trial], dst[trial], parts, sizer.chunks) <= capacity
 
-            bad = None
+            step = max(per // 8, 1)
+            probe = min(good + step, ids.size)
+            bad = None if fits(probe) else probe  # on dense graphs not even an eighth more fits: one trial
             while bad is None:  # doubling
                 trial = min(s + 2 * (good - s), ids.size)
                 if fits(trial):
@@ -285,7 +289,7 @@ def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: 
                         break
                 else:
                     bad = trial
-            while bad is not None and bad - good > max(per // 8, 1):  # bisection, to an eighth of the demand fit
+            while bad is not None and bad - good > step:  # bisection, to an eighth of the demand fit
                 mid = (good + bad) // 2
                 good, bad = (mid, bad) if fits(mid) else (good, mid)
         groups.append(edges[by_dest[ptr[s]:ptr[good]]])

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..errors import NetweaveError
 from .blocks import Bound, TooManyBlocks
+from .memo import shared
 from .boundary import BoundaryRelation
 from .occupancy import Replay, plan_replay
 from .plan import BLOCKINGS, InaPlan, ina_plan
@@ -218,6 +219,13 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
     if memory_bytes is None:
         raise NetweaveError("switchgnn needs a finite --switch-memory (its blocks are sized to it)")
     model = PathModel.of(net, feature_bytes)
+    with shared():
+        return _choose(rel, model, feature_bytes, memory_bytes, edge_memory, order, seed, start, candidates, overlap, host)
+
+
+def _choose(rel: BoundaryRelation, model: PathModel, feature_bytes: int, memory_bytes, edge_memory, order: str,
+            seed: int, start: int | None, candidates: tuple[str, ...], overlap: tuple[bool, ...], host: bool) -> Choice:
+    """:func:`choose_plan` once its arguments are checked, inside one :func:`~netweave.ina.memo.shared`."""
     smallest = int(np.min(memory_bytes)) // AGGREGATOR_BYTES
     # every candidate keeps how to build its plan, not the plan (at Reddit's size a plan is ~3 GB);
     # only the pick so far is held, so that it is not built twice

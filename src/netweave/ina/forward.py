@@ -22,8 +22,11 @@ def forwarded_destinations(rel: BoundaryRelation) -> np.ndarray:
     copies to its worker those already require (one pass: forwarding it adds no copy)."""
     sender, owner = rel.senders(), rel.parts[rel.dst]
     forward = rel.need == 1
-    key = sender * rel.num_workers + owner  # the copy (sender, worker) an edge would ride in
-    copies = np.unique(key[forward[rel.dst]])
-    covered = np.isin(key, copies, assume_unique=False)
+    key = sender * rel.num_workers + owner  # the copy (sender, worker) an edge would ride in: ascending
+    if key.size == 0:
+        return forward
+    runs = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    needed = np.logical_or.reduceat(forward[rel.dst], runs)  # the copy goes anyway
+    covered = np.repeat(needed, np.diff(np.append(runs, key.size)))
     uncovered = np.bincount(rel.dst[~covered], minlength=rel.parts.size)
     return forward | ((rel.need > 1) & (uncovered == 0))

@@ -22,6 +22,7 @@ from ..graph.counting import counting_argsort, counting_lexsort
 from .blocks import Blocks, Bound, destination_blocks, multilevel_blocks
 from .boundary import BoundaryRelation
 from .forward import forwarded_destinations
+from .memo import memo
 from .orders import block_orders
 
 STRATEGIES = ("host", "straw", "switchgnn")
@@ -117,7 +118,10 @@ def _ride_along(sender: np.ndarray, keep: np.ndarray, block: np.ndarray, positio
     last in block 0 (by id)."""
     n = int(sender.max()) + 1 if sender.size else 0
     first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, sender[keep], block[keep])
+    kept = sender[keep]  # ascending: the relation goes by sender
+    if kept.size:
+        runs = np.flatnonzero(np.r_[True, kept[1:] != kept[:-1]])
+        first[kept[runs]] = np.minimum.reduceat(block[keep], runs)
     place = np.full(n, -1, dtype=np.int64)
     there = keep & (block == first[sender])
     place[sender[there]] = position[there]
@@ -185,11 +189,11 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     m, parts = rel.num_workers, rel.parts
     sender, dst = rel.senders(), rel.dst
     block, levels = np.zeros(dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    forwarded = forwarded_destinations(rel) if forward and strategy == "switchgnn" else None
+    forwarded = memo(rel, "forwarded", lambda: forwarded_destinations(rel)) if forward and strategy == "switchgnn" else None
     if strategy == "switchgnn" and blocking == "multicast":
         forwarded = rel.need > 0
     keep = np.ones(dst.size, dtype=bool) if forwarded is None else ~forwarded[dst]
-    blocked = rel if forwarded is None else rel.subset(keep)
+    blocked = rel if forwarded is None else memo(rel, ("kept", blocking == "multicast"), lambda: rel.subset(keep))
     if strategy == "switchgnn":
         if memory_bytes is None:
             raise NetweaveError("switchgnn needs a finite --switch-memory (its blocks are sized to it)")

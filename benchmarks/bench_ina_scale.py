@@ -64,7 +64,7 @@ def run(scale: float, memory: str, strategy: str, blocking: str, timeout: int) -
     return row
 
 
-def plot(rows: list[dict], path: Path) -> None:
+def plot(rows: list[dict], scale: float, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,7 +94,9 @@ def plot(rows: list[dict], path: Path) -> None:
     bx.set_xticks(list(x), labels, fontsize=8)
     bx.legend(fontsize=8)
     bx.set_title("memory per run")
-    fig.suptitle("netweave ina reddit-like:scale=1.0 --workers 128 (88 M cross edges), 2-core VM")
+    cross = max((r.get("cross_edges", 0) for r in rows), default=0)
+    fig.suptitle(f"netweave ina reddit-like:scale={scale:g} --workers 128 ({cross / 1e6:.1f} M cross edges), "
+                 f"{os.cpu_count()}-core machine")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -121,7 +123,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "scale": args.scale, "python": sys.version.split()[0]}
     (args.out / "ina_scale.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    plot(rows, args.out / "ina_scale.png")
+    plot(rows, args.scale, args.out / "ina_scale.png")
     print("| memory | strategy | wall | peak RSS | load + METIS | relation + plan | simulation | events | blocks "
           "| traffic (GB) | vs host | completion (ms) | load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -31,7 +31,7 @@ from ..errors import NetweaveError
 from ..graph.counting import compact_ids, counting_argsort, undirected_csr
 from ..partition.metis import metis_labels
 from .boundary import BoundaryRelation
-from .memo import memo
+from .memo import content, memo
 from .occupancy import edge_set_peak, worker_rank
 from .orders import dependency_order
 from .strategies import AGGREGATOR_BYTES
@@ -132,9 +132,8 @@ class _Sizer:
         demand = _demand(self.dst[edges], self.chunks, self.n)
         if demand <= capacity or not self.peak:
             return demand
-        if edges.size == self.dst.size:  # all of them: what every blocking of this relation asks first
-            return memo(self.dst, ("peak", self.chunks), lambda: _order_peak(self.sender, self.dst, self.parts, self.chunks))
-        return _order_peak(self.sender[edges], self.dst[edges], self.parts, self.chunks)
+        return memo(self.dst, lambda: ("peak", self.chunks, content(edges)),
+                    lambda: _order_peak(self.sender[edges], self.dst[edges], self.parts, self.chunks))
 
 
 SIZINGS = ("demand", "peak")
@@ -208,9 +207,8 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
             done.append(times)
             continue
         k = -(-need * 20 // (19 * capacity))  # 5 % slack: METIS balances to ~3 %, so parts rarely need a re-split
-        split = partial(_split, sender[edges], rel.dst[edges], max(k, 2), chunks, seed + level, n)
-        # the first split of all the edges is the same for every METIS blocking of a sizing
-        side_u, side_v = memo(rel.dst, ("split", max(k, 2), chunks, seed), split) if edges.size == rel.dst.size else split()
+        side_u, side_v = memo(rel.dst, lambda: ("split", max(k, 2), chunks, seed + level, content(edges)),
+                              partial(_split, sender[edges], rel.dst[edges], max(k, 2), chunks, seed + level, n))
         inside = side_u == side_v
         stuck = not inside.any() or (inside.all() and np.unique(side_v).size == 1)
         if stuck:  # METIS made no progress: group the edges by destination instead

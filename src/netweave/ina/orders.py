@@ -15,6 +15,7 @@ from ..errors import NetweaveError
 from ..graph.counting import compact_ids, undirected_csr
 from .boundary import BoundaryRelation
 from .gamr import gamr_order
+from .memo import memo
 
 ORDERS = ("random", "gamr")
 
@@ -53,7 +54,7 @@ def block_orders(rel: BoundaryRelation, block: np.ndarray, order: str, seed: int
     sender = rel.senders()
     if block.size and block.max() == 0 and start is None:  # one block: the relation is the dependency graph
         if order == "gamr":  # cross edges of an undirected graph are symmetric already
-            visit = gamr_order(rel.send_ptr, rel.dst)
+            visit = memo(rel.dst, "gamr", lambda: gamr_order(rel.send_ptr, rel.dst))  # host and strawman alike
             seq = visit[np.diff(rel.send_ptr)[visit] > 0]
         else:
             seq = dependency_order(sender, rel.dst, order, seed)

@@ -128,3 +128,16 @@ def test_a_metis_blocking_that_cannot_win_stops_after_its_first_split(dense):
     same = ina_plan(rel, "switchgnn", 512, 200 * 4 * 128, "gamr", 0, blocking="multilevel", forward=True,
                     bound=model.bound(rel.parts, 512, predicted, False))
     assert np.array_equal(same.block, full.block)
+
+
+def test_metis_blockings_are_skipped_beyond_their_size_limit(dense, monkeypatch):
+    import netweave.ina.choose as choose
+
+    rel, net = dense
+    monkeypatch.setattr(choose, "METIS_MAX_CROSS_EDGES", rel.dst.size - 1)
+    choice = choose_plan(rel, net, 512, 200 * 4 * 128)
+    skipped = [c for c in choice.candidates if c.skipped]
+    assert {(c.blocking, c.overlap) for c in skipped} == {("hybrid", False), ("hybrid", True),
+                                                         ("multilevel", False), ("multilevel", True)}
+    assert all(c.pruned and c.completion_s is None and "cross edges" in c.summary()["skipped"] for c in skipped)
+    assert choice.chosen.blocking not in ("hybrid", "multilevel") and not choice.chosen.skipped

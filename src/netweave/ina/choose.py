@@ -29,8 +29,14 @@ A blocking candidate is stopped early, and reported as pruned, once it can no lo
 candidate so far: when it would need more blocks than that allows (each barrier block costs at
 least ``L + S``; overlapped, every other block does), or when the edge sets it has cut so far,
 each costing its hosts at least their distinct senders' sending time, already pass it
-(:class:`~netweave.ina.blocks.Bound`). At Reddit's size this stops a METIS blocking after its
-first split instead of dozens of METIS levels.
+(:class:`~netweave.ina.blocks.Bound`).
+
+The METIS blockings (``multilevel``, ``hybrid``) are not tried on a relation of more than
+:data:`METIS_MAX_CROSS_EDGES` cross edges (reported as skipped): at Reddit's size (88 M) one METIS
+level of the boundary graph takes 30–65 s on 2 cores, a level keeps 63–90 % of its edges cut, and
+the bound above stops a barrier blocking only after its first re-splits (85–110 s each) and an
+overlapped one not within 6 minutes; on the 70 cases of ``bench_ina.py --goal`` (at most 1.8 M
+cross edges) no METIS blocking was picked.
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ from .strategies import AGGREGATOR_BYTES
 
 # what the choice considers, cheapest to plan first; "host" is BNS-GCN's exchange
 CANDIDATES = ("multicast", "single", "destination", "hybrid", "multilevel")
+METIS_BLOCKINGS = ("hybrid", "multilevel")
+METIS_MAX_CROSS_EDGES = 20_000_000  # beyond this the METIS blockings are skipped (module docstring)
 
 
 @dataclass(frozen=True)
@@ -130,7 +138,7 @@ class Candidate:
     """One priced candidate: ``blocking`` (a :data:`~netweave.ina.plan.BLOCKINGS` name or ``host``),
     ``overlap``, ``forward`` (destinations without gain forwarded), the sending ``order``, its blocks, predicted
     ``traffic_bytes`` and ``completion_s``, and planning time; ``pruned``: stopped early because it
-    could not beat the best (then the costs are ``None``)."""
+    could not beat the best, or ``skipped`` (why it was not tried); then the costs are ``None``."""
 
     blocking: str
     overlap: bool
@@ -141,6 +149,7 @@ class Candidate:
     completion_s: float | None
     plan_time_s: float
     pruned: bool = False
+    skipped: str | None = None
 
     @property
     def is_strawman(self) -> bool:
@@ -151,7 +160,7 @@ class Candidate:
         return {"blocking": self.blocking, "overlap": self.overlap, "forward": self.forward, "order": self.order,
                 "num_blocks": self.num_blocks,
                 "predicted_traffic_bytes": self.traffic_bytes, "predicted_completion_s": self.completion_s,
-                "plan_time_s": self.plan_time_s, "pruned": self.pruned}
+                "plan_time_s": self.plan_time_s, "pruned": self.pruned, "skipped": self.skipped}
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,6 +262,11 @@ def _choose(rel: BoundaryRelation, model: PathModel, feature_bytes: int, memory_
         add("host", False, False, order, partial(ina_plan, rel, "host", feature_bytes, order=order, seed=seed, start=start))
     halves = smallest // 2 >= -(-feature_bytes // AGGREGATOR_BYTES)  # half the memory holds a destination
     for blocking in candidates:
+        if blocking in METIS_BLOCKINGS and rel.dst.size > METIS_MAX_CROSS_EDGES:
+            why = f"{rel.dst.size / 1e6:.1f} M cross edges > {METIS_MAX_CROSS_EDGES / 1e6:.0f} M: METIS levels too slow"
+            priced.extend((Candidate(blocking, ov, True, order, None, None, None, 0.0, True, why), None)
+                          for ov in (overlap if halves else (False,)))
+            continue
         for ov in ((False,) if blocking in ("single", "multicast") or not halves else overlap):
             for fw, how in (((False, order), (True, order), (False, "random"), (True, "random"))
                             if blocking == "single" else ((True, order),)):

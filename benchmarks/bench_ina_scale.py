@@ -10,7 +10,7 @@ its time into loading and METIS, the boundary relation and planning, and simulat
 
 Writes ``benchmarks/results/ina_scale.json`` and ``ina_scale.png`` (stacked time per phase and
 peak memory per run, the goal's limits drawn) and prints Markdown rows for BENCHMARKS.md.
-Usage: python benchmarks/bench_ina_scale.py [--scale 1.0] [--memories 10MB 100MB] [--paper]
+Usage: python benchmarks/bench_ina_scale.py [--scale 1.0] [--memories 10MB 100MB] [--paper] [--update]
 """
 
 from __future__ import annotations
@@ -109,6 +109,8 @@ def main() -> None:
     ap.add_argument("--paper", action="store_true", help="also --blocking paper (§3.3's METIS levels)")
     ap.add_argument("--paper-timeout", type=int, default=1200)
     ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--update", action="store_true",
+                    help="replace these runs' rows in the existing ina_scale.json, keep the others")
     args = ap.parse_args()
     rows = []
     for memory in args.memories:
@@ -121,6 +123,10 @@ def main() -> None:
                 print(f"{r['memory']} {r['strategy']}: {r['wall_s']:.0f} s, {r.get('peak_rss_gb', 0):.1f} GB "
                       f"{r.get('chosen', '')}", file=sys.stderr, flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.update and (args.out / "ina_scale.json").exists():
+        new = {(r["memory"], r["strategy"]): r for r in rows}
+        old = json.loads((args.out / "ina_scale.json").read_text())["rows"]
+        rows = [new.pop((r["memory"], r["strategy"]), r) for r in old] + list(new.values())
     meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "scale": args.scale, "python": sys.version.split()[0]}
     (args.out / "ina_scale.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     plot(rows, args.scale, args.out / "ina_scale.png")

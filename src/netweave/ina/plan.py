@@ -211,9 +211,10 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     # the relation is sorted by (sender, owner, dst) already: a stable sort by block keeps that
     # (the edge arrays are gathered one at a time, at Reddit's size 0.7 GB each)
     by = counting_argsort(block, nb) if nb > 1 else None
-    src_s, sender = (sender, None) if by is None else (sender[by], None)
+    src_s = sender if by is None else sender[by]
     dst_s = dst if by is None else dst[by]
-    block_s, block = (block, None) if by is None else (block[by], None)
+    block_s = block if by is None else block[by]
+    del sender, block
     if strategy == "host":  # one unicast unit per (sender, destination worker)
         owner_s = parts[dst_s]
         starts = _runs(block_s, src_s, owner_s)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from netweave.graph.counting import compact_ids, counting_argsort, counting_lexsort, undirected_csr
+from netweave.graph.counting import compact_ids, counting_argsort, counting_lexsort, group_by, undirected_csr
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -48,3 +48,15 @@ def test_compact_ids_is_unique_and_searchsorted():
     assert np.array_equal(ids, np.unique(np.concatenate([u, v])))
     assert np.array_equal(place[u], np.searchsorted(ids, u)) and np.array_equal(place[v], np.searchsorted(ids, v))
     assert (place[np.setdiff1d(np.arange(1000), ids)] == -1).all()
+
+
+def test_group_by_is_a_mask_per_present_label():
+    rng = np.random.default_rng(0)
+    label = rng.integers(0, 30, 2000) * 2  # odd labels absent
+    items = rng.permutation(2000)
+    groups = group_by(label, items)
+    assert len(groups) == np.unique(label).size
+    for g, lab in zip(groups, np.unique(label)):
+        assert np.array_equal(g, items[label == lab])
+    assert all(np.array_equal(g, np.flatnonzero(label == lab)) for g, lab in zip(group_by(label), np.unique(label)))
+    assert group_by(np.array([], dtype=np.int64)) == []

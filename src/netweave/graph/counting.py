@@ -46,6 +46,16 @@ def counting_lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray:
     return order
 
 
+def group_by(label: np.ndarray, items: np.ndarray | None = None) -> list[np.ndarray]:
+    """``items`` (default: the indices ``0..E-1``) split by their ``label`` (non-negative ints), one
+    array per label present, labels ascending, each keeping the items' order: one counting sort."""
+    if label.size == 0:
+        return []
+    by = counting_argsort(label)
+    bounds = np.flatnonzero(np.diff(label[by])) + 1
+    return np.split(by if items is None else items[by], bounds)
+
+
 def compact_ids(n: int, *vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct ids among ``vertices`` (ints in ``0..n-1``) and ``(n,)`` each id's place
     among them (``-1`` for an absent id): a lookup table instead of ``searchsorted``."""

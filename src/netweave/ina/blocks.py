@@ -28,7 +28,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import NetweaveError
-from ..graph.counting import compact_ids, counting_argsort, undirected_csr
+from ..graph.counting import compact_ids, counting_argsort, group_by, undirected_csr
 from ..partition.metis import metis_labels
 from .boundary import BoundaryRelation
 from .memo import content, memo
@@ -214,7 +214,7 @@ def multilevel_blocks(rel: BoundaryRelation, feature_bytes: int, memory_bytes: i
         if stuck:  # METIS made no progress: group the edges by destination instead
             side_v = _by_destination(rel.dst[edges], capacity // chunks)
             inside = np.ones(edges.size, dtype=bool)
-        work.extend((part, level, timed(part)) for part in _group(edges[inside], side_v[inside]))
+        work.extend((part, level, timed(part)) for part in group_by(side_v[inside], edges[inside]))
         if not inside.all():
             cut_edges = edges[~inside]
             work.append((cut_edges, level + 1, timed(cut_edges)))
@@ -303,15 +303,6 @@ def _destination_groups(sizer: _Sizer, edges: np.ndarray, capacity: int, limit: 
                 raise TooManyBlocks(len(done))
         s = good
     return groups
-
-
-def _group(edges: np.ndarray, label: np.ndarray) -> list[np.ndarray]:
-    """``edges`` split by ``label`` (ascending), each group keeping the edges' order: one counting sort."""
-    if edges.size == 0:
-        return []
-    by = counting_argsort(label)
-    bounds = np.flatnonzero(np.diff(label[by])) + 1
-    return np.split(edges[by], bounds)
 
 
 def _by_destination(dst: np.ndarray, per_block: int) -> np.ndarray:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NetweaveError
-from ..graph.counting import compact_ids, undirected_csr
+from ..graph.counting import compact_ids, group_by, undirected_csr
 from .boundary import BoundaryRelation
 from .gamr import gamr_order
 from .memo import memo
@@ -62,11 +62,7 @@ def block_orders(rel: BoundaryRelation, block: np.ndarray, order: str, seed: int
         rank[seq] = np.arange(seq.size)
         return rank[sender]
     position = np.empty(rel.dst.size, dtype=np.int64)
-    by_block = np.argsort(block.astype(np.int32), kind="stable")
-    bounds = np.flatnonzero(np.diff(block[by_block])) + 1
-    for b, edges in enumerate(np.split(by_block, bounds)):
-        if edges.size == 0:
-            continue
+    for b, edges in enumerate(group_by(block)):
         here = start if start is not None and np.isin(start, sender[edges]) else None
         seq = dependency_order(sender[edges], rel.dst[edges], order, seed + b, here)
         rank = np.empty(rel.parts.size, dtype=np.int64)

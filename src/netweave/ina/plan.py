@@ -105,7 +105,7 @@ def _runs(*keys: np.ndarray) -> np.ndarray:
     return np.append(np.flatnonzero(change), keys[0].size)
 
 
-def _by_destination(block: np.ndarray, dst: np.ndarray, owner: np.ndarray, nb: int, n: int, m: int) -> np.ndarray:
+def _in_edge_order(block: np.ndarray, dst: np.ndarray, owner: np.ndarray, nb: int, n: int, m: int) -> np.ndarray:
     """Edge ids sorted by (``block``, ``dst``, ``owner`` of the sender), stably: three counting sorts."""
     order = counting_argsort(owner, m)
     order = order[counting_argsort(dst[order], n)]
@@ -228,7 +228,7 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     unit_key = host * nb + block_s[lo]
     send = counting_lexsort((to + 1, position[lo if by is None else by[lo]], unit_key))
     del position, by
-    in_edges = _by_destination(block_s, dst_s, parts[src_s], nb, rel.parts.size, m)
+    in_edges = _in_edge_order(block_s, dst_s, parts[src_s], nb, rel.parts.size, m)
     dstarts = _runs(block_s[in_edges], dst_s[in_edges])
     dlo, dhi = dstarts[:-1], dstarts[1:]
     dest_v = dst_s[in_edges[dlo]]

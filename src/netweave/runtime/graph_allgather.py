@@ -131,10 +131,16 @@ class _Pool:
 _LAYOUTS: "weakref.WeakKeyDictionary[RankTables, _Layout]" = weakref.WeakKeyDictionary()
 
 
-def _pool(tables: RankTables, like: torch.Tensor) -> tuple[_Layout, _Pool]:
+def _layout(tables: RankTables) -> _Layout:
+    """The layout of ``tables``, made at its first call."""
     layout = _LAYOUTS.get(tables)
     if layout is None:
         layout = _LAYOUTS[tables] = _Layout(tables)
+    return layout
+
+
+def _pool(tables: RankTables, like: torch.Tensor) -> tuple[_Layout, _Pool]:
+    layout = _layout(tables)
     key = (like.shape[1], like.dtype, like.device)
     pool = layout.pools.get(key)
     if pool is None:
@@ -239,9 +245,7 @@ def _shm_pool(tables: RankTables, like: torch.Tensor, group, transport: str, reu
     state = shm_group(group)
     pool = None
     if state is not None:
-        layout = _LAYOUTS.get(tables)
-        if layout is None:
-            layout = _LAYOUTS[tables] = _Layout(tables)
+        layout = _layout(tables)
         key = (id(state), like.shape[1], like.dtype)
         if key not in layout.shm:
             layout.shm[key] = ShmPool.make(state, tables, like.shape[1], like.dtype, like.device.type == "cpu")

@@ -8,18 +8,19 @@ BIN    := $(VENV)/bin
 SUM    := $(shell cksum pyproject.toml | cut -d' ' -f1)
 stamp   = $(VENV)/.installed-$(1)-$(SUM)
 
-.PHONY: demo test bench clean testbed-tools
+.PHONY: demo test bench clean system-packages
 
-# The testbed's XDP data plane compiles BPF with clang against libbpf's headers. As root with apt,
-# install them when missing (a few seconds); elsewhere its tests skip and say why. Never fatal.
-TESTBED_PACKAGES := clang llvm libbpf-dev bpftool
-testbed-tools:
-	@if command -v clang >/dev/null && test -e /usr/include/bpf/bpf_helpers.h; then :; \
+# System libraries, installed as root with apt when missing (a few seconds); elsewhere the tests
+# that need them skip and say why. Never fatal. clang, llvm, libbpf-dev, bpftool: the testbed's XDP
+# data plane (BPF compiled against libbpf's headers); libmetis5: `--method metis32` (32-bit METIS).
+SYSTEM_PACKAGES := clang llvm libbpf-dev bpftool libmetis5
+system-packages:
+	@if command -v clang >/dev/null && test -e /usr/include/bpf/bpf_helpers.h && ldconfig -p | grep -q libmetis.so.5; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "installing $(TESTBED_PACKAGES) for the testbed's XDP data plane"; \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TESTBED_PACKAGES)) >/dev/null 2>&1 \
-			|| echo "could not install $(TESTBED_PACKAGES); the XDP tests will skip"; \
-	else echo "not root or no apt-get: the XDP tests skip (install $(TESTBED_PACKAGES) to run them)"; fi
+		echo "installing $(SYSTEM_PACKAGES) (the testbed's XDP data plane, 32-bit METIS)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES)) >/dev/null 2>&1 \
+			|| echo "could not install $(SYSTEM_PACKAGES); the XDP and metis32 tests will skip"; \
+	else echo "not root or no apt-get: the XDP and metis32 tests skip (install $(SYSTEM_PACKAGES) to run them)"; fi
 
 $(VENV)/.installed-%-$(SUM): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,7 +31,7 @@ $(VENV)/.installed-%-$(SUM): pyproject.toml
 demo: $(call stamp,demo)
 	$(BIN)/netweave compare --report report
 
-test: $(call stamp,test) testbed-tools
+test: $(call stamp,test) system-packages
 	$(BIN)/python -m pytest -q
 
 bench: $(call stamp,test)

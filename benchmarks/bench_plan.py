@@ -16,8 +16,10 @@ and dgx1x2 (16 GPUs), each in fresh processes: SPST planning time (median of ``-
 --topology T --planner spst --parts K`` under ``/usr/bin/time -v`` (wall time, peak RSS; median of
 ``--reddit-repeats``). ``--baseline-rev REV`` measures the same on the code of git revision REV (a
 temporary worktree under /tmp, removed afterwards; ``--baseline-repeats`` end-to-end runs) for
-before/after rows. Writes ``benchmarks/results/plan_reddit.json``.
-Usage: python benchmarks/bench_plan.py --reddit [--baseline-rev HEAD~3] [--only none]
+before/after rows. ``--methods metis metis32`` adds end-to-end rows partitioned by the system's
+32-bit METIS (``--method metis32``; its SPST planning time is the one ``plan`` reports). Writes
+``benchmarks/results/plan_reddit.json``.
+Usage: python benchmarks/bench_plan.py --reddit [--methods metis metis32] [--baseline-rev HEAD~3] [--only none]
 """
 
 from __future__ import annotations
@@ -89,11 +91,11 @@ def run_planning(src: Path, spec: str, topo: str, repeats: int) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def run_end_to_end(src: Path, spec: str, topo: str, parts: int) -> dict:
+def run_end_to_end(src: Path, spec: str, topo: str, parts: int, method: str = "metis") -> dict:
     """One ``netweave plan`` under ``/usr/bin/time -v``: wall seconds, peak RSS, its own stage times."""
     env = dict(os.environ, PYTHONPATH=str(src), NETWEAVE_NO_PROGRESS="1")
     cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "netweave", "plan", spec, "--topology", topo,
-           "--planner", "spst", "--parts", str(parts), "--json"]
+           "--planner", "spst", "--parts", str(parts), "--json"] + ([] if method == "metis" else ["--method", method])
     before = load()
     p = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", p.stderr).group(1)
@@ -105,7 +107,8 @@ def run_end_to_end(src: Path, spec: str, topo: str, parts: int) -> dict:
             "predicted_time_s": result["predicted_time_s"], "load_before": before, "load_after": load()}
 
 
-def reddit_rows(src: Path, spec: str, label: str, repeats: int, e2e_repeats: int) -> list[dict]:
+def reddit_rows(src: Path, spec: str, label: str, repeats: int, e2e_repeats: int,
+                methods: tuple[str, ...] = ("metis",)) -> list[dict]:
     env = dict(os.environ, PYTHONPATH=str(src), NETWEAVE_NO_PROGRESS="1")
     for topo, parts in REDDIT_TOPOLOGIES:  # warm-up: numba's on-disk cache of that code, so no row pays compilation
         subprocess.run([sys.executable, "-m", "netweave", "plan", "reddit-like:scale=0.01", "--topology", topo,
@@ -114,23 +117,27 @@ def reddit_rows(src: Path, spec: str, label: str, repeats: int, e2e_repeats: int
     for topo, parts in REDDIT_TOPOLOGIES:
         plan = run_planning(src, spec, topo, repeats)
         print(json.dumps({"code": label, "topology": topo, **plan}), flush=True)
-        runs = [run_end_to_end(src, spec, topo, parts) for _ in range(e2e_repeats)]
-        for r in runs:
-            print(json.dumps({"code": label, "topology": topo, **r}), flush=True)
-        rows.append({"code": label, "graph": spec, "topology": topo, "gpus": parts,
-                     "spst_planning_s": statistics.median(plan["planning_s"]), "spst_planning_runs_s": plan["planning_s"],
-                     "end_to_end_s": statistics.median(r["wall_s"] for r in runs),
-                     "peak_rss_gb": statistics.median(r["peak_rss_gb"] for r in runs),
-                     "partition_s": statistics.median(r["partition_time_s"] for r in runs),
-                     "num_hops": plan["num_hops"], "same_plan_size": all(r["num_hops"] == plan["num_hops"] for r in runs),
-                     "runs": runs})
+        for method in methods:  # the planning rows are METIS's partition; metis32 only end to end
+            runs = [run_end_to_end(src, spec, topo, parts, method) for _ in range(e2e_repeats)]
+            for r in runs:
+                print(json.dumps({"code": label, "topology": topo, "method": method, **r}), flush=True)
+            rows.append({"code": label, "graph": spec, "topology": topo, "gpus": parts, "method": method,
+                         "spst_planning_s": statistics.median(plan["planning_s"] if method == "metis" else
+                                                              [r["planning_time_s"] for r in runs]),
+                         "spst_planning_runs_s": plan["planning_s"] if method == "metis" else [r["planning_time_s"] for r in runs],
+                         "end_to_end_s": statistics.median(r["wall_s"] for r in runs),
+                         "peak_rss_gb": statistics.median(r["peak_rss_gb"] for r in runs),
+                         "partition_s": statistics.median(r["partition_time_s"] for r in runs),
+                         "num_hops": runs[0]["num_hops"] if method != "metis" else plan["num_hops"],
+                         "same_plan_size": method != "metis" or all(r["num_hops"] == plan["num_hops"] for r in runs),
+                         "runs": runs})
     return rows
 
 
 def reddit(args) -> None:
     """Reddit's size at 8 and 16 GPUs, on this checkout and optionally on ``--baseline-rev``."""
     repo = HERE.parent
-    rows = reddit_rows(repo / "src", args.reddit_spec, "current", args.repeats, args.reddit_repeats)
+    rows = reddit_rows(repo / "src", args.reddit_spec, "current", args.repeats, args.reddit_repeats, tuple(args.methods))
     rev = None
     if args.baseline_rev:
         rev = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", args.baseline_rev], check=True,
@@ -151,11 +158,11 @@ def reddit(args) -> None:
     out = HERE / "results" / ("plan_reddit.json" if args.reddit_spec == REDDIT else "plan_reddit_check.json")
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print("| code | GPUs (topology) | SPST planning, median (s) | end to end, median (s) | peak RSS (GB) | partition (s) |")
-    print("|---|---|---|---|---|---|")
+    print("| code | GPUs (topology) | method | SPST planning, median (s) | end to end, median (s) | peak RSS (GB) | partition (s) |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['code']} | {r['gpus']} ({r['topology']}) | {r['spst_planning_s']:.2f} | {r['end_to_end_s']:.1f} | "
-              f"{r['peak_rss_gb']:.2f} | {r['partition_s']:.1f} |")
+        print(f"| {r['code']} | {r['gpus']} ({r['topology']}) | {r.get('method', 'metis')} | {r['spst_planning_s']:.2f} | "
+              f"{r['end_to_end_s']:.1f} | {r['peak_rss_gb']:.2f} | {r['partition_s']:.1f} |")
 
 
 def main() -> None:
@@ -166,6 +173,8 @@ def main() -> None:
     ap.add_argument("--reddit", action="store_true", help="also Reddit's size at 8 and 16 GPUs (see above)")
     ap.add_argument("--reddit-spec", default=REDDIT, help="the graph of those rows (a smaller one for a quick check)")
     ap.add_argument("--reddit-repeats", type=int, default=3, help="end-to-end runs per topology")
+    ap.add_argument("--methods", nargs="+", default=["metis"], choices=["metis", "metis32"],
+                    help="partition methods of the end-to-end Reddit rows (metis32: the system's 32-bit METIS)")
     ap.add_argument("--baseline-rev", help="git revision to measure the Reddit rows on too (before/after)")
     ap.add_argument("--baseline-repeats", type=int, default=1, help="end-to-end runs per topology on the baseline")
     args = ap.parse_args()

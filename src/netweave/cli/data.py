@@ -47,7 +47,7 @@ def graph_stats(dataset: str = typer.Argument(..., help=DATASET_HELP), as_json: 
 def partition(
     dataset: str = typer.Argument(..., help=DATASET_HELP),
     parts: Optional[int] = typer.Option(None, "--parts", "-k", help="Number of parts (workers)."),
-    method: Method = typer.Option(Method.metis, "--method", help="metis (min edge cut), random (balanced), range (MGG Alg. 1), hierarchical (machines, then GPUs; needs --topology)."),
+    method: Method = typer.Option(Method.metis, "--method", help="metis (min edge cut), metis32 (the system's 32-bit METIS: half the memory on large graphs, other parts for a seed), random (balanced), range (MGG Alg. 1), hierarchical (machines, then GPUs; needs --topology)."),
     topology: Optional[str] = typer.Option(None, "--topology", help="Its workers set --parts (and its machines the levels of hierarchical). " + TOPOLOGY_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of METIS / random."),
     feature_dim: Optional[int] = FeatureDimOpt,

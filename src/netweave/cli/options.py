@@ -15,7 +15,7 @@ DATASET_HELP = "Dataset spec: cora, planetoid:DIR:NAME, npz:FILE, snap:FILE|GLOB
 TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1[:gpus=K], dgx1x2, pcie8, star:n=…, leafspine:leaves=…,spines=…,hosts=…, fattree:k=…, random:switches=…,degree=…,hosts=…"
 COST_MODEL_HELP = ("Cost model of the exchange: alpha-beta (default: per-stage overhead, link latency, achieved "
                    "bandwidth; calibrated on gloo/TCP) or dgcl (the paper's §5.1, bandwidth only). It picks SPST or P2P.")
-PARTITIONER_HELP = "Partitioner when no --parts-file is given."
+PARTITIONER_HELP = "Partitioner when no --parts-file is given (metis32: the system's 32-bit METIS, half the memory on large graphs, other parts)."
 FeatureDimOpt = typer.Option(None, "--feature-dim", help="Float32 values per embedding (default: the dataset's, else 128).")
 PartsFileOpt = typer.Option(None, "--parts-file", help="A partition .npz (from `netweave partition --out`) with one part per worker.")
 GAMR_START_HELP = "GAMR start vertex (default: highest degree)."
@@ -23,6 +23,7 @@ GAMR_START_HELP = "GAMR start vertex (default: highest degree)."
 
 class Method(str, Enum):
     metis = "metis"
+    metis32 = "metis32"
     random = "random"
     range = "range"
     hierarchical = "hierarchical"

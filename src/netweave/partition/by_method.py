@@ -11,7 +11,7 @@ from .partition import Partition
 from .random import random_partition
 from .range import range_partition
 
-METHODS = ("metis", "random", "range", "hierarchical")
+METHODS = ("metis", "metis32", "random", "range", "hierarchical")
 
 
 def partition_by_method(graph: Graph, method: str, parts: int | None, topology: str | Topology | None,
@@ -36,8 +36,8 @@ def partition_by_method(graph: Graph, method: str, parts: int | None, topology: 
         return hierarchical_partition(graph, topo.machines(), seed)
     if parts is None:
         raise NetweaveError("--parts K is required (the number of workers)")
-    if method == "metis":
-        return metis_partition(graph, parts, seed)
+    if method in ("metis", "metis32"):
+        return metis_partition(graph, parts, seed, bits=32 if method == "metis32" else 64)
     if method == "random":
         return random_partition(graph, parts, seed)
     return range_partition(graph, parts)

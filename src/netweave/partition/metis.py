@@ -17,18 +17,22 @@ from pymetis._internal import _idx_type_width
 
 from ..graph import Graph
 from ..progress import stage
+from .metis32 import metis32_labels
 from .partition import Partition, check_num_parts
 
 
 def metis_labels(indptr: np.ndarray, indices: np.ndarray, num_parts: int, seed: int = 0,
                  target_weights: Sequence[float] | None = None,
-                 vertex_weights: np.ndarray | None = None) -> np.ndarray:
+                 vertex_weights: np.ndarray | None = None, bits: int = 64) -> np.ndarray:
     """``(n,)`` int32 METIS part of every vertex of a CSR graph (``num_parts >= 1``).
 
     ``target_weights`` (summing to 1) asks for unequal part sizes, e.g. machines with different
     numbers of GPUs; ``vertex_weights`` (``(n,)`` non-negative ints) balances parts by weight
-    instead of vertex count.
+    instead of vertex count. ``bits`` 64 is pymetis's METIS; 32 the system's 32-bit METIS
+    (:mod:`~netweave.partition.metis32`: half the memory, other partitions for the same seed).
     """
+    if bits == 32:
+        return metis32_labels(indptr, indices, num_parts, seed, target_weights, vertex_weights)
     n = indptr.shape[0] - 1
     if num_parts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)
@@ -47,9 +51,11 @@ def metis_index_dtype() -> type:
     return np.int64 if _idx_type_width() == 64 else np.int32
 
 
-def metis_partition(graph: Graph, num_parts: int, seed: int = 0) -> Partition:
-    """METIS partition of ``graph`` into ``num_parts`` parts; deterministic for ``seed``."""
+def metis_partition(graph: Graph, num_parts: int, seed: int = 0, bits: int = 64) -> Partition:
+    """METIS partition of ``graph`` into ``num_parts`` parts; deterministic for ``seed``.
+    ``bits`` 32: the system's 32-bit METIS, method ``metis32`` (see :func:`metis_labels`)."""
     check_num_parts(num_parts, graph.num_nodes)
-    with stage(f"METIS into {num_parts} parts"):
-        parts = metis_labels(graph.indptr, graph.indices, num_parts, seed)
-    return Partition(parts, num_parts, "metis")
+    name = "metis" if bits == 64 else f"metis{bits}"
+    with stage(f"METIS into {num_parts} parts" + ("" if bits == 64 else f" ({bits}-bit)")):
+        parts = metis_labels(graph.indptr, graph.indices, num_parts, seed, bits=bits)
+    return Partition(parts, num_parts, name)

@@ -18,7 +18,7 @@ and dgx1x2 (16 GPUs), each in fresh processes: SPST planning time (median of ``-
 temporary worktree under /tmp, removed afterwards; ``--baseline-repeats`` end-to-end runs) for
 before/after rows. ``--methods metis metis32`` adds end-to-end rows partitioned by the system's
 32-bit METIS (``--method metis32``; its SPST planning time is the one ``plan`` reports). Writes
-``benchmarks/results/plan_reddit.json``.
+``benchmarks/results/plan_reddit.json`` (``--out NAME``: ``NAME.json``).
 Usage: python benchmarks/bench_plan.py --reddit [--methods metis metis32] [--baseline-rev HEAD~3] [--only none]
 """
 
@@ -155,7 +155,7 @@ def reddit(args) -> None:
     result = {"machine": f"{platform.node()} {os.cpu_count()} cores, {platform.machine()}",
               "command": " ".join(["python benchmarks/bench_plan.py"] + sys.argv[1:]), "head": head,
               "baseline_rev": rev, "rows": rows}
-    out = HERE / "results" / ("plan_reddit.json" if args.reddit_spec == REDDIT else "plan_reddit_check.json")
+    out = HERE / "results" / f"{args.out if args.reddit_spec == REDDIT else 'plan_reddit_check'}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print("| code | GPUs (topology) | method | SPST planning, median (s) | end to end, median (s) | peak RSS (GB) | partition (s) |")
@@ -175,6 +175,7 @@ def main() -> None:
     ap.add_argument("--reddit-repeats", type=int, default=3, help="end-to-end runs per topology")
     ap.add_argument("--methods", nargs="+", default=["metis"], choices=["metis", "metis32"],
                     help="partition methods of the end-to-end Reddit rows (metis32: the system's 32-bit METIS)")
+    ap.add_argument("--out", default="plan_reddit", help="results name of the Reddit rows: benchmarks/results/OUT.json")
     ap.add_argument("--baseline-rev", help="git revision to measure the Reddit rows on too (before/after)")
     ap.add_argument("--baseline-repeats", type=int, default=1, help="end-to-end runs per topology on the baseline")
     args = ap.parse_args()

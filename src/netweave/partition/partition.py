@@ -18,7 +18,7 @@ class Partition:
     Attributes:
         parts: ``(n,)`` int32, the owner (worker rank) of every vertex, in ``[0, num_parts)``.
         num_parts: number of parts (a part may be empty).
-        method: how it was made (``metis``, ``random``, ``range``, ``hierarchical``, ``file``).
+        method: how it was made (``metis``, ``metis32``, ``random``, ``range``, ``hierarchical``, ``file``).
     """
 
     parts: np.ndarray

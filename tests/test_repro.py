@@ -100,3 +100,26 @@ def test_unknown_names_and_scales_and_list(tmp_path, capsys):
     with pytest.raises(NetweaveError, match="contradicts"):
         reproduce("aro-fig7", tmp_path, full=True, scale="tiny")
     assert len(_cli(["repro", "--list"], capsys)["repros"]) == 7
+
+
+@pytest.mark.parametrize("name", ["switchgnn-fig17", "switchgnn-fig18"])
+def test_switchgnn_figures_add_the_full_size_graph_with_destination_blocks(name, tmp_path, monkeypatch, capsys):
+    """``--full`` runs Figures 17 and 18 twice: the paper's METIS blocking on a tenth of Reddit and,
+    beside it, Reddit's own size with destination blocks. Both run here for real, at small sizes."""
+    from netweave import repro
+
+    monkeypatch.setitem(repro.SCALES, "tiny", {**repro.SCALES["tiny"], "ina_full": 0.01})
+    r = reproduce(name, tmp_path, scale="tiny", workers=1)
+    memories = repro.SCALES["tiny"]["memories"]
+    assert r.cases == 2 * len(memories) and len(r.rows) == len(memories)
+    for row, mb in zip(r.rows, memories):
+        assert row["paper_memory_mb"] == mb and row["blocking"] == "paper" and row["reddit"] == 0.005
+        assert row["switchgnn_gamr_blocks_reddit_size"] >= 1
+    # the wiring: the first Reddit-size column is what `netweave ina` gives for that graph, memory and blocking
+    mb = memories[0]
+    one = _cli(["ina", "reddit-like:scale=0.01", "--workers", "8", "--switch-memory", str(int(mb * 1e6 * 0.01)),
+                "--strategy", "switchgnn", "--blocking", "destination"], capsys)
+    assert r.rows[0]["switchgnn_gamr_reduction_reddit_size"] == pytest.approx(one["traffic_reduction"])
+    assert r.rows[0]["switchgnn_gamr_blocks_reddit_size"] == one["num_blocks"]
+    assert "reddit-like at scale 0.01 (destination blocks, the paper's memories)" in r.netweave
+    assert "_reddit_size" in (tmp_path / f"{name}.csv").read_text().splitlines()[0]

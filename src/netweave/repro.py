@@ -6,9 +6,12 @@ Scales (:data:`SCALES`):
 - ``reduced`` (default): minutes on a 2-core machine.
 - ``full``: the papers' settings. DGCL runs on reddit-like at Reddit's size (233 K vertices,
   57 M edges; about 9 GB per process), ARO and PAHInA on their topologies with 30 and 10 seeds.
-  SwitchGNN's simulations run on a tenth of Reddit's vertices at Reddit's degree (128 workers, the
-  switch memory scaled by the same tenth, as the aggregator demand scales with the vertices):
-  Reddit itself would need hours of simulation per memory here.
+  SwitchGNN's Figures 17 and 18 run twice (128 workers each): the paper's multi-level METIS blocking
+  on a tenth of Reddit's vertices at Reddit's degree (the switch memory scaled by the same tenth, as
+  the aggregator demand scales with the vertices), and at Reddit's own size with the paper's
+  memories, blocked by whole destinations in GAMR order (``--blocking destination``, beyond the
+  paper): the paper's blocking needs about an hour of METIS per memory there (BENCHMARKS.md). The
+  Reddit-size cases take 3–6 min and up to 14 GB each.
 - ``tiny``: seconds, for tests.
 """
 
@@ -26,13 +29,14 @@ from .errors import NetweaveError
 from .outputs import output_dir
 
 
-SCALES = {  # reddit-like scales (DGCL/MGG graph; SwitchGNN graph, its switch memory scaled alike), INA workers and
+SCALES = {  # reddit-like scales (DGCL/MGG graph; SwitchGNN graph, its switch memory scaled alike; SwitchGNN at
+    # Reddit's own size with destination blocks, full only), INA workers and
     # memories (the paper's MB), ARO leaves/workers/seeds, PAHInA fat-tree k, workers and seeds
     "tiny": {"reddit": 0.005, "ina_reddit": 0.005, "ina_workers": 8, "memories": (20, 100), "leaves": 6, "aro_seeds": 1,
              "aro_workers": 20, "k": 4, "pahina_workers": (4, 8), "pahina_seeds": 1},
     "reduced": {"reddit": 0.1, "ina_reddit": 0.02, "ina_workers": 128, "memories": (10, 20, 50, 100), "leaves": 24,
                 "aro_seeds": 3, "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 2},
-    "full": {"reddit": 1.0, "ina_reddit": 0.1, "ina_workers": 128, "memories": (10, 20, 40, 60, 80, 100), "leaves": 24,
+    "full": {"reddit": 1.0, "ina_reddit": 0.1, "ina_full": 1.0, "ina_workers": 128, "memories": (10, 20, 40, 60, 80, 100), "leaves": 24,
              "aro_seeds": 30, "aro_workers": 200, "k": 8, "pahina_workers": (25, 50, 75, 100), "pahina_seeds": 10},
 }
 
@@ -106,38 +110,73 @@ def _fig8_reduce(z: dict, rows: list[dict]):
 
 
 # -- SwitchGNN Figures 17 and 18: one layer through the switch, per switch memory ------------------
+FULL_SIZE_BLOCKING = "destination"  # the paper's METIS blocking does not finish at Reddit's size here
+FULL_SIZE = "_reddit_size"  # the suffix of the Reddit-size columns
+
+
 def _ina_cases(z: dict, orders: list[str]) -> list[dict]:
-    return [{"reddit": z["ina_reddit"], "workers": z["ina_workers"], "paper_memory_mb": mb, "orders": orders}
-            for mb in z["memories"]]
+    cases = [{"reddit": z["ina_reddit"], "workers": z["ina_workers"], "paper_memory_mb": mb, "orders": orders}
+             for mb in z["memories"]]
+    if "ina_full" in z:
+        cases += [{"reddit": z["ina_full"], "workers": z["ina_workers"], "paper_memory_mb": mb, "orders": orders,
+                   "blocking": FULL_SIZE_BLOCKING} for mb in z["memories"]]
+    return cases
 
 
 def _ina_case(p: dict) -> dict:
     from .scenarios import InaScenario
 
     memory = int(p["paper_memory_mb"] * 1e6 * p["reddit"])  # the paper's memory for Reddit, scaled with the graph
-    row = {"paper_memory_mb": p["paper_memory_mb"]}
+    blocking = p.get("blocking", "paper")
+    row = {"paper_memory_mb": p["paper_memory_mb"], "reddit": p["reddit"], "blocking": blocking}
     for strategy, order in [("straw", "random")] + [("switchgnn", o) for o in p["orders"]]:
         sc = InaScenario(dataset=_reddit(p["reddit"]), workers=p["workers"], strategy=strategy, order=order,
-                         switch_memory=memory, seed=0, blocking="paper")
+                         switch_memory=memory, seed=0, blocking=blocking)
         r = sc.run(_inputs(sc)).layer.summary()
         key = strategy if strategy == "straw" else f"switchgnn_{order}"
         row[f"{key}_reduction"] = r["traffic_reduction"]
         row[f"{key}_max_queue_mb"] = r["max_queue_bytes"] / 1e6
         row[f"{key}_completion_ms"] = r["completion_time_s"] * 1e3
+        row[f"{key}_blocks"] = r["num_blocks"]
     return row
 
 
-def _fig18_reduce(z: dict, rows: list[dict]):
-    return rows, "paper_memory_mb", ["straw_reduction", "switchgnn_gamr_reduction"], \
-        f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, memory scaled by {z['ina_reddit']}: SwitchGNN " + \
+def _ina_rows(z: dict, results: list[dict]) -> tuple[list[dict], list[dict]]:
+    """One row per memory: the paper's blocking on ``ina_reddit``, and (full) the Reddit-size
+    case's columns with :data:`FULL_SIZE` appended; also the Reddit-size results alone."""
+    scaled = [r for r in results if r.get("blocking", "paper") == "paper"]
+    full = [r for r in results if r.get("blocking", "paper") != "paper"]
+    by_mb = {r["paper_memory_mb"]: r for r in full}
+    rows = [{**r, **{k + FULL_SIZE: v for k, v in by_mb.get(r["paper_memory_mb"], {}).items()
+                     if k.startswith(("straw", "switchgnn"))}} for r in scaled]
+    return rows, full
+
+
+def _fig18_reduce(z: dict, results: list[dict]):
+    rows, full = _ina_rows(z, results)
+    ys = ["straw_reduction", "switchgnn_gamr_reduction"]
+    summary = f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, memory scaled by {z['ina_reddit']}: SwitchGNN " + \
         ", ".join(f"{100 * r['switchgnn_gamr_reduction']:.0f} % at {r['paper_memory_mb']} MB" for r in rows)
+    if full:
+        ys += [y + FULL_SIZE for y in ys]
+        summary += f"; reddit-like at scale {full[0]['reddit']} ({full[0]['blocking']} blocks, the paper's memories): " + ", ".join(
+            f"{100 * r['switchgnn_gamr_reduction']:.0f} % at {r['paper_memory_mb']} MB" for r in full)
+    return rows, "paper_memory_mb", ys, summary
 
 
-def _fig17_reduce(z: dict, rows: list[dict]):
-    return rows, "paper_memory_mb", ["switchgnn_gamr_max_queue_mb", "switchgnn_random_max_queue_mb"], \
-        f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, GAMR/random: " + ", ".join(
-            f"{r['paper_memory_mb']} MB queue {r['switchgnn_gamr_max_queue_mb']:.3f}/{r['switchgnn_random_max_queue_mb']:.3f} MB "
-            f"completion {r['switchgnn_gamr_completion_ms']:.2f}/{r['switchgnn_random_completion_ms']:.2f} ms" for r in rows)
+def _fig17_reduce(z: dict, results: list[dict]):
+    rows, full = _ina_rows(z, results)
+    ys = ["switchgnn_gamr_max_queue_mb", "switchgnn_random_max_queue_mb"]
+
+    def said(rs: list[dict]) -> str:
+        return ", ".join(f"{r['paper_memory_mb']} MB queue {r['switchgnn_gamr_max_queue_mb']:.3f}/{r['switchgnn_random_max_queue_mb']:.3f} MB "
+                         f"completion {r['switchgnn_gamr_completion_ms']:.2f}/{r['switchgnn_random_completion_ms']:.2f} ms" for r in rs)
+
+    summary = f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, GAMR/random: " + said(rows)
+    if full:
+        ys += [y + FULL_SIZE for y in ys]
+        summary += f"; reddit-like at scale {full[0]['reddit']} ({full[0]['blocking']} blocks, the paper's memories): " + said(full)
+    return rows, "paper_memory_mb", ys, summary
 
 
 # -- ARO Figure 7a: minimum job rate in a 24x24 leaf-spine ----------------------------------------

@@ -123,3 +123,23 @@ def test_switchgnn_figures_add_the_full_size_graph_with_destination_blocks(name,
     assert r.rows[0]["switchgnn_gamr_blocks_reddit_size"] == one["num_blocks"]
     assert "reddit-like at scale 0.01 (destination blocks, the paper's memories)" in r.netweave
     assert "_reddit_size" in (tmp_path / f"{name}.csv").read_text().splitlines()[0]
+
+
+def test_full_scale_switchgnn_cases_run_in_one_process(tmp_path, monkeypatch):
+    """At ``--full`` a Reddit-size case holds 11 GB: Figures 17-18 never run two at once, whatever --workers says."""
+    from netweave import repro
+
+    seen = {}
+
+    def fake_run_cases(fn, args, cases, path, workers, ray, on_fresh, label):
+        seen["workers"] = workers
+        raise NetweaveError("stop here")
+
+    monkeypatch.setattr(repro, "run_cases", fake_run_cases)
+    for name, workers, want in [("switchgnn-fig17", None, 1), ("switchgnn-fig18", 4, 1), ("aro-fig7", 4, 4)]:
+        with pytest.raises(NetweaveError, match="stop here"):
+            reproduce(name, tmp_path / name, full=True, workers=workers)
+        assert seen["workers"] == want
+    with pytest.raises(NetweaveError, match="stop here"):
+        reproduce("switchgnn-fig17", tmp_path / "reduced", workers=2)  # the reduced scale keeps the pool
+    assert seen["workers"] == 2

@@ -11,7 +11,7 @@ Scales (:data:`SCALES`):
   the aggregator demand scales with the vertices), and at Reddit's own size with the paper's
   memories, blocked by whole destinations in GAMR order (``--blocking destination``, beyond the
   paper): the paper's blocking needs about an hour of METIS per memory there (BENCHMARKS.md). The
-  Reddit-size cases take 3–6 min and up to 14 GB each.
+  Reddit-size cases take 4.5–6.5 min and 11 GB each, so these two run in one process.
 - ``tiny``: seconds, for tests.
 """
 
@@ -51,6 +51,7 @@ class Repro:
     cases: Callable[[dict], list[dict]]  # scale -> the parameters of each case (JSON-serialisable)
     case: Callable[[dict], dict]  # one case's parameters -> its result
     reduce: Callable[[dict, list[dict]], tuple[list[dict], str, list[str], str]]  # (scale, results) -> rows, x, ys, summary
+    full_workers: int | None = None  # at most this many local processes at the full scale (each holds its own graph)
 
 
 def _reddit(scale: float) -> str:
@@ -281,9 +282,9 @@ REPROS = {r.name: r for r in [
           lambda z: [{"reddit": z["reddit"], "topology": t} for t in ("dgx1:gpus=2", "dgx1:gpus=4", "dgx1", "dgx1x2")],
           _fig8_case, _fig8_reduce),
     Repro("switchgnn-fig18", "traffic vs switch memory", "§6.4: 23 % less traffic than host-based at 10 MB, 81 % at 100 MB (Reddit, 128 workers)",
-          lambda z: _ina_cases(z, ["gamr"]), _ina_case, _fig18_reduce),
+          lambda z: _ina_cases(z, ["gamr"]), _ina_case, _fig18_reduce, full_workers=1),
     Repro("switchgnn-fig17", "GAMR vs random order: largest queue vs memory", "§6.3: GAMR cuts the queue backlog; without it the queue grows with memory",
-          lambda z: _ina_cases(z, ["gamr", "random"]), _ina_case, _fig17_reduce),
+          lambda z: _ina_cases(z, ["gamr", "random"]), _ina_case, _fig17_reduce, full_workers=1),
     Repro("aro-fig7", "ARO vs ECMP, GRID, AggTree (200 workers, 24x24 leaf-spine)", "Fig. 7a: 26.33 vs 7.92 / 1.75 / 8.76 Gb/s",
           lambda z: [{"leaves": z["leaves"], "workers": z["aro_workers"], "seed": s} for s in range(z["aro_seeds"])],
           _aro_case, _aro_reduce),
@@ -328,8 +329,9 @@ def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | N
               workers: int | None = None, ray: str | None = None) -> ReproResult:
     """Run one reproduction and write its CSV, plot and paper-vs-netweave table.
 
-    Its cases run in a process pool (``workers``, default all cores) or on Ray (``ray``, see
-    :mod:`netweave.cases`); finished cases are kept in ``OUT/NAME.jsonl``, so a rerun resumes.
+    Its cases run in a process pool (``workers``, default all cores; at the full scale at most the
+    reproduction's ``full_workers``) or on Ray (``ray``, see :mod:`netweave.cases`); finished cases
+    are kept in ``OUT/NAME.jsonl``, so a rerun resumes.
     """
     if name not in REPROS:
         raise NetweaveError(f"unknown reproduction {name!r}; `netweave repro --list` shows {', '.join(REPROS)}")
@@ -340,6 +342,8 @@ def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | N
     if mode not in SCALES:
         raise NetweaveError(f"unknown scale {mode!r}; use one of {', '.join(SCALES)}")
     z = SCALES[mode]
+    if mode == "full" and r.full_workers is not None and ray is None:  # Reddit-size INA cases: 11 GB each
+        workers = min(workers or r.full_workers, r.full_workers)
     with output_dir(out_dir) as out:  # removed again if the first case fails
         t0 = time.perf_counter()
         fresh = []

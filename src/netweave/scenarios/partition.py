@@ -20,7 +20,7 @@ class PartitionScenario:
     """Partition ``dataset`` and measure the partition.
 
     Attributes:
-        method: metis, random, range or hierarchical (needs ``topology``); parts: number of parts
+        method: metis, metis32, random, range or hierarchical (needs ``topology``); parts: number of parts
         (default: the topology's workers); seed: seed of METIS / random.
         feature_dim: float32 values per embedding for the exchange volume (default: the dataset's, else 128).
     """

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from netweave.graph.counting import compact_ids, counting_argsort, counting_lexsort, group_by, undirected_csr
+from netweave.graph.counting import compact_ids, counting_argsort, counting_lexsort, group_by, run_bounds, undirected_csr
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -60,3 +60,15 @@ def test_group_by_is_a_mask_per_present_label():
         assert np.array_equal(g, items[label == lab])
     assert all(np.array_equal(g, np.flatnonzero(label == lab)) for g, lab in zip(group_by(label), np.unique(label)))
     assert group_by(np.array([], dtype=np.int64)) == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_run_bounds_are_np_uniques_first_indices(seed):
+    rng = np.random.default_rng(seed)
+    a, b = np.sort(rng.integers(0, 30, 2000)), rng.integers(0, 3, 2000)
+    order = np.lexsort((b, a))
+    a, b = a[order], b[order]
+    _, first = np.unique(np.stack([a, b], axis=1), axis=0, return_index=True)
+    assert np.array_equal(run_bounds(a, b), np.append(np.sort(first), a.size))
+    assert np.array_equal(run_bounds(a), np.append(np.unique(a, return_index=True)[1], a.size))
+    assert np.array_equal(run_bounds(np.array([], dtype=np.int64)), [0])

@@ -46,6 +46,16 @@ def counting_lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray:
     return order
 
 
+def run_bounds(*keys: np.ndarray) -> np.ndarray:
+    """Start index of every run of equal key tuples in arrays sorted by them, plus the end: run ``r``
+    is ``[bounds[r], bounds[r + 1])``; ``[0]`` when empty."""
+    change = np.zeros(keys[0].size, dtype=bool)
+    change[:1] = True
+    for k in keys:
+        change[1:] |= k[1:] != k[:-1]
+    return np.append(np.flatnonzero(change), keys[0].size)
+
+
 def group_by(label: np.ndarray, items: np.ndarray | None = None) -> list[np.ndarray]:
     """``items`` (default: the indices ``0..E-1``) split by their ``label`` (non-negative ints), one
     array per label present, labels ascending, each keeping the items' order: one counting sort."""

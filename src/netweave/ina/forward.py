@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph.counting import run_bounds
 from .boundary import BoundaryRelation
 
 
@@ -22,11 +23,10 @@ def forwarded_destinations(rel: BoundaryRelation) -> np.ndarray:
     copies to its worker those already require (one pass: forwarding it adds no copy)."""
     sender, owner = rel.senders(), rel.parts[rel.dst]
     forward = rel.need == 1
-    key = sender * rel.num_workers + owner  # the copy (sender, worker) an edge would ride in: ascending
-    if key.size == 0:
+    if sender.size == 0:
         return forward
-    runs = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    needed = np.logical_or.reduceat(forward[rel.dst], runs)  # the copy goes anyway
-    covered = np.repeat(needed, np.diff(np.append(runs, key.size)))
+    copies = run_bounds(sender, owner)  # the copy (sender, worker) an edge would ride in: edges go by sender
+    needed = np.logical_or.reduceat(forward[rel.dst], copies[:-1])  # the copy goes anyway
+    covered = np.repeat(needed, np.diff(copies))
     uncovered = np.bincount(rel.dst[~covered], minlength=rel.parts.size)
     return forward | ((rel.need > 1) & (uncovered == 0))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NetweaveError
-from ..graph.counting import counting_argsort, counting_lexsort
+from ..graph.counting import counting_argsort, counting_lexsort, run_bounds
 from .blocks import Blocks, Bound, destination_blocks, multilevel_blocks
 from .boundary import BoundaryRelation
 from .forward import forwarded_destinations
@@ -96,15 +96,6 @@ def _csr_by(keys: np.ndarray, size: int) -> np.ndarray:
     return ptr
 
 
-def _runs(*keys: np.ndarray) -> np.ndarray:
-    """Start index of every run of equal key tuples in sorted arrays (plus the end)."""
-    change = np.zeros(keys[0].size, dtype=bool)
-    change[:1] = True
-    for k in keys:
-        change[1:] |= k[1:] != k[:-1]
-    return np.append(np.flatnonzero(change), keys[0].size)
-
-
 def _in_edge_order(block: np.ndarray, dst: np.ndarray, owner: np.ndarray, nb: int, n: int, m: int) -> np.ndarray:
     """Edge ids sorted by (``block``, ``dst``, ``owner`` of the sender), stably: three counting sorts."""
     order = counting_argsort(owner, m)
@@ -120,7 +111,7 @@ def _ride_along(sender: np.ndarray, keep: np.ndarray, block: np.ndarray, positio
     first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
     kept = sender[keep]  # ascending: the relation goes by sender
     if kept.size:
-        runs = np.flatnonzero(np.r_[True, kept[1:] != kept[:-1]])
+        runs = run_bounds(kept)[:-1]
         first[kept[runs]] = np.minimum.reduceat(block[keep], runs)
     place = np.full(n, -1, dtype=np.int64)
     there = keep & (block == first[sender])
@@ -217,11 +208,11 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     del sender, block
     if strategy == "host":  # one unicast unit per (sender, destination worker)
         owner_s = parts[dst_s]
-        starts = _runs(block_s, src_s, owner_s)
+        starts = run_bounds(block_s, src_s, owner_s)
         to = owner_s[starts[:-1]]
         del owner_s
     else:  # one multicast unit per (block, sender)
-        starts = _runs(block_s, src_s)
+        starts = run_bounds(block_s, src_s)
         to = np.full(starts.size - 1, -1, dtype=np.int64)
     lo, hi = starts[:-1], starts[1:]
     host = parts[src_s[lo]]
@@ -229,7 +220,7 @@ def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
     send = counting_lexsort((to + 1, position[lo if by is None else by[lo]], unit_key))
     del position, by
     in_edges = _in_edge_order(block_s, dst_s, parts[src_s], nb, rel.parts.size, m)
-    dstarts = _runs(block_s[in_edges], dst_s[in_edges])
+    dstarts = run_bounds(block_s[in_edges], dst_s[in_edges])
     dlo, dhi = dstarts[:-1], dstarts[1:]
     dest_v = dst_s[in_edges[dlo]]
     dest_key = parts[dest_v] * nb + block_s[in_edges[dlo]]

@@ -117,19 +117,19 @@ def reddit_rows(src: Path, spec: str, label: str, repeats: int, e2e_repeats: int
     for topo, parts in REDDIT_TOPOLOGIES:
         plan = run_planning(src, spec, topo, repeats)
         print(json.dumps({"code": label, "topology": topo, **plan}), flush=True)
-        for method in methods:  # the planning rows are METIS's partition; metis32 only end to end
+        for method in methods:
             runs = [run_end_to_end(src, spec, topo, parts, method) for _ in range(e2e_repeats)]
             for r in runs:
                 print(json.dumps({"code": label, "topology": topo, "method": method, **r}), flush=True)
+            # the planning calls partition with metis; another method's planning times and plan come from its runs
+            planning, hops = ((plan["planning_s"], plan["num_hops"]) if method == "metis" else
+                              ([r["planning_time_s"] for r in runs], runs[0]["num_hops"]))
             rows.append({"code": label, "graph": spec, "topology": topo, "gpus": parts, "method": method,
-                         "spst_planning_s": statistics.median(plan["planning_s"] if method == "metis" else
-                                                              [r["planning_time_s"] for r in runs]),
-                         "spst_planning_runs_s": plan["planning_s"] if method == "metis" else [r["planning_time_s"] for r in runs],
+                         "spst_planning_s": statistics.median(planning), "spst_planning_runs_s": planning,
                          "end_to_end_s": statistics.median(r["wall_s"] for r in runs),
                          "peak_rss_gb": statistics.median(r["peak_rss_gb"] for r in runs),
                          "partition_s": statistics.median(r["partition_time_s"] for r in runs),
-                         "num_hops": runs[0]["num_hops"] if method != "metis" else plan["num_hops"],
-                         "same_plan_size": method != "metis" or all(r["num_hops"] == plan["num_hops"] for r in runs),
+                         "num_hops": hops, "same_plan_size": all(r["num_hops"] == hops for r in runs),
                          "runs": runs})
     return rows
 

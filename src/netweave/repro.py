@@ -142,42 +142,34 @@ def _ina_case(p: dict) -> dict:
     return row
 
 
-def _ina_rows(z: dict, results: list[dict]) -> tuple[list[dict], list[dict]]:
-    """One row per memory: the paper's blocking on ``ina_reddit``, and (full) the Reddit-size
-    case's columns with :data:`FULL_SIZE` appended; also the Reddit-size results alone."""
+def _ina_reduce(z: dict, results: list[dict], ys: list[str], head: str, said: Callable[[list[dict]], str]):
+    """One row per memory: the paper's blocking on ``ina_reddit``, with (full) the Reddit-size case's
+    columns beside it under :data:`FULL_SIZE`; ``ys`` of both plotted; the summary is ``head`` and
+    ``said`` of each set's rows."""
     scaled = [r for r in results if r.get("blocking", "paper") == "paper"]
     full = [r for r in results if r.get("blocking", "paper") != "paper"]
     by_mb = {r["paper_memory_mb"]: r for r in full}
     rows = [{**r, **{k + FULL_SIZE: v for k, v in by_mb.get(r["paper_memory_mb"], {}).items()
                      if k.startswith(("straw", "switchgnn"))}} for r in scaled]
-    return rows, full
+    summary = head + said(rows)
+    if full:
+        ys = ys + [y + FULL_SIZE for y in ys]
+        summary += f"; reddit-like at scale {full[0]['reddit']} ({full[0]['blocking']} blocks, the paper's memories): " + said(full)
+    return rows, "paper_memory_mb", ys, summary
 
 
 def _fig18_reduce(z: dict, results: list[dict]):
-    rows, full = _ina_rows(z, results)
-    ys = ["straw_reduction", "switchgnn_gamr_reduction"]
-    summary = f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, memory scaled by {z['ina_reddit']}: SwitchGNN " + \
-        ", ".join(f"{100 * r['switchgnn_gamr_reduction']:.0f} % at {r['paper_memory_mb']} MB" for r in rows)
-    if full:
-        ys += [y + FULL_SIZE for y in ys]
-        summary += f"; reddit-like at scale {full[0]['reddit']} ({full[0]['blocking']} blocks, the paper's memories): " + ", ".join(
-            f"{100 * r['switchgnn_gamr_reduction']:.0f} % at {r['paper_memory_mb']} MB" for r in full)
-    return rows, "paper_memory_mb", ys, summary
+    return _ina_reduce(z, results, ["straw_reduction", "switchgnn_gamr_reduction"],
+                       f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, memory scaled by {z['ina_reddit']}: SwitchGNN ",
+                       lambda rs: ", ".join(f"{100 * r['switchgnn_gamr_reduction']:.0f} % at {r['paper_memory_mb']} MB" for r in rs))
 
 
 def _fig17_reduce(z: dict, results: list[dict]):
-    rows, full = _ina_rows(z, results)
-    ys = ["switchgnn_gamr_max_queue_mb", "switchgnn_random_max_queue_mb"]
-
-    def said(rs: list[dict]) -> str:
-        return ", ".join(f"{r['paper_memory_mb']} MB queue {r['switchgnn_gamr_max_queue_mb']:.3f}/{r['switchgnn_random_max_queue_mb']:.3f} MB "
-                         f"completion {r['switchgnn_gamr_completion_ms']:.2f}/{r['switchgnn_random_completion_ms']:.2f} ms" for r in rs)
-
-    summary = f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, GAMR/random: " + said(rows)
-    if full:
-        ys += [y + FULL_SIZE for y in ys]
-        summary += f"; reddit-like at scale {full[0]['reddit']} ({full[0]['blocking']} blocks, the paper's memories): " + said(full)
-    return rows, "paper_memory_mb", ys, summary
+    return _ina_reduce(z, results, ["switchgnn_gamr_max_queue_mb", "switchgnn_random_max_queue_mb"],
+                       f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, GAMR/random: ",
+                       lambda rs: ", ".join(
+                           f"{r['paper_memory_mb']} MB queue {r['switchgnn_gamr_max_queue_mb']:.3f}/{r['switchgnn_random_max_queue_mb']:.3f} MB "
+                           f"completion {r['switchgnn_gamr_completion_ms']:.2f}/{r['switchgnn_random_completion_ms']:.2f} ms" for r in rs))
 
 
 # -- ARO Figure 7a: minimum job rate in a 24x24 leaf-spine ----------------------------------------

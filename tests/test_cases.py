@@ -61,3 +61,56 @@ def test_bad_and_unreachable_ray_addresses_are_one_line(tmp_path, closed_port):
     with pytest.raises(NetweaveError, match="cannot reach a Ray cluster at 'ray://127.0.0.1"):
         run_cases(square, (0,), CASES, tmp_path / "u.jsonl", ray=f"ray://127.0.0.1:{closed_port}")
     assert not (tmp_path / "u.jsonl").exists()  # nothing ran, nothing written
+
+
+# -- the pool after a solver, and its workers' lifetime (issue 29) ---------------------------------
+
+def test_a_pool_after_an_in_process_solve_finishes(tmp_path):
+    """The README's Python block: an LP/MILP solved in this process, then a sweep in a pool. The
+    solver's thread pool once made every forked worker spin forever (and outlive its parent)."""
+    import subprocess
+    import sys
+
+    code = f"""
+from netweave.scenarios import RouteScenario
+from netweave.sweep import sweep
+RouteScenario(topology="leafspine:leaves=4,spines=4,hosts=4,ina=0.5,pipelines=2,seed=1", workers=8).run()
+rows = sweep({{"kind": "route", "grid": {{"algorithm": ["ecmp", "aro"], "seed": [0, 1]}},
+              "fixed": {{"topology": "leafspine:leaves=4,spines=4,hosts=4,ina=0.5", "workers": 8}}}},
+             {str(tmp_path / 'out')!r}, workers=2)
+print(len(rows))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "4\n", done.stderr[-2000:]
+
+
+def test_pool_workers_end_with_their_parent(tmp_path):
+    """SIGKILL the process that runs a pool: its workers, busy in long cases, end too."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    (tmp_path / "slow.py").write_text("import time\ndef nap(params):\n    time.sleep(params['s'])\n    return {}\n")
+    code = ("import sys; sys.path.insert(0, %r)\nimport slow\nfrom netweave.cases import run_cases\n"
+            "run_cases(slow.nap, (), [{'s': 300}, {'s': 301}], %r, workers=2)\n") % (str(tmp_path), str(tmp_path / "r.jsonl"))
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    children = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
+    deadline = time.monotonic() + 60
+    while len(children.read_text().split()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = [int(p) for p in children.read_text().split()]
+    assert len(workers) >= 2
+    time.sleep(0.5)  # the workers have run their initializer
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [p for p in workers if Path(f"/proc/{p}").exists() and "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2]]
+    for p in alive:  # a failing test leaves nothing either
+        os.kill(p, signal.SIGKILL)
+    assert not alive

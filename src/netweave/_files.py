@@ -15,6 +15,8 @@ the pure-Python parser busy for minutes before it reports anything. So every fil
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import yaml
@@ -82,10 +84,15 @@ def read_text(path: str | Path, kind: str, smaller: str = "split it into smaller
     """
     path = Path(path)
     try:
-        if path.is_dir():
-            raise NetweaveError(f"{path}: is a directory; expected a {kind} file")
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)  # never more, even from a device or a pipe
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; what was opened is then checked
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise NetweaveError(f"{path}: is a directory; expected a {kind} file" if stat.S_ISDIR(mode) else
+                                f"{path}: not a regular file (a device, pipe or socket); expected a {kind} file")
+        with open(fd, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)  # never more
     except FileNotFoundError:
         raise NetweaveError(f"{path}: no such file") from None
     except OSError as exc:

@@ -108,8 +108,31 @@ def _drop_if_empty(path: Path) -> None:
         path.unlink()  # a run whose first case failed leaves no empty results file behind
 
 
+def _end_with_parent() -> None:
+    """A pool worker's initializer: the worker ends when its parent does (Linux's
+    ``PR_SET_PDEATHSIG``), so no case keeps computing after the run was killed."""
+    import ctypes
+    import signal
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (AttributeError, OSError):  # not Linux: workers end when their queue closes
+        return
+    if os.getppid() != parent:  # the parent ended before the line above
+        os._exit(1)
+
+
 def _run_pool(fn, args, todo, workers, record) -> None:
-    pool = ProcessPoolExecutor(max_workers=min(workers or os.cpu_count() or 1, len(todo)))
+    """The cases in a local process pool, forked from this process (a user's script needs no
+    ``if __name__ == "__main__":`` guard, and workers start warm). Forking is safe because nothing
+    here leaves a thread pool behind that a child would inherit half-alive: the LP/MILP solver runs
+    on one thread (:func:`netweave.route.solver.new_highs`; HiGHS's own pool once made forked workers
+    spin forever), and training runs in processes of its own. Workers end with this process."""
+    import multiprocessing
+
+    pool = ProcessPoolExecutor(max_workers=min(workers or os.cpu_count() or 1, len(todo)),
+                               mp_context=multiprocessing.get_context("fork"), initializer=_end_with_parent)
     try:
         pending = {pool.submit(_timed_call, fn, args, c): c for c in todo}
         while pending:

@@ -25,6 +25,7 @@ by skipping the cases already there (:mod:`netweave.cases`, which also explains 
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
 
 from ._files import read_yaml
@@ -56,8 +57,18 @@ def load_config(path: str | Path) -> dict:
     return data
 
 
+MAX_CASES = 100_000  # a sweep's grid is counted before it is built: a few kB of YAML could name 10⁹ cases
+
+
 def cases(config: dict) -> list[dict]:
+    """Every combination of the grid's values, each with the ``fixed`` fields; refused above
+    :data:`MAX_CASES` before any is built."""
     keys = sorted(config["grid"])
+    count = math.prod(len(config["grid"][k]) for k in keys)
+    if count > MAX_CASES:
+        sizes = " × ".join(str(len(config["grid"][k])) for k in keys)
+        raise NetweaveError(f"the sweep's grid has {count:,} cases ({sizes}); at most {MAX_CASES:,} run in one sweep: "
+                            "split it into several sweep files or move values to 'fixed'")
     fixed = config.get("fixed", {})
     return [dict(fixed, **dict(zip(keys, combo))) for combo in itertools.product(*(config["grid"][k] for k in keys))]
 

@@ -375,6 +375,17 @@ TEXT_FILES: dict[str, str | bytes] = {
     "e_binary.txt": GARBAGE,
     "e_not_gzip.txt.gz": "0 1\n1 2\n",
     "e_csv_header_only.csv": "src,dst\n",
+    # issue 29: node names that would reach `ip -batch` (a newline adds a command), routes of the wrong shape,
+    # a sweep grid of 10⁹ cases in 17 kB
+    "t_name_newline.yaml": _topo(nodes='  - {name: H0, kind: host}\n  - {name: "H1\\nnetns exec nwtx-n0 touch /tmp/pwned", kind: host}\n  - {name: S0, kind: switch}\n'),
+    "t_name_nul.yaml": _topo(nodes='  - {name: H0, kind: host}\n  - {name: "H1\\0", kind: host}\n  - {name: S0, kind: switch}\n'),
+    "t_name_space.yaml": _topo(nodes='  - {name: H0, kind: host}\n  - {name: "H1 type veth", kind: host}\n  - {name: S0, kind: switch}\n'),
+    "r_task_string.json": json.dumps({"tasks": {"T": "H0"}}),
+    "r_paths_list.json": json.dumps({"tasks": {"T": {"ps": "H0", "paths": ["H1", "S0", "H0"]}}}),
+    "r_no_paths.json": json.dumps({"tasks": {"T": {"ps": "H0"}}}),
+    "r_path_string.json": json.dumps({"tasks": {"T": {"ps": "H0", "paths": {"H1": "H1 S0 H0"}}}}),
+    "s_huge_grid.yaml": "kind: ina\ngrid:\n" + "".join(f"  {k}: [{', '.join(map(str, range(1, 1001)))}]\n"
+                                                       for k in ("seed", "workers", "hidden")),
 }
 
 
@@ -414,6 +425,8 @@ def make_inputs(d: Path) -> None:
     _npz(d / "graph_nokey.npz", something=np.zeros(3))
     with zipfile.ZipFile(d / "notnpy.npz", "w") as z:
         z.writestr("parts.npy", b"this is not an npy member")
+    for name in ("fifo.yaml", "fifo.json"):  # opening one for reading waits for a writer that never comes
+        os.mkfifo(d / name)
 
 
 # -- the table -------------------------------------------------------------------------------------
@@ -1181,11 +1194,11 @@ CASES: list[tuple[str, str, str]] = [
     ("route-evaluate-garbage", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/r_garbage.json",
      "netweave: error: {d}/r_garbage.json: not valid JSON (Expecting property name enclosed in double quotes, line 1)"),
     ("route-evaluate-list", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/r_list.json",
-     "netweave: error: {d}/r_list.json: expected {'tasks': {NAME: {'ps': …, 'paths': {worker: [nodes]}}}}"),
+     "netweave: error: {d}/r_list.json: expected a routes JSON (`netweave route --out`): {'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"),
     ("route-evaluate-no-tasks", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/r_no_tasks.json",
-     "netweave: error: {d}/r_no_tasks.json: expected {'tasks': {NAME: {'ps': …, 'paths': {worker: [nodes]}}}}"),
+     "netweave: error: {d}/r_no_tasks.json: expected a routes JSON (`netweave route --out`): {'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"),
     ("route-evaluate-tasks-list", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/r_tasks_list.json",
-     "netweave: error: {d}/r_tasks_list.json: expected {'tasks': {NAME: {'ps': …, 'paths': {worker: [nodes]}}}}"),
+     "netweave: error: {d}/r_tasks_list.json: expected a routes JSON (`netweave route --out`): {'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"),
     ("route-evaluate-binary", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/r_binary.json",
      "netweave: error: {d}/r_binary.json: not UTF-8 text (byte 2); expected a JSON file"),
     ("route-evaluate-deep", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/r_deep.json",
@@ -1203,7 +1216,7 @@ CASES: list[tuple[str, str, str]] = [
     ("route-evaluate-loop-through-host", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/r_loop_host.json",
      "netweave: error: task J0.T0: the path of H2 (H2 L1 H3 L1 S0 L0 H0) visits L1 twice; a path must not loop"),
     ("route-evaluate-paths-scalar", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/r_paths_scalar.json",
-     "netweave: error: {d}/r_paths_scalar.json: expected {'tasks': {NAME: {'ps': …, 'paths': {worker: [nodes]}}}}"),
+     "netweave: error: {d}/r_paths_scalar.json: task 'J0.T0' must be a mapping with 'ps' (a node name) and 'paths' (worker → list of nodes): {'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"),
     ("route-evaluate-missing", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/missing.json",
      "netweave: error: {d}/missing.json: no such file"),
     ("route-evaluate-directory", "route --topology leafspine:leaves=2,spines=1,hosts=2,ina=1 --workers 2 --evaluate {d}/dir.json",
@@ -1532,6 +1545,24 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: --batch 7 must be a multiple of the 2 workers"),
     ("testbed-up-scale", "testbed up star:n=2 --scale 2",
      "netweave: error: --scale 2 must be in (0, 1]: the emulated rates are the topology's times the scale"),
+    # -- issue 29: names that would reach a command language, routes of the wrong shape, FIFOs, a huge grid
+    ("topology-name-newline", "topology show {d}/t_name_newline.yaml", "netweave: error: {d}/t_name_newline.yaml: node 1: the name 'H1\\nnetns exec nwtx-n0 touch /tmp/pwned' is not allowed; a node name is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"),
+    ("topology-name-nul", "topology show {d}/t_name_nul.yaml", "netweave: error: {d}/t_name_nul.yaml: node 1: the name 'H1\\x00' is not allowed; a node name is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"),
+    ("topology-name-space", "topology show {d}/t_name_space.yaml", "netweave: error: {d}/t_name_space.yaml: node 1: the name 'H1 type veth' is not allowed; a node name is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"),
+    ("testbed-up-name-newline", "testbed up {d}/t_name_newline.yaml", "netweave: error: {d}/t_name_newline.yaml: node 1: the name 'H1\\nnetns exec nwtx-n0 touch /tmp/pwned' is not allowed; a node name is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"),
+    ("testbed-train-name-newline", "testbed train --precisions fp8:2 --topology {d}/t_name_newline.yaml", "netweave: error: {d}/t_name_newline.yaml: node 1: the name 'H1\\nnetns exec nwtx-n0 touch /tmp/pwned' is not allowed; a node name is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"),
+    ("testbed-up-routes-task-string", "testbed up star:n=2 --routes {d}/r_task_string.json", "netweave: error: {d}/r_task_string.json: task 'T' must be a mapping with 'ps' (a node name) and 'paths' (worker → list of nodes): {'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"),
+    ("testbed-up-routes-paths-list", "testbed up star:n=2 --routes {d}/r_paths_list.json", "netweave: error: {d}/r_paths_list.json: task 'T' must be a mapping with 'ps' (a node name) and 'paths' (worker → list of nodes): {'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"),
+    ("testbed-up-routes-no-paths", "testbed up star:n=2 --routes {d}/r_no_paths.json", "netweave: error: {d}/r_no_paths.json: task 'T' must be a mapping with 'ps' (a node name) and 'paths' (worker → list of nodes): {'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"),
+    ("testbed-up-routes-path-string", "testbed up star:n=2 --routes {d}/r_path_string.json", "netweave: error: {d}/r_path_string.json: task 'T': the path of 'H1' must be a non-empty list of node names, e.g. ['H1', …, 'H0']"),
+    ("route-evaluate-path-string", "route --topology star:n=2 --workers 1 --evaluate {d}/r_path_string.json", "netweave: error: {d}/r_path_string.json: task 'T': the path of 'H1' must be a non-empty list of node names, e.g. ['H1', …, 'H0']"),
+    ("topology-fifo", "topology show {d}/fifo.yaml", "netweave: error: {d}/fifo.yaml: not a regular file (a device, pipe or socket); expected a topology file"),
+    ("sweep-fifo", "sweep {d}/fifo.yaml --out sweep-out", "netweave: error: {d}/fifo.yaml: not a regular file (a device, pipe or socket); expected a YAML file"),
+    ("route-jobs-fifo", "route --topology star:n=2 --jobs {d}/fifo.yaml", "netweave: error: {d}/fifo.yaml: not a regular file (a device, pipe or socket); expected a YAML file"),
+    ("route-evaluate-fifo", "route --topology star:n=2 --workers 1 --evaluate {d}/fifo.json", "netweave: error: {d}/fifo.json: not a regular file (a device, pipe or socket); expected a JSON file"),
+    ("testbed-up-fifo", "testbed up {d}/fifo.yaml", "netweave: error: {d}/fifo.yaml: not a regular file (a device, pipe or socket); expected a topology file"),
+    ("testbed-up-routes-fifo", "testbed up star:n=2 --routes {d}/fifo.json", "netweave: error: {d}/fifo.json: not a regular file (a device, pipe or socket); expected a JSON file"),
+    ("sweep-huge-grid", "sweep {d}/s_huge_grid.yaml --out sweep-out", "netweave: error: the sweep's grid has 1,000,000,000 cases (1000 × 1000 × 1000); at most 100,000 run in one sweep: split it into several sweep files or move values to 'fixed'"),
 ]
 
 

@@ -12,7 +12,7 @@ LEAFSPINE = "leafspine:leaves=2,spines=2,hosts=2,gbps=10,latency_us=5"
 def test_names_addresses_and_rates():
     plan = plan_cluster(load_topology_spec(LEAFSPINE), scale=0.01, prefix="nwtx")
     assert plan.hosts == ["H0", "H1", "H2", "H3"] and sorted(plan.switches) == ["L0", "L1", "S0", "S1"]
-    assert plan.namespace["H0"] == "nwtx-H0" and len(set(plan.address.values())) == 8
+    assert plan.namespace["H0"] == "nwtx-n4" and plan.namespace["L0"] == "nwtx-n0" and len(set(plan.address.values())) == 8
     assert all(plan.address[h].startswith("10.78.") for h in plan.hosts)
     assert all(plan.address[s].startswith("10.79.") for s in plan.switches)
     assert {s.rate_kbit for s in plan.shaping.values()} == {100_000}  # 10 Gb/s x 0.01
@@ -90,3 +90,39 @@ def test_impairments_attach_a_program_beside_a_slow_lane():
     assert plan.impairment.defines() == {"LOSS_PPM": 10_000, "DUPLICATE_PPM": 0, "REORDER_PPM": 50_000}
     with pytest.raises(NetweaveError, match="--loss 1.5 must be a probability"):
         Impairment(loss=1.5)
+
+
+def test_no_node_name_reaches_a_command():
+    """Namespaces and interfaces are named from the prefix and indices; the topology's node names
+    appear in no ``ip``/``tc`` batch line (issue 29: a name once carried a newline into ``ip -batch``)."""
+    from netweave.topology import Link, Node, Topology
+
+    names = ["SWzz", "Hzz0", "Hzz1", "Hzz2"]
+    topo = Topology("t", [Node(n, "host" if i else "switch") for i, n in enumerate(names)],
+                    [Link("SWzz", n, 1.0) for n in names[1:]])
+    plan = plan_cluster(topo, prefix="nwtx", routes={"T": {"ps": "Hzz0", "paths": {"Hzz1": ["Hzz1", "SWzz", "Hzz0"]}}})
+    lines = plan.link_batch() + [line for n in names for line in plan.node_batch(n) + plan.tc_batch(n)]
+    assert sorted(plan.namespace.values()) == [f"nwtx-n{i}" for i in range(4)]
+    assert len(lines) > 30 and not any("zz" in line for line in lines)
+
+
+@pytest.mark.parametrize("tasks, match", [
+    ({"T": "H0"}, "task 'T' must be a mapping"),
+    ({"T": {"ps": "H0", "paths": ["H3", "L1"]}}, "task 'T' must be a mapping"),
+    ({"T": {"ps": "H0"}}, "task 'T' must be a mapping"),
+    ({"T": {"ps": ["H0"], "paths": {}}}, "task 'T' must be a mapping"),
+    ({"T": {"ps": "H0", "paths": {"H3": "H3 L1 S1 L0 H0"}}}, "the path of 'H3' must be a non-empty list"),
+    ({"T": {"ps": "H0", "paths": {"H3": [1, 2]}}}, "the path of 'H3' must be a non-empty list"),
+    ({}, "expected a routes JSON"),
+    ([], "expected a routes JSON"),
+])
+def test_routes_files_of_the_wrong_shape_are_one_line(tmp_path, tasks, match):
+    import json
+
+    from netweave.scenarios.testbed import ClusterScenario
+
+    path = tmp_path / "routes.json"
+    path.write_text(json.dumps({"tasks": tasks} if isinstance(tasks, dict) else tasks))
+    with pytest.raises(NetweaveError, match=match) as err:
+        ClusterScenario(topology=LEAFSPINE, routes_file=str(path)).plan()
+    assert "\n" not in str(err.value) and str(path) in str(err.value)

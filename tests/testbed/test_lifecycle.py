@@ -12,7 +12,7 @@ import time
 import pytest
 
 from netweave.errors import NetweaveError
-from netweave.testbed import Testbed, down, plan_cluster
+from netweave.testbed import Testbed, down, lifecycle, plan_cluster
 from netweave.testbed import netns
 from netweave.topology import load_topology_spec
 
@@ -86,7 +86,7 @@ def test_a_terminated_or_killed_owner_leaves_nothing_after_down(tmp_path, how):
     child.wait(timeout=30)
     if how == "SIGKILL":
         assert netns.namespaces(prefix + "-")  # nobody was left to clean up …
-        assert prefix in down()  # … until `testbed down`
+        assert prefix in down().removed  # … until `testbed down`
     assert not netns.namespaces(prefix + "-")
 
 
@@ -133,3 +133,82 @@ def test_impairments_lose_duplicate_and_reorder_at_their_rates():
     duplicates = len(got) - len(unique)
     inversions = sum(b < a for a, b in zip(got, got[1:]))
     assert 0.15 < lost < 0.23 and 250 < duplicates < 420 and inversions > 50
+
+
+# -- `down` removes only what netweave recorded making (issue 29) ------------------------------------
+
+def _record(directory, prefix, namespaces, pid=2**22 - 1, **extra):
+    directory.mkdir(mode=0o700, exist_ok=True)
+    (directory / f"{prefix}.json").write_text(json.dumps(
+        {"prefix": prefix, "namespaces": namespaces, "owner_pid": pid, "owner_start": 1, "keep": False} | extra))
+
+
+def test_records_that_are_not_netweaves_are_ignored(tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    monkeypatch.setattr(lifecycle, "STATE_DIR", state)
+    _record(state, "nwtzz", ["nwtzz-n0", "nwtzz-n1"])
+    _record(state, "nwtyy", ["nwtest-db"])  # a namespace that is not this prefix's
+    _record(state, "nwtxx", ["nwtxx-n0"], pid="1")  # not a PID
+    _record(state, "nwtww", ["nwtww-n0\nnwtest-db"])
+    (state / "notes.json").write_text("{}")
+    found, ignored = lifecycle.records()
+    assert [r.prefix for r in found] == ["nwtzz"] and found[0].namespaces == ("nwtzz-n0", "nwtzz-n1")
+    assert ignored == ["notes.json", "nwtww.json", "nwtxx.json", "nwtyy.json"]
+    assert not found[0].owner_alive  # PID 2**22 - 1 is above any pid_max here
+
+
+def test_a_state_directory_others_may_write_is_refused(tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o777)
+    state.chmod(0o777)
+    monkeypatch.setattr(lifecycle, "STATE_DIR", state)
+    with pytest.raises(NetweaveError, match=r"writable by no one else; fix it with chown"):
+        lifecycle.records()
+
+
+def test_a_reused_owner_pid_is_not_the_owner():
+    import os
+
+    me = lifecycle.ClusterRecord("nwtzz", (), os.getpid(), lifecycle._start_time(os.getpid()), False)
+    assert me.owner_alive
+    assert not lifecycle.ClusterRecord("nwtzz", (), os.getpid(), me.owner_start + 1, False).owner_alive
+
+
+@needs_root
+def test_down_never_touches_a_namespace_it_did_not_make(tmp_path, monkeypatch):
+    """``ip netns add nwtest-db; ip netns exec nwtest-db sleep 600 & netweave testbed down`` once
+    removed the namespace and killed the sleep; neither ``down`` nor ``down --all`` may, even with
+    a stale record beside it."""
+    import os
+
+    monkeypatch.setattr(lifecycle, "STATE_DIR", tmp_path / "state")
+    foreign = f"nwtest{os.getpid()}-db"
+    subprocess.run(["ip", "netns", "add", foreign], check=True)
+    sleeper = subprocess.Popen(["ip", "netns", "exec", foreign, "sleep", "600"])
+    try:
+        time.sleep(0.2)
+        _record(tmp_path / "state", "nwtzz", ["nwtzz-n0"])  # its owner is gone and nothing of it is left
+        for all_clusters in (False, True):
+            result = down(all_clusters)
+            assert foreign in netns.namespaces(foreign) and sleeper.poll() is None
+            assert not any(p.startswith("nwtest") for p in result.removed)
+        assert result.removed == [] and not (tmp_path / "state" / "nwtzz.json").exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        subprocess.run(["ip", "netns", "del", foreign])
+
+
+@needs_root
+def test_down_all_removes_a_marked_namespace_without_a_record(tmp_path, monkeypatch):
+    monkeypatch.setattr(lifecycle, "STATE_DIR", tmp_path / "state")
+    plan = plan_cluster(load_topology_spec("star:n=2"))
+    lifecycle.up(plan)  # made and marked, but never recorded
+    try:
+        assert all(netns.marker(ns) == plan.prefix for ns in plan.namespace.values())
+        assert down().removed == []  # no record: plain `down` leaves it
+        result = down(all_clusters=True)
+        assert result.removed == [plan.prefix] and result.namespaces == 3
+        assert not netns.namespaces(plan.prefix + "-")
+    finally:
+        netns.delete(plan.namespace.values())

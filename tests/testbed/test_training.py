@@ -68,7 +68,7 @@ def test_a_killed_worker_ends_the_run_at_once_with_one_line(tmp_path):
     prefix = new_prefix(cli.pid)
     line = cli.stdout.readline()  # the first epoch finished: every process is up
     assert line.startswith("epoch 1"), cli.stderr.read()
-    victim = netns.pids_in(f"{prefix}-H2")
+    victim = netns.pids_in(f"{prefix}-n3")  # H2: node 3 of star:n=3 (S0, H0, H1, H2)
     assert victim
     t0 = time.monotonic()
     os.kill(victim[0], signal.SIGKILL)

@@ -83,3 +83,27 @@ def test_validation_errors_are_one_clear_line(tmp_path, text, match):
     with pytest.raises(NetweaveError, match=match) as err:
         load_topology(path)
     assert "\n" not in str(err.value) and str(path) in str(err.value)
+
+
+# Node names reach the emulated cluster (issue 29): a conservative set, refused in one line naming the node.
+BAD_NAMES = [
+    '"H0\\nnetns exec nwtx-n0 touch /tmp/pwned"',  # a newline would add a line to `ip -batch`
+    '"H0\\0"', '"with space"', '"-leading-dash"', '"semi;colon"', '"sl/ash"', '"caf\\u00e9"', "'" + "x" * 65 + "'",
+    '".hidden"', '"$(id)"',
+]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_node_names_outside_the_rule_are_refused_in_one_line(tmp_path, name):
+    path = tmp_path / "names.yaml"
+    path.write_text(f"nodes: [{{name: A, kind: host}}, {{name: {name}, kind: host}}]\nlinks: []\n")
+    with pytest.raises(NetweaveError, match=r"node 1: the name .* is not allowed; a node name is 1 to 64 letters") as err:
+        load_topology(path)
+    assert "\n" not in str(err.value) and "\0" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["A", "0", "h-1.b_2", "x" * 64, "CPU0"])
+def test_node_names_inside_the_rule_load(tmp_path, name):
+    path = tmp_path / "names.yaml"
+    path.write_text(f"nodes: [{{name: A0, kind: host}}, {{name: '{name}', kind: host}}]\nlinks: [{{a: A0, b: '{name}', gbps: 1}}]\n")
+    assert load_topology(path).nodes[1].name == name

@@ -71,7 +71,24 @@ def test_json_errors_are_one_line(tmp_path, content, match):
 def test_devices_and_directories(tmp_path):
     with pytest.raises(NetweaveError, match="is a directory"):
         read_yaml(tmp_path)
-    with pytest.raises(NetweaveError, match="larger than"):
-        read_yaml("/dev/zero")  # reads at most MAX_BYTES + 1 bytes, however long the stream
+    with pytest.raises(NetweaveError, match="not a regular file"):
+        read_yaml("/dev/zero")  # a device is refused before anything is read
     with pytest.raises(NetweaveError, match="no such file"):
         read_yaml(tmp_path / "missing.yaml")
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    """Opening a FIFO for reading blocks until someone writes (issue 29: every YAML/JSON reader hung)."""
+    import os
+    import threading
+
+    fifo = tmp_path / "topology.yaml"
+    os.mkfifo(fifo)
+    outcome = []
+    reader = threading.Thread(target=lambda: outcome.append(pytest.raises(NetweaveError, read_yaml, fifo)), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if reader.is_alive():  # unblock the reader before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("read_yaml waited on a FIFO")
+    assert "not a regular file" in str(outcome[0].value)

@@ -13,6 +13,7 @@ import sys
 
 import typer
 
+from .._stdout import results_only
 from ..errors import NetweaveError
 from . import data, exchange, ina, jobs, route, testbed  # noqa: F401 (they register the commands)
 from .app import app
@@ -30,7 +31,13 @@ def main(argv: list[str] | None = None) -> None:
         from click import exceptions as click
 
     try:
-        app(args=argv, prog_name="netweave", standalone_mode=False)  # commands end by returning or raising
+        with results_only():  # what libraries print from C goes to stderr; stdout holds the result
+            code = app(args=argv, prog_name="netweave", standalone_mode=False)  # commands return or raise
+        # typer returns (does not raise) the status of an Exit: 130 is how it reports Ctrl-C
+        if type(code) is int and code == 130:
+            raise KeyboardInterrupt
+        if type(code) is int and code:
+            sys.exit(code)
     except click.NoArgsIsHelpError:  # typer printed the help
         pass
     except click.UsageError as exc:

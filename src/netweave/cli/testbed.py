@@ -29,12 +29,14 @@ def testbed_up(
 
 
 @testbed_app.command("down")
-def testbed_down(all_: bool = typer.Option(False, "--all", help="Also clusters whose owner still runs."),
+def testbed_down(all_: bool = typer.Option(False, "--all", help="Also recorded clusters whose owner still runs, and every namespace that carries netweave's marker."),
                  as_json: bool = JsonOpt):
-    """Remove the clusters `testbed up` left and those of runs that died (namespaces, links, processes)."""
+    """Remove the clusters `testbed up` left and those of runs that died (namespaces, links, processes).
+
+    Only what netweave recorded making is removed (SECURITY.md); namespaces of other tools are never touched."""
     from ..testbed import down
 
-    show({"removed": down(all_)}, as_json, "testbed down")
+    show(down(all_).summary(), as_json, "testbed down")
 
 
 @testbed_app.command("train")

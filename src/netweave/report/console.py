@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -15,14 +16,32 @@ out = Console()
 
 
 def emit_json(obj: dict) -> None:
-    """The one JSON object of a ``--json`` run."""
-    sys.stdout.write(json.dumps(obj, default=_jsonable) + "\n")
+    """The one JSON object of a ``--json`` run: strict JSON, so a NaN or infinite number (a loss that
+    diverged, a rate over an empty interval) is ``null``, never the bare ``NaN`` that JSON parsers refuse."""
+    try:
+        text = json.dumps(obj, default=_jsonable, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), default=_jsonable, allow_nan=False)
+    sys.stdout.write(text + "\n")
 
 
 def _jsonable(value):
     if hasattr(value, "tolist"):
         return value.tolist()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _finite(value):
+    """``value`` with every NaN and ±inf float replaced by None (containers rebuilt, arrays as lists)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if hasattr(value, "tolist"):
+        return _finite(value.tolist())
+    return value
 
 
 def finish(result: dict, artefact, out_file: Path | None, as_json: bool, title: str, hidden=()) -> bool:

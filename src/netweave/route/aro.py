@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import NetweaveError
 from ..topology import Topology
 from .evaluate import Routes
+from .solver import new_highs
 from .jobs import Job, Task
 from .unfold import Unfolded, unfold_clos
 from .walk import walk_routes
@@ -44,18 +45,12 @@ class Solution:
     iterations: int
 
 
-def _highs() -> highspy.Highs:
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    return h
-
-
 def _min_max_flows(topo: Topology, dags: list[Unfolded], ratio: np.ndarray, time_limit: float,
                    fixed_t: float | None = None) -> tuple[list[dict], bool]:
     """The MILP: minimise t subject to (5)–(9) and Σ_i ρ_i y[i]_e <= b_e t. Returns y per task.
     With ``fixed_t`` it only looks for flows under that t (QSR's feasibility test); ``None`` flows
     when there are none."""
-    h = _highs()
+    h = new_highs()
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", 0.0)
     inf = highspy.kHighsInf
@@ -145,7 +140,7 @@ def rate_lp(topo: Topology, jobs: list[Job], flows: dict[str, dict[tuple[str, st
     tasks = [t for j in jobs for t in j.tasks]
     names = [t.name for t in tasks]
     n = len(tasks)
-    h = _highs()
+    h = new_highs()
     inf = highspy.kHighsInf
     h.addVars(n + 1, np.zeros(n + 1), np.full(n + 1, inf))  # rates, then z = min_s β_s Σ r
     index = {name: k for k, name in enumerate(names)}

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import NetweaveError
 from ..topology import Topology
 from .evaluate import Routes
+from .solver import new_highs
 from .jobs import Job
 from .unfold import Unfolded, unfold_clos
 from .walk import walk_routes
@@ -126,8 +127,7 @@ def _grid_aggregators(dag: Unfolded, rng: np.random.Generator) -> dict[str, str 
         options = {v for p in dag.paths[w] for v in p[1:-1] if v in dag.ina and (v in (own, ps_leaf) or len(p) > 3 and v == p[2])}
         cands[w] = sorted(options) + [None]
     aggs = sorted({a for c in cands.values() for a in c if a is not None})
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     inf = highspy.kHighsInf
     zcol = {(w, a): k for k, (w, a) in enumerate((w, a) for w in cands for a in cands[w])}
     ucol = {a: len(zcol) + k for k, a in enumerate(aggs)}

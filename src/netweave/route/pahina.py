@@ -46,6 +46,7 @@ from ..errors import NetweaveError
 from ..topology import Topology
 from ..topology.paths import widest_tree_widths
 from .jobs import Task
+from .solver import new_highs
 
 PAYLOAD = {"fp8": 1, "fp16": 2, "fp32": 4}  # bytes per value
 SCHEMES = ("pahina", "ps", "atp", "grid")
@@ -225,8 +226,7 @@ def grid_assign(net: Network, task: Task, seed: int = 0) -> Assignment:
     """LP relaxation of the assignment (min the heaviest link load / bandwidth), randomised rounding."""
     topo, ps = net.topo, task.ps
     aggs = [*net.capacity, ps]
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     inf = highspy.kHighsInf
     z = {(w, a): k for k, (w, a) in enumerate((w, a) for w in task.workers for a in aggs)}
     u = {a: len(z) + k for k, a in enumerate(net.capacity)}
@@ -296,8 +296,7 @@ def weighted_rates(net: Network, a: Assignment) -> Rates:
     prec = a.task.precision_of()
     outs = outputs_of(a)
     keys = list(outs)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     inf = highspy.kHighsInf
     n = 1 + len(keys)
     upper = [inf] + [net.capacity[s].get(p, max(net.capacity[s].values())) if a.mixed else net.capacity[s][p]

@@ -154,14 +154,38 @@ def save_routes(result: "RouteResult | PrecisionResult", path: str | Path) -> No
     Path(path).write_text(json.dumps(result.summary(), indent=1))
 
 
-def load_routes(path: str | Path) -> tuple[Routes, list[Job]]:
-    """The paths of a routes JSON and the jobs they imply (one job holding every task)."""
+ROUTES_SHAPE = "{'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"
+
+
+def read_routes_tasks(path: str | Path) -> dict[str, dict]:
+    """The ``tasks`` of a routes JSON, checked for shape: ``{task: {"ps": node, "paths": {worker:
+    [node, …]}}}`` with names as strings and every path a non-empty list of names. One error line
+    (naming the file and the task) for anything else; whether the nodes and links exist is the
+    topology's check."""
     data = read_json(path)
     tasks = data.get("tasks") if isinstance(data, dict) else None
-    if not isinstance(tasks, dict) or not all(isinstance(t, dict) and "ps" in t and isinstance(t.get("paths"), dict)
-                                              for t in tasks.values()):
-        raise NetweaveError(f"{path}: expected {{'tasks': {{NAME: {{'ps': …, 'paths': {{worker: [nodes]}}}}}}}}")
-    routes = {name: {w: list(p) for w, p in t["paths"].items()} for name, t in tasks.items()}
+    if not isinstance(tasks, dict) or not tasks:
+        raise NetweaveError(f"{path}: expected a routes JSON (`netweave route --out`): {ROUTES_SHAPE}")
+    out = {}
+    for name, task in tasks.items():
+        where = f"{path}: task {name[:40]!r}"
+        if not isinstance(task, dict) or not isinstance(task.get("ps"), str) or not isinstance(task.get("paths"), dict):
+            raise NetweaveError(f"{where} must be a mapping with 'ps' (a node name) and 'paths' (worker → list of "
+                                f"nodes): {ROUTES_SHAPE}")
+        paths = {}
+        for worker, nodes in task["paths"].items():
+            if not (isinstance(nodes, list) and nodes and all(isinstance(v, str) for v in nodes)):
+                raise NetweaveError(f"{where}: the path of {worker[:40]!r} must be a non-empty list of node names, "
+                                    f"e.g. [{worker[:40]!r}, …, {task['ps'][:40]!r}]")
+            paths[worker] = list(nodes)
+        out[name] = {"ps": task["ps"], "paths": paths}
+    return out
+
+
+def load_routes(path: str | Path) -> tuple[Routes, list[Job]]:
+    """The paths of a routes JSON and the jobs they imply (one job holding every task)."""
+    tasks = read_routes_tasks(path)
+    routes = {name: t["paths"] for name, t in tasks.items()}
     job = Job("J0", tuple(Task(name, t["ps"], tuple(t["paths"])) for name, t in tasks.items()))
     return routes, [job]
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import NetweaveError
-
 
 @dataclass(frozen=True, kw_only=True)
 class ClusterScenario:
@@ -19,17 +17,12 @@ class ClusterScenario:
 
     def plan(self):
         """The :class:`~netweave.testbed.ClusterPlan` (pure: nothing is created)."""
-        from .._files import read_json
+        from ..route.plan import read_routes_tasks
         from ..testbed import plan_cluster
         from ..topology import load_topology_spec
 
         topo = load_topology_spec(self.topology)
-        routes = None
-        if self.routes_file is not None:
-            data = read_json(self.routes_file)
-            routes = data.get("tasks") if isinstance(data, dict) else None
-            if not isinstance(routes, dict):
-                raise NetweaveError(f"{self.routes_file}: expected a routes JSON (`netweave route --out`) with 'tasks'")
+        routes = None if self.routes_file is None else read_routes_tasks(self.routes_file)
         return plan_cluster(topo, self.scale, routes)
 
     def up(self) -> "ClusterResult":

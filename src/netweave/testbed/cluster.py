@@ -37,6 +37,13 @@ MTU = 3000  # jumbo frames, as data-centre clusters use: a packet of 256 fp32 va
 # headers exceeds 1,500 B; veth's native XDP takes frames up to about 3.5 KB (a page less headroom)
 
 
+def namespace_name(prefix: str, index: int) -> str:
+    """The namespace of the topology's node ``index``: ``PREFIX-nINDEX``. Names that reach ``ip`` and
+    ``tc`` are made from the run's prefix and indices only; the topology's own node names stay in
+    the records and the outputs (SECURITY.md)."""
+    return f"{prefix}-n{index}"
+
+
 def new_prefix(pid: int | None = None) -> str:
     """``nwt`` + the owner's PID in base 36: unique among live runs, short enough for names."""
     n, digits = pid if pid is not None else os.getpid(), ""
@@ -88,7 +95,8 @@ class ClusterPlan:
     """What :func:`up` creates for ``topology`` (see the module docstring).
 
     Attributes:
-        prefix: the namespaces' common prefix; namespace: node → namespace name.
+        prefix: the namespaces' common prefix; namespace: node → namespace name (``PREFIX-nINDEX``,
+            never the node's name: see :func:`namespace_name`).
         address: node → identity IPv4 address; interface: (node, neighbour) → interface name in node's namespace.
         shaping: (node, neighbour) → the shaping of that direction (on node's interface).
         next_hop: (node, destination node) → neighbour on the default (shortest) path.
@@ -192,10 +200,10 @@ def plan_cluster(topo: Topology, scale: float = 1.0, routes: dict[str, dict] | N
         raise NetweaveError(f"topology {topo.name} has {len(topo.nodes)} nodes; the testbed emulates at most {MAX_NODES}")
     plan = ClusterPlan(topo, scale, prefix or new_prefix(), impairment=impairment or Impairment())
     counts = {"host": 0, "switch": 0}
-    for node in topo.nodes:
+    for index, node in enumerate(topo.nodes):
         kind = "host" if node.kind == "host" else "switch"
         i = counts[kind] = counts[kind] + 1
-        plan.namespace[node.name] = f"{plan.prefix}-{node.name}"
+        plan.namespace[node.name] = namespace_name(plan.prefix, index)
         plan.address[node.name] = f"10.{78 if kind == 'host' else 79}.{i // 250}.{i % 250 + 1}"
     for index, link in enumerate(topo.links):
         if link.a == link.b or (link.a, link.b) in plan.interface:

@@ -17,8 +17,9 @@ from collections.abc import Iterable
 
 from ..errors import NetweaveError
 
-PREFIX = "nwt"  # every testbed namespace starts with it: nwt<owner pid, base 36>-<node>
+PREFIX = "nwt"  # every testbed namespace starts with it: nwt<owner pid, base 36>-n<node index>
 CAP_NET_ADMIN = 12
+MARKER = "netweave-testbed"  # the alias of loopback in every namespace the testbed made: "netweave-testbed PREFIX"
 
 
 def has_net_admin() -> bool:
@@ -80,6 +81,25 @@ def namespaces(prefix: str = PREFIX) -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.split() and line.split()[0].startswith(prefix)]
 
 
+def mark(namespace: str, prefix: str) -> None:
+    """Leave netweave's marker in ``namespace`` (just made): loopback's alias ``netweave-testbed PREFIX``.
+    ``testbed down --all`` removes only namespaces that carry it."""
+    run(["ip", "-n", namespace, "link", "set", "dev", "lo", "alias", f"{MARKER} {prefix}"])
+
+
+def marker(namespace: str) -> str | None:
+    """The prefix in ``namespace``'s marker (see :func:`mark`), or None when it carries none."""
+    import json
+
+    done = subprocess.run(["ip", "-n", namespace, "-j", "link", "show", "dev", "lo"], capture_output=True, text=True)
+    try:
+        alias = json.loads(done.stdout)[0].get("ifalias", "") if done.returncode == 0 else ""
+    except (ValueError, IndexError, AttributeError):
+        return None
+    tag, _, prefix = str(alias).partition(" ")
+    return prefix if tag == MARKER and prefix else None
+
+
 def pids_in(namespace: str) -> list[int]:
     """Processes running in ``namespace`` (all started by netweave: it made the namespace)."""
     done = subprocess.run(["ip", "netns", "pids", namespace], capture_output=True, text=True)
@@ -102,14 +122,26 @@ def interfaces() -> list[str]:
     return sorted(name for _, name in socket.if_nameindex() if name != "lo")
 
 
-def delete(names: Iterable[str]) -> None:
-    """Kill what runs in each namespace and delete it (its veths go with it); never raises."""
+def delete(names: Iterable[str]) -> list[str]:
+    """Kill what runs in each namespace and delete it (its veths go with it); never raises. Returns
+    the namespaces that existed and are gone. Callers pass only namespaces netweave made (a record's
+    or a marked one's): this kills every process inside."""
     import signal
 
+    names = list(names)
+    try:
+        existing = set(namespaces(""))
+    except NetweaveError:
+        existing = set(names)
+    gone = []
     for name in names:
+        if name not in existing:
+            continue
         for pid in pids_in(name):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+        if subprocess.run(["ip", "netns", "del", name], capture_output=True).returncode == 0:
+            gone.append(name)
+    return gone

@@ -9,6 +9,7 @@ gigabits per second *in each direction* and a one-way latency in microseconds.
 from __future__ import annotations
 
 import difflib
+import re
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -19,6 +20,8 @@ from ..errors import NetweaveError
 NODE_KINDS = ("gpu", "host", "switch", "cpu", "pcie", "nic")
 WORKER_KINDS = ("gpu", "host")
 PRECISIONS = ("fp8", "fp16", "fp32")
+NAME_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # node names: letters, digits, _ . -; 1-64 characters
+NAME_RULE_TEXT = "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,9 @@ class Topology:
             where = f"node {i} ({node.name!r})"
             if not node.name or not isinstance(node.name, str):
                 raise NetweaveError(f"node {i} has no name; every node needs a unique name")
+            if not NAME_RULE.fullmatch(node.name):
+                shown = ascii(node.name[:40]) + ("…" if len(node.name) > 40 else "")
+                raise NetweaveError(f"node {i}: the name {shown} is not allowed; a node name is {NAME_RULE_TEXT}")
             if node.name in self.index:
                 raise NetweaveError(f"duplicate node name {node.name!r} (nodes {self.index[node.name]} and {i}); names must be unique")
             if node.kind not in NODE_KINDS:

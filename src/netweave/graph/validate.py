@@ -125,27 +125,31 @@ def check_csr_bounds(indptr, indices, where: str, vertex_weights=None, target_we
 @numba.njit(cache=True, nogil=True)
 def _first_defect(indptr, indices):  # pragma: no cover - compiled
     """``(code, u, v)`` of the first entry ``u -> v`` that breaks the canonical form, ``(0, 0, 0)``
-    if none. ``indptr``/``indices`` are in bounds (checked before).
+    if none; ``indptr``/``indices`` are in bounds (checked before).
 
-    Symmetry in one pass: rows are visited in increasing order, so the sources ``u`` of the edges
-    into ``v`` come in increasing order, which is row ``v``'s order when the graph is symmetric;
-    ``cursor[v]`` walks row ``v`` as they come. Every entry is matched to a distinct reverse entry,
-    so when all match the graph is symmetric.
+    A first pass checks every row (strictly increasing, no self-loop), a second the symmetry: rows
+    are visited in increasing order, so the sources ``u`` of the entries ``u -> v`` come in
+    increasing order, which is row ``v``'s order when the graph is symmetric; ``cursor[v]`` walks
+    row ``v`` as they come. Every entry is matched to a distinct reverse entry, so when all match
+    the graph is symmetric. O(E) time, O(n) memory.
     """
     n = indptr.shape[0] - 1
-    cursor = indptr[:-1].copy()
     for u in range(n):
         prev = -1
         for e in range(indptr[u], indptr[u + 1]):
             v = np.int64(indices[e])
-            if v == u:
-                return _SELF_LOOP, u, v
             if v <= prev:
                 return (_DUPLICATE if v == prev else _UNSORTED), u, v
+            if v == u:
+                return _SELF_LOOP, u, v
             prev = v
+    cursor = indptr[:-1].copy()
+    for u in range(n):
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
             c = cursor[v]
             if c >= indptr[v + 1] or indices[c] != u:
-                return _ASYMMETRIC, u, v
+                return _ASYMMETRIC, u, np.int64(v)
             cursor[v] = c + 1
     return 0, 0, 0
 

@@ -116,10 +116,16 @@ def make_inputs(d: Path) -> None:
     for name, value in parts.items():
         (folder / f"ind.toy.{name}").write_bytes(pickle.dumps(value, protocol=2))
     (folder / "ind.toy.test.index").write_text("3\n4\n")
+    # valid, but 30,000 classes on 30,000 vertices: 7.2 GB of logits and gradients for a file of a few kB
+    many = 30_000
+    np.savez_compressed(d / "many_classes.npz", indptr=np.zeros(many + 1, np.int64), indices=np.zeros(0, np.int32),
+                        name=np.array("many"), features=np.ones((many, 1), np.float32),
+                        labels=np.r_[many - 1, np.zeros(many - 1, np.int64)], train_mask=np.ones(many, bool),
+                        val_mask=np.zeros(many, bool), test_mask=np.zeros(many, bool))
     # a graph without edges (valid: it trains)
     g = base_graph()
-    np.savez_compressed(d / "no_edges.npz", **(_members(g) | {"indptr": np.zeros(N + 1, np.int64),
-                                                             "indices": np.zeros(0, np.int32)}))
+    no_edges = _members(g) | {"indptr": np.zeros(N + 1, np.int64), "indices": np.zeros(0, np.int32)}
+    np.savez_compressed(d / "no_edges.npz", **{k: v for k, v in no_edges.items() if k not in ("val_mask", "test_mask")})
 
 
 # (file, the member and what the line says about it (a regex after "FILE: "), the commands that read it)
@@ -149,6 +155,8 @@ FILES: list[tuple[str, str, list[str]]] = [
     ("mask_not_boolean.npz", r"member 'train_mask' holds 2 at vertex 0; a mask is boolean", LOADS + TRAIN),
     ("mask_float.npz", r"member 'train_mask' must be boolean", ["graph stats {f}"] + TRAIN),
     ("gnn_adj_indptr.npz", r"member 'adj_indptr' decreases at row 1", LOADS),
+    ("many_classes.npz", r"30,000 classes on 30,000 vertices \(logits and gradients\): needs about 7.2 GB of memory but "
+     r"only [0-9.,]+ GB is available; number the classes densely from 0", TRAIN),
     ("planetoid:{d}/planetoid_tx:toy", r"the feature matrix \(indices\) holds column 100000000 at position 5",
      ["graph stats {f}", "partition {f} -k 2"]),
 ]
@@ -242,13 +250,15 @@ def test_an_empty_plan_has_empty_tables():
 @pytest.mark.slow
 def test_a_graph_without_edges_trains(netweave_cli, inputs):
     """Zero edges is valid input: every vertex is its own neighbourhood; two workers exchange nothing
-    and train (before: an IndexError in rank 0)."""
+    and train (before: an IndexError in rank 0). The file has a training mask only: the absent
+    validation and test masks select no vertex (before: a TypeError in rank 0)."""
     pytest.importorskip("torch")
     run = netweave_cli("train", str(inputs / "no_edges.npz"), "--workers", "2", "--epochs", "2", "--json")
     assert run.rc == 0, run.stderr[-2000:]
     report = json.loads(run.stdout)
     assert report["workers"] == 2 and report["num_hops"] == 0 and report["epochs_run"] == 2
     assert 0.0 <= report["final_train_acc"] <= 1.0 and np.isfinite(report["final_loss"])
+    assert report["final_val_acc"] == report["final_test_acc"] == 0.0  # no vertex in either
 
 
 # -- the testbed's single-process check ------------------------------------------------------------------

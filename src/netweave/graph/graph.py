@@ -122,7 +122,8 @@ class Graph:
 def load_graph(path: str | Path) -> Graph:
     """Read a graph written by :meth:`Graph.save`, every member checked by :mod:`.validate` (one
     error line naming the member if the file is not such a graph)."""
-    from .validate import MASKS, SPARSE_MEMBERS, check_csr, check_features, check_labels, check_mask, sparse_features
+    from .validate import (MASKS, SPARSE_MEMBERS, check_csr, check_features, check_labels,  # imports this module
+                           check_mask, sparse_features)
 
     where = str(path)
     with NpzArchive(path, allow_pickle=False) as z:

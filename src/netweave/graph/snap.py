@@ -12,8 +12,6 @@ import glob
 import itertools
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import NetweaveError
 from .edgelist import read_distinct_edges
 from .graph import Graph, from_edges, remap_ids

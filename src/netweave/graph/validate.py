@@ -3,7 +3,7 @@
 A graph reaches C code (METIS, scipy's sparse kernels, torch) as CSR arrays that are indexed
 there without bounds checks, so no file may put an id out of range, and no file may make the
 reports or the model silently wrong. The rules, each an O(n + E) numpy check (the canonical form
-one compiled pass over the edges, with O(n) extra memory):
+two compiled passes over the edges, with O(n) extra memory: about 1.4 s for 40 M entries):
 
 ========================= ===========================================================================
 arrays                    rule
@@ -339,7 +339,7 @@ def validate_graph(graph: Graph, where: str, names: Mapping[str, str] | None = N
 
     ``names`` maps an attribute (``features``, ``labels``, ``train_mask``, …) to what the error
     line calls it (default ``member '<attribute>'``, the member of a saved graph); ``canonical``
-    False keeps the O(n) and min/max checks of the CSR and skips its one pass over the edges (for
+    False keeps the O(n) and min/max checks of the CSR and skips its passes over the edges (for
     graphs a generator has just built in canonical form).
     """
     what = lambda key: (names or {}).get(key, f"member {key!r}")  # noqa: E731

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from netweave.errors import NetweaveError
-from netweave.graph.edgelist import parse_edge_pairs, read_edge_pairs
+from netweave.graph.edgelist import DistinctEdges, distinct_pairs, parse_edge_pairs, read_distinct_edges, read_edge_pairs
 from netweave.graph.snap import load_snap
 
 
@@ -137,3 +137,42 @@ def test_not_regular_files(tmp_path):
         load_snap(tmp_path / "d")
     with pytest.raises(NetweaveError, match="is a directory"):
         read_edge_pairs(tmp_path / "d")
+
+
+def _canonical_unique(src, dst):
+    """The distinct undirected pairs ``(min, max)`` of ``src, dst``, sorted (the reference)."""
+    pairs = np.unique(np.stack([np.minimum(src, dst), np.maximum(src, dst)], axis=1), axis=0)
+    return pairs[:, 0].tolist(), pairs[:, 1].tolist()
+
+
+@pytest.mark.parametrize("ids", ["small", "wide"])
+def test_distinct_edges_across_blocks_files_and_merges(tmp_path, small_blocks, monkeypatch, ids):
+    """Every distinct undirected edge once (self-loops kept as one pair), whatever the blocks, the
+    files and the merges: the same as np.unique of the canonical pairs."""
+    monkeypatch.setattr(DistinctEdges, "MERGE_AT", 8)  # merge often
+    rng = np.random.default_rng(0)
+    src, dst = rng.integers(0, 30, 600), rng.integers(0, 30, 600)
+    if ids == "wide":  # beyond 2**31 and negative: the lexsort path
+        src, dst = src * 10**12 - 5 * 10**12, dst * 10**12 - 5 * 10**12
+    half = src.size // 2
+    for name, part in (("a.txt", slice(0, half)), ("b.txt.gz", slice(half, None))):
+        text = "".join(f"{u} {v}\n" for u, v in zip(src[part], dst[part])).encode()
+        (tmp_path / name).write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    lo, hi = read_distinct_edges([tmp_path / "a.txt", tmp_path / "b.txt.gz"])
+    assert (lo.tolist(), hi.tolist()) == _canonical_unique(src, dst)
+    assert lo.dtype == hi.dtype == np.int64
+
+
+def test_distinct_pairs_of_a_long_run_and_of_nothing():
+    lo, hi = distinct_pairs(np.full(10**6, 3, np.int64), np.full(10**6, 7, np.int64))
+    assert lo.tolist() == [3] and hi.tolist() == [7]
+    lo, hi = distinct_pairs(np.array([5, 1, 5, 1]), np.array([6, 2, 6, 2]))  # alternating: sorted, then unique
+    assert lo.tolist() == [1, 5] and hi.tolist() == [2, 6]
+    assert distinct_pairs(np.empty(0, np.int64), np.empty(0, np.int64))[0].size == 0
+
+
+def test_snap_of_repeated_lines_is_the_graph_of_its_distinct_edges(tmp_path):
+    (tmp_path / "rep.txt.gz").write_bytes(gzip.compress(b"0 1\n1 0\n5 5\n" * 100_000 + b"1 2\n"))
+    g = load_snap(tmp_path / "rep.txt.gz")
+    assert g.num_nodes == 4 and g.num_edges == 2  # ids 0 1 2 5; vertex 5 only in self-loops: isolated
+    assert g.degrees.tolist() == [1, 2, 1, 0]

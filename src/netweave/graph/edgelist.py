@@ -8,6 +8,10 @@ comment lines, blank lines, CRLF or LF endings, whitespace/tab/comma/semicolon s
 columns after the first two (weights, timestamps: skipped unparsed), and one header line such as
 ``src,dst,weight`` before the first edge. Ids are signed 64-bit integers. The first bad line
 stops parsing with its number and its text, escaped and shortened, in one error line.
+
+The graph loaders read with :func:`read_distinct_edges`, which keeps only the distinct undirected
+edges as it streams (:class:`DistinctEdges`), so their memory is bounded by the edges of the graph,
+not by the lines of the file: a repeated line costs nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import numba
 import numpy as np
 
 from ..errors import NetweaveError
+from .graph import sorted_unique
 
 CHUNK = 1 << 23  # bytes of text parsed per kernel call
 MAX_LINE = 1 << 20  # a longer line is not an edge line
@@ -186,13 +191,13 @@ class _LineTooLong(Exception):
     """A line without a newline in :data:`MAX_LINE` bytes (raised by :func:`_whole_lines`)."""
 
 
-def parse_edge_blocks(blocks: Iterable[bytes], where: str = "<edges>") -> tuple[np.ndarray, np.ndarray]:
-    """Parse an edge list given as blocks of bytes into ``(src, dst)`` int64 arrays.
+def iter_edge_pairs(blocks: Iterable[bytes], where: str = "<edges>") -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The ``(src, dst)`` int64 ids of each run of whole lines of an edge list given as blocks of bytes.
 
-    Each run of whole lines goes through the numba kernel in one call; the first bad line stops
-    parsing with its number and its text (escaped, shortened) in one :class:`NetweaveError` line.
+    Each run goes through the numba kernel in one call; the first bad line stops parsing with its
+    number and its text (escaped, shortened) in one :class:`NetweaveError` line.
     """
-    parts = []  # (pairs, k) per block
+    edges = 0  # parsed so far
     header = None  # (line number, text) of the header line skipped, if any
     line_base = 0  # lines in the blocks before this one
     header_open = True  # a header may come until the first non-comment line
@@ -212,29 +217,109 @@ def parse_edge_blocks(blocks: Iterable[bytes], where: str = "<edges>") -> tuple[
                 raw = data[pos: min(end if end >= 0 else cut, pos + 1024)]
                 raise NetweaveError(f"{where}, line {line}: {show_line(raw)} {_WHAT[err]}; "
                                     "an edge list needs 'src dst' integer pairs per line")
-            parts.append((pairs, k))
+            edges += k
             line_base += newlines
+            if k:
+                yield pairs[:k, 0], pairs[:k, 1]
     except _LineTooLong:
         raise NetweaveError(f"{where}, line {line_base + 1}: longer than {MAX_LINE} bytes without a line break; "
                             "not a text edge list") from None
-    if header is not None and not any(k for _, k in parts) and not re.search(rb"[,;\t]", header[1]):
+    if header is not None and not edges and not re.search(rb"[,;\t]", header[1]):
         # a lone line of words ("alice bob") is no header of a SNAP file: its ids are not integers
         raise NetweaveError(f"{where}, line {header[0]}: {show_line(header[1][:1024])} {_WHAT[_ERR_NOT_INT]}; "
                             "an edge list needs 'src dst' integer pairs per line")
-    if len(parts) == 1:
-        pairs, k = parts[0]
-        return pairs[:k, 0].copy(), pairs[:k, 1].copy()
-    return tuple(np.concatenate([p[:k, col] for p, k in parts] or [np.empty(0, np.int64)]) for col in (0, 1))
+
+
+def parse_edge_blocks(blocks: Iterable[bytes], where: str = "<edges>") -> tuple[np.ndarray, np.ndarray]:
+    """Parse an edge list given as blocks of bytes into ``(src, dst)`` int64 arrays, one entry per
+    edge line (see :func:`iter_edge_pairs`)."""
+    parts = list(iter_edge_pairs(blocks, where))
+    return tuple(np.concatenate([p[col] for p in parts] or [np.empty(0, np.int64)]) for col in (0, 1))
 
 
 def read_edge_pairs(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Stream and parse the edge list at ``path`` (``.gz`` gunzipped on the fly)."""
+    """Stream and parse the edge list at ``path`` (``.gz`` gunzipped on the fly), one entry per edge line."""
     return parse_edge_blocks(_raw_blocks(Path(path)), str(path))
+
+
+def read_distinct_edges(paths: Iterable[Path]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct undirected edges of the edge lists at ``paths``, deduplicated as they stream
+    (:class:`DistinctEdges`): ``(lo, hi)`` int64 with ``lo <= hi``, sorted."""
+    edges = DistinctEdges()
+    for path in paths:
+        for src, dst in iter_edge_pairs(_raw_blocks(Path(path)), str(path)):
+            edges.add(src, dst)
+    return edges.arrays()
 
 
 def parse_edge_pairs(data: bytes, where: str = "<edges>") -> tuple[np.ndarray, np.ndarray]:
     """Parse an in-memory edge-list text into ``(src, dst)`` int64 arrays (one entry per edge line)."""
     return parse_edge_blocks([data], where)
+
+
+class DistinctEdges:
+    """The distinct undirected edges ``{u, v}`` of a stream of edge arrays, kept as sorted pairs
+    ``lo <= hi`` (a self-loop stays one pair ``(v, v)``: its vertex exists).
+
+    Each block is deduplicated when it comes and the blocks are merged whenever the unmerged ones
+    outgrow the merged set, so memory stays a small multiple of the distinct edges plus one block,
+    however often a line repeats (a 389 kB ``.gz`` of one edge 10⁸ times holds one edge), and the
+    sorting work stays O(E log E) overall.
+    """
+
+    MERGE_AT = 1 << 21  # unmerged pairs that always wait for the next merge
+
+    def __init__(self) -> None:
+        self._lo = self._hi = np.empty(0, np.int64)
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._waiting = 0
+
+    def add(self, src: np.ndarray, dst: np.ndarray) -> None:
+        """Add the edges ``src[i] - dst[i]`` (int64 arrays of one length)."""
+        lo, hi = distinct_pairs(np.minimum(src, dst), np.maximum(src, dst))
+        self._pending.append((lo, hi))
+        self._waiting += lo.size
+        if self._waiting > max(self._lo.size, self.MERGE_AT):
+            self._merge()
+
+    def _merge(self) -> None:
+        if self._pending:
+            parts = [(self._lo, self._hi), *self._pending]
+            self._pending, self._waiting = [], 0
+            lo = np.concatenate([p[0] for p in parts])
+            hi = np.concatenate([p[1] for p in parts])
+            del parts
+            self._lo, self._hi = distinct_pairs(lo, hi)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)``: every distinct edge once, sorted by ``lo`` then ``hi``."""
+        self._merge()
+        return self._lo, self._hi
+
+
+def distinct_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs ``(lo[i], hi[i])``, sorted (int64 arrays).
+
+    A run of one repeated pair is collapsed first (no sort needed for it); ids in ``[0, 2**31)``,
+    the usual case, are sorted as one int64 key each, other ids by ``lexsort``.
+    """
+    if lo.size == 0:
+        return lo.astype(np.int64), hi.astype(np.int64)
+    keep = np.empty(lo.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(lo[1:], lo[:-1], out=keep[1:])
+    keep[1:] |= hi[1:] != hi[:-1]
+    lo, hi = lo[keep], hi[keep]
+    if min(lo.min(), hi.min()) >= 0 and max(lo.max(), hi.max()) < 2**31:
+        keys = sorted_unique((lo << 31) | hi)
+        return keys >> 31, keys & (2**31 - 1)
+    order = np.lexsort((hi, lo))
+    lo, hi = lo[order], hi[order]
+    keep = np.empty(lo.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(lo[1:], lo[:-1], out=keep[1:])
+    keep[1:] |= hi[1:] != hi[:-1]
+    return lo[keep], hi[keep]
 
 
 def _header_end(buf: bytes, cut: int) -> tuple[int, bool]:

@@ -21,9 +21,10 @@ import scipy.sparse as sp
 
 from ..errors import NetweaveError
 from ..progress import warn
-from .edgelist import read_edge_pairs
+from .edgelist import read_distinct_edges
 from .graph import Graph, from_edges
 from .splits import per_class_split
+from .validate import validate_graph
 
 LABEL_COLUMNS = ("page_type", "ml_target", "mature", "target")
 NUM_BINS = 5
@@ -98,7 +99,7 @@ def load_musae(directory: str | Path) -> Graph:
                             "features.json and target.csv, not a file in it")
     if not edges.is_file():
         raise NetweaveError(f"{directory}: no edges.csv; a MUSAE directory holds edges.csv, features.json and target.csv")
-    src, dst = read_edge_pairs(edges)
+    src, dst = read_distinct_edges([edges])
     n = int(max(src.max(), dst.max())) + 1 if src.size else 0
     if src.size and min(src.min(), dst.min()) < 0:
         raise NetweaveError(f"{edges}: negative node id; MUSAE ids are 0-based")
@@ -109,5 +110,7 @@ def load_musae(directory: str | Path) -> Graph:
     features = _features(directory / "features.json", n)
     labels = _labels(target, n)
     masks = per_class_split(labels) if labels is not None else (None, None, None)
-    return from_edges(src, dst, n, features=features, labels=labels, train_mask=masks[0],
-                      val_mask=masks[1], test_mask=masks[2], name=directory.name)
+    graph = from_edges(src, dst, n, features=features, labels=labels, train_mask=masks[0],
+                       val_mask=masks[1], test_mask=masks[2], name=directory.name)
+    return validate_graph(graph, str(directory), {"features": "features.json", "labels": "target.csv"},
+                          fix="fix the MUSAE files")

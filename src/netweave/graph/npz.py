@@ -21,23 +21,32 @@ from ..errors import NetweaveError
 from .graph import Graph, from_edges, load_graph
 from .npz_archive import NpzArchive
 from .splits import per_class_split
+from .validate import checked_matrix, csr_from_arrays, validate_graph, whole_numbers
+
+FIX = "the file is corrupt or not in the gnn-benchmark format; re-download or re-create it"
 
 
 def _csr(z, prefix: str, where: Path) -> sp.csr_array | None:
-    keys = [f"{prefix}_{k}" for k in ("data", "indices", "indptr", "shape")]
-    if all(k in z for k in keys):
-        return sp.csr_array(tuple(z[k] for k in keys[:3]), shape=tuple(z[keys[3]]))
+    """The flat layout's ``PREFIX_data/_indices/_indptr/_shape`` members as a checked ``csr_array``."""
+    keys = {k: f"{prefix}_{k}" for k in ("data", "indices", "indptr", "shape")}
+    if all(k in z for k in keys.values()):
+        return csr_from_arrays(*(z[keys[k]] for k in ("data", "indices", "indptr", "shape")), str(where),
+                               {k: f"member {v!r}" for k, v in keys.items()}, FIX)
     return None
 
 
 def _sparse(value, path: Path, key: str, dtype=None) -> sp.csr_array:
-    """A member that must hold a 2-D scipy sparse matrix (or numeric array), as CSR."""
-    ok = (sp.issparse(value) or isinstance(value, np.ndarray)) and value.ndim == 2 and value.dtype.kind in "biuf"
+    """A member that must hold a 2-D scipy sparse matrix (or numeric array), as CSR whose arrays
+    are checked (:func:`~.validate.checked_matrix`)."""
+    try:
+        ok = (sp.issparse(value) or isinstance(value, np.ndarray)) and value.ndim == 2 and value.dtype.kind in "biuf"
+    except Exception:  # an unpickled matrix whose attributes are of the wrong kind
+        ok = False
     if not ok:
-        shape = getattr(value, "shape", None)
+        shape = getattr(value, "shape", None) if isinstance(value, np.ndarray) else None
         raise NetweaveError(f"{path}: member {key!r} must be a 2-D sparse matrix, got {type(value).__name__}"
                             + (f" of shape {shape}" if isinstance(shape, tuple) else ""))
-    return sp.csr_array(value, dtype=dtype)
+    return checked_matrix(value, str(path), f"member {key!r}", FIX, dtype)
 
 
 def _obj(z, key: str):
@@ -57,12 +66,15 @@ def load_npz(path: str | Path) -> Graph:
             if "adj_matrix" in keys:
                 adj = _sparse(_obj(z, "adj_matrix"), path, "adj_matrix")
                 attr = _sparse(_obj(z, "node_attr"), path, "node_attr", np.float32) if "node_attr" in keys else None
+                attr_key, label_key = "node_attr", "node_label"
                 labels = np.asarray(_obj(z, "node_label")) if "node_label" in keys else None
             elif "adj_data" in keys:
                 adj = _csr(z, "adj", path)
                 attr = _csr(z, "attr", path)
+                attr_key, label_key = "attr_*", "labels"
                 if attr is None and "attr_matrix" in keys:
                     attr = np.asarray(z["attr_matrix"], dtype=np.float32)
+                    attr_key = "attr_matrix"
                 labels = np.asarray(z["labels"]) if "labels" in keys else None
             else:
                 raise NetweaveError(
@@ -87,8 +99,10 @@ def load_npz(path: str | Path) -> Graph:
         if labels.ndim != 1 or labels.shape[0] != n or labels.dtype.kind not in "biuf":
             raise NetweaveError(f"{path}: {labels.shape[0] if labels.ndim else 0} labels for {n} nodes; "
                                 "expected one integer label per node")
+        whole_numbers(labels, str(path), f"member {label_key!r}", FIX)
         labels = np.unique(labels, return_inverse=True)[1].astype(np.int64)
         masks = per_class_split(labels)
     coo = adj.tocoo()
-    return from_edges(coo.row, coo.col, n, features=attr, labels=labels, train_mask=masks[0],
-                      val_mask=masks[1], test_mask=masks[2], name=path.stem)
+    graph = from_edges(coo.row, coo.col, n, features=attr, labels=labels, train_mask=masks[0],
+                       val_mask=masks[1], test_mask=masks[2], name=path.stem)
+    return validate_graph(graph, str(path), {"features": f"member {attr_key!r}"}, fix=FIX)

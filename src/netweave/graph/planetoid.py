@@ -21,6 +21,7 @@ from ..errors import NetweaveError
 from ..progress import warn
 from .graph import Graph, from_edges
 from .safe_pickle import safe_load
+from .validate import checked_matrix, validate_graph
 
 PARTS = ("x", "y", "tx", "ty", "allx", "ally", "graph", "test.index")
 
@@ -41,11 +42,15 @@ def _unpickle(path: Path):
 
 
 def _features(value, path: Path) -> sp.csr_array:
-    """``x``/``tx``/``allx``: a 2-D numeric scipy sparse matrix or numpy array, as float32 CSR."""
-    ok = (sp.issparse(value) or isinstance(value, np.ndarray)) and value.ndim == 2 and value.dtype.kind in "biuf"
+    """``x``/``tx``/``allx``: a 2-D numeric scipy sparse matrix or numpy array, as float32 CSR whose
+    arrays are checked (:func:`~.validate.checked_matrix`)."""
+    try:
+        ok = (sp.issparse(value) or isinstance(value, np.ndarray)) and value.ndim == 2 and value.dtype.kind in "biuf"
+    except Exception:  # an unpickled matrix whose attributes are of the wrong kind
+        ok = False
     if not ok:
         raise NetweaveError(f"{path}: expected a 2-D feature matrix (scipy sparse or numpy), got {_describe(value)}")
-    return sp.csr_array(value, dtype=np.float32)
+    return checked_matrix(value, str(path), "the feature matrix", "the file is corrupt; re-download it", np.float32)
 
 
 def _onehot(value, path: Path) -> np.ndarray:
@@ -163,5 +168,7 @@ def load_planetoid(directory: str | Path, name: str | None = None) -> Graph:
     masks[0][: y.shape[0]] = True
     masks[1][y.shape[0]: y.shape[0] + 500] = True
     masks[2][test_idx] = True
-    return from_edges(src, dst, n, features=sp.csr_array(features, dtype=np.float32), labels=labels,
-                      train_mask=masks[0], val_mask=masks[1], test_mask=masks[2], name=name)
+    graph = from_edges(src, dst, n, features=sp.csr_array(features, dtype=np.float32), labels=labels,
+                       train_mask=masks[0], val_mask=masks[1], test_mask=masks[2], name=name)
+    return validate_graph(graph, str(directory), {"features": f"ind.{name}.x/tx/allx"},
+                          fix=f"fix ind.{name}.x, tx and allx")

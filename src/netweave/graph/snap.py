@@ -12,11 +12,10 @@ import glob
 import itertools
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import NetweaveError
-from .edgelist import read_edge_pairs
+from .edgelist import read_distinct_edges
 from .graph import Graph, from_edges, remap_ids
+from .validate import validate_graph
 
 
 def edge_files(pattern: str) -> list[Path]:
@@ -53,11 +52,9 @@ def _suggest_glob(directory: Path) -> str:
 def load_snap(pattern: str | Path) -> Graph:
     """Load an edge list (or every file matching a glob) as an undirected simple graph."""
     files = edge_files(str(pattern))
-    pairs = [read_edge_pairs(f) for f in files]
-    src = np.concatenate([p[0] for p in pairs])
-    dst = np.concatenate([p[1] for p in pairs])
+    src, dst = read_distinct_edges(files)  # deduplicated as they stream: a repeated line costs nothing
     if src.size == 0:
         raise NetweaveError(f"{pattern}: no edges found (only comments or blank lines)")
     src, dst, ids = remap_ids(src, dst)
     name = files[0].name.split(".")[0] if len(files) == 1 else files[0].parent.name
-    return from_edges(src, dst, ids.size, name=name)
+    return validate_graph(from_edges(src, dst, ids.size, name=name), str(pattern))

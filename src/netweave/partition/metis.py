@@ -4,7 +4,9 @@ METIS reads the graph's CSR in place when it is of METIS's index type (``idx_t``
 pymetis wheels), so the arrays are handed over in that type: ``indptr`` (int64 already) as is, the
 int32 ``indices`` widened once (pymetis would otherwise copy them itself, after our own copy). The
 graph is symmetric already; nothing else is built. METIS itself then needs about 55 bytes per
-directed edge at its peak (coarsened graphs with edge weights).
+directed edge at its peak (coarsened graphs with edge weights). METIS reads the arrays without
+bounds checks, so their bounds are checked first (every loaded graph has been checked already; this
+is the last line of defence against an out-of-bounds read in C).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pymetis
 from pymetis._internal import _idx_type_width
 
 from ..graph import Graph
+from ..graph.validate import check_csr_bounds
 from ..progress import stage
 from .metis32 import metis32_labels
 from .partition import Partition, check_num_parts
@@ -33,6 +36,7 @@ def metis_labels(indptr: np.ndarray, indices: np.ndarray, num_parts: int, seed: 
     """
     if bits == 32:
         return metis32_labels(indptr, indices, num_parts, seed, target_weights, vertex_weights)
+    check_csr_bounds(indptr, indices, "METIS's input", vertex_weights, target_weights, num_parts)  # C reads them unchecked
     n = indptr.shape[0] - 1
     if num_parts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)

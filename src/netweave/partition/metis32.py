@@ -22,6 +22,7 @@ from functools import cache
 import numpy as np
 
 from ..errors import NetweaveError
+from ..graph.validate import check_csr_bounds
 
 NOPTIONS = 40  # METIS_NOPTIONS
 OPTION_SEED = 8  # METIS_OPTION_SEED in metis.h's moptions_et
@@ -60,6 +61,7 @@ def metis32_labels(indptr: np.ndarray, indices: np.ndarray, num_parts: int, seed
                    vertex_weights: np.ndarray | None = None) -> np.ndarray:
     """``(n,)`` int32 part of every vertex of a symmetric CSR graph (``indptr`` ``(n + 1,)``,
     ``indices`` ``(nnz,)``), like :func:`~netweave.partition.metis.metis_labels` but with 32-bit METIS."""
+    check_csr_bounds(indptr, indices, "32-bit METIS's input", vertex_weights, target_weights, num_parts)
     n = indptr.shape[0] - 1
     if num_parts == 1 or n == 0:
         return np.zeros(n, dtype=np.int32)

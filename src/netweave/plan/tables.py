@@ -32,7 +32,10 @@ class CommTuple:
 
 
 def _groups(stage, src, dst, vertex, m):
-    """``{(stage, src, dst): sorted vertex ids}`` (hops already sorted by these keys)."""
+    """``{(stage, src, dst): sorted vertex ids}`` (hops already sorted by these keys); ``{}`` for no hops
+    (a graph without edges between parts exchanges nothing)."""
+    if stage.size == 0:
+        return {}
     key = (stage.astype(np.int64) * m + src) * m + dst
     order = np.lexsort((vertex, key))
     key, vertex = key[order], vertex[order]

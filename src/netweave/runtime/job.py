@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import NetweaveError
 from ..graph import Graph
+from ..graph.memory import check_memory
 from ..plan import GraphCommPlan, plan_cost
 from ..units import feature_bytes
 
@@ -63,10 +64,16 @@ def epoch_comm_s(plan: GraphCommPlan, links, model, widths: list[int]) -> float:
 
 
 def check_trainable(graph: Graph, spec: str) -> None:
-    """Training needs features, labels and a train mask with at least one vertex."""
+    """Training needs features, labels and a train mask with at least one vertex, and memory for
+    the ``(n, classes)`` logits and their gradients (labels are below ``n`` at load, but ``n``
+    classes on ``n`` vertices is still ``n²`` logits)."""
     if graph.labels is None or graph.num_classes < 2:
         raise NetweaveError(f"{spec} has no class labels to train on; use a labelled dataset or a generator with classes=…")
     if graph.features is None or graph.feature_dim == 0:
         raise NetweaveError(f"{spec} has no vertex features; use a generator with feat=… or a dataset with features")
     if graph.train_mask is None or not graph.train_mask.any():
         raise NetweaveError(f"{spec} has no training vertices")
+    check_memory(f"{spec}: {graph.num_classes:,} classes on {graph.num_nodes:,} vertices (logits and gradients)",
+                 2 * 4 * graph.num_nodes * graph.num_classes,
+                 "number the classes densely from 0 (the largest label sets how many there are), or train on a "
+                 "machine with more memory")

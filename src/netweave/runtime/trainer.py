@@ -60,8 +60,8 @@ def _rank_data(job: TrainJob, graph: Graph, rank: int, world: int, device):
     features = features.toarray() if hasattr(features, "toarray") else np.asarray(features)
     x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(device)
     y = torch.from_numpy(graph.labels[own].astype(np.int64)).to(device)
-    masks = [torch.from_numpy(np.asarray(m[own], dtype=bool)).to(device)
-             for m in (graph.train_mask, graph.val_mask, graph.test_mask)]
+    masks = [torch.from_numpy(np.asarray(m[own], dtype=bool) if m is not None else np.zeros(own.size, bool)).to(device)
+             for m in (graph.train_mask, graph.val_mask, graph.test_mask)]  # an absent mask selects no vertex
     if world == 1:
         mode, tables = "none", None
     elif job.plan is None:

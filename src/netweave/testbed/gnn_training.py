@@ -421,8 +421,13 @@ class GnnTestbedRun:
 
     @property
     def max_logit_diff(self) -> float | None:
+        """The largest ``|logit - single-process logit|``; ``inf`` when either side holds a NaN or an
+        inf (a diverged run agrees with nothing, so ``diff <= tolerance`` fails, as does
+        ``not diff > tolerance``); ``None`` without the check."""
         if self.logits is None or self.single_logits is None:
             return None
+        if not (np.isfinite(self.logits).all() and np.isfinite(self.single_logits).all()):
+            return float("inf")
         return float(np.abs(self.logits - self.single_logits).max())
 
     def summary(self) -> dict:

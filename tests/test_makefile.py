@@ -1,6 +1,6 @@
 """The Makefile's two entry points (issue 16): ``make demo`` installs the ``demo`` extra (no triton,
 no ray), ``make test`` the ``test`` extra, each behind its own stamp keyed on pyproject.toml, so
-that neither install stands for the other. Checked with ``make -n`` in a copy (nothing installed)."""
+that neither install stands for the other (both from the lock: tests/test_lock.py). Checked with ``make -n`` in a copy (nothing installed)."""
 
 import re
 import shutil
@@ -20,7 +20,7 @@ def _dry(tmp: Path, target: str) -> str:
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_demo_and_test_install_their_own_extras_behind_their_own_stamps(tmp_path):
-    for name in ("Makefile", "pyproject.toml"):
+    for name in ("Makefile", "pyproject.toml", "constraints.txt"):
         shutil.copy(REPO / name, tmp_path / name)
     demo = re.findall(r'"([^"]+)"', re.search(r"^demo = \[(.*)\]", (REPO / "pyproject.toml").read_text(), re.M)[1])
     assert {"torch==2.13.0", "torch_geometric>=2.5"} <= set(demo)

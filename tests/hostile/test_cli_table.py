@@ -415,6 +415,7 @@ def make_inputs(d: Path) -> None:
                 parts=np.array([0, 0, 0, 0, 1, 1, 1, 1], np.int32), feature_bytes=np.int64(512),
                 workers=np.array(["H0", "H1"]), planner=np.str_("spst"))  # ring:n=8 on star:n=2, valid
     _npz(d / "plan_ok.npz", **plan)
+    _npz(d / "plan_100k_workers.npz", **(plan | {"workers": np.array([f"H{i}" for i in range(100_000)])}))
     _npz(d / "plan_bad_hop.npz", **(plan | {"hop_dst": np.array([1, 1, 0, 5], np.int32)}))
     _npz(d / "plan_bad_vertex.npz", **(plan | {"hop_vertex": np.array([0, 3, 4, 99])}))
     _npz(d / "plan_neg_bytes.npz", **(plan | {"feature_bytes": np.int64(-1)}))
@@ -1562,6 +1563,10 @@ CASES: list[tuple[str, str, str]] = [
     ("route-evaluate-fifo", "route --topology star:n=2 --workers 1 --evaluate {d}/fifo.json", "netweave: error: {d}/fifo.json: not a regular file (a device, pipe or socket); expected a JSON file"),
     ("testbed-up-fifo", "testbed up {d}/fifo.yaml", "netweave: error: {d}/fifo.yaml: not a regular file (a device, pipe or socket); expected a topology file"),
     ("testbed-up-routes-fifo", "testbed up star:n=2 --routes {d}/fifo.json", "netweave: error: {d}/fifo.json: not a regular file (a device, pipe or socket); expected a JSON file"),
+    ("plan-validate-100k-workers", "plan --validate {d}/plan_100k_workers.npz",
+     "netweave: error: {d}/plan_100k_workers.npz: 100,000 workers for a partition of 8 vertices; a plan has at least one worker and at most one per vertex"),
+    ("train-100k-local-workers", "train er:n=200000,m=400000,classes=2 --workers 100000",
+     "netweave: error: --workers 100000: 100,000 local training processes: needs about 30,000.0 GB of memory but only {GB} GB is available; use fewer workers, or start one process per worker under torchrun on several machines (README: Training)"),
     ("sweep-huge-grid", "sweep {d}/s_huge_grid.yaml --out sweep-out", "netweave: error: the sweep's grid has 1,000,000,000 cases (1000 × 1000 × 1000); at most 100,000 run in one sweep: split it into several sweep files or move values to 'fixed'"),
 ]
 

@@ -125,3 +125,32 @@ def test_the_gloo_ring_baseline_follows_the_single_process_run():
     assert r.agents == {} and r.plan.groups == {}
     assert np.allclose([e["loss"] for e in r.epochs], single_process(1), atol=1e-3)
     assert r.epochs[0]["steps"] == r.summary["steps"] and r.epochs[0]["gradient_bytes"] > 0
+
+
+def test_a_gradient_that_is_not_finite_is_the_loss_diverging():
+    import torch
+
+    from netweave.testbed.training import Diverged, flat_gradient
+
+    model = torch.nn.Linear(3, 2)
+    model(torch.ones(1, 3)).sum().backward()
+    assert flat_gradient(model, 0).shape == (8,)
+    model.weight.grad[0, 1] = float("nan")
+    with pytest.raises(Diverged, match="at step 7 has 1 NaN or infinite values"):
+        flat_gradient(model, 7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("routing, precisions", [("pahina", "fp8:2"), ("ring", "fp32:2")])
+def test_a_diverging_run_ends_in_one_line_that_says_so(routing, precisions):
+    """--lr 1e9: the gradients become NaN within a few steps; an fp8 worker once died of an internal
+    ValueError in its cast (issue 29), the ring's rank 0 as "the PS failed"."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "train", "--precisions", precisions,
+                           "--routing", routing, "--epochs", "2", "--steps", "20", "--lr", "1e9"],
+                          capture_output=True, text=True, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("netweave: error: the loss diverged: worker ") and lines[0].endswith("(lower --lr)")

@@ -15,7 +15,9 @@ import numpy as np
 
 from ..graph import Graph
 from ..graph.csr import row_positions
+from ..errors import NetweaveError
 from ..graph.graph import sorted_unique
+from ..graph.memory import check_memory
 from .partition import Partition
 
 
@@ -104,6 +106,10 @@ def comm_relation(graph: Graph, partition: Partition) -> CommRelation:
     """Build the :class:`CommRelation` of ``partition`` on ``graph`` (vectorised over edges)."""
     partition.check_matches(graph.num_nodes)
     n, k = graph.num_nodes, partition.num_parts
+    if k > max(n, 1):
+        raise NetweaveError(f"{k} parts for a graph of {n} vertices: a partition has at most one part per vertex")
+    check_memory(f"the communication relation of {k:,} parts", 16 * (k * k + 1),
+                 "use fewer parts (its pair offsets grow with parts²)")
     parts = partition.parts.astype(np.int64)
     src = graph.edge_sources().astype(np.int64)
     owner, needer = parts[src], parts[graph.indices]

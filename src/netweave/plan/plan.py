@@ -80,4 +80,23 @@ def load_plan(path: str | Path) -> GraphCommPlan:
         fb, workers = z["feature_bytes"], z["workers"]
         if fb.ndim != 0 or fb.dtype.kind not in "iu" or int(fb) < 1 or workers.ndim != 1 or workers.dtype.kind != "U":
             raise NetweaveError(f"{path}: feature_bytes must be a positive integer and workers a list of names")
-        return GraphCommPlan(*hops, int(fb), tuple(str(w) for w in workers), str(z["planner"]) if "planner" in z else "")
+        n, w = hops[4].shape[0], workers.shape[0]
+        if not 1 <= w <= max(n, 1):
+            raise NetweaveError(f"{path}: {w:,} workers for a partition of {n:,} vertices; a plan has at least one "
+                                "worker and at most one per vertex")
+        stage = compact_stages(hops[0], path)
+        return GraphCommPlan(stage, *hops[1:], int(fb), tuple(str(w) for w in workers),
+                             str(z["planner"]) if "planner" in z else "")
+
+
+def compact_stages(stage: np.ndarray, where) -> np.ndarray:
+    """``(H,)`` stage numbers renumbered 1, 2, … in their order (a saved plan may skip numbers: its
+    stages 1 and 2⁴⁰ are stages 1 and 2, and nothing is sized by the largest number). Stages below 1
+    are left for the validator to name."""
+    stage = np.asarray(stage, dtype=np.int64)
+    if stage.size == 0 or stage.min() < 1:
+        return stage.astype(np.int16) if stage.size == 0 or stage.max() <= np.iinfo(np.int16).max else stage
+    distinct, dense = np.unique(stage, return_inverse=True)
+    if distinct.size > np.iinfo(np.int16).max:
+        raise NetweaveError(f"{where}: {distinct.size:,} stages; a plan has at most {np.iinfo(np.int16).max:,}")
+    return (dense + 1).astype(np.int16)

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import NetweaveError
 from ..graph import load_dataset
+from ..graph.memory import check_memory
 from ..progress import warn
 from .job import TrainJob
 
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
     from .report import TrainReport
 
 _PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "Broken pipe", "Socket closed")
+
+
+RANK_BYTES = 300e6  # what one local rank needs beyond what it shares (torch and PyG imported: ~670 MB RSS, half shared)
 
 
 def under_torchrun() -> bool:
@@ -424,6 +428,9 @@ def train(config: TrainScenario) -> TrainReport | None:
         check_device(config)
         if under_torchrun():
             return _torchrun(config)
+        check_memory(f"--workers {config.workers}: {config.workers:,} local training processes",
+                     config.workers * RANK_BYTES, "use fewer workers, or start one process per worker under "
+                     "torchrun on several machines (README: Training)")
         t0 = time.perf_counter()
         job, _ = config.prepare()
         setup_s = time.perf_counter() - t0

@@ -24,6 +24,7 @@ from .multicast import PORT as MULTICAST_PORT
 from .multicast import Routers, group_address
 from .netns import python_in
 from .plan import PSEUDO, SCHEMES, TrainingPlan, multicast_gbps
+from .training import DIVERGED
 
 PORT, CONTROL_PORT = 47000, 47001
 MULTICAST_GROUP = group_address(1)  # the parameters, from the PS to every worker
@@ -55,7 +56,17 @@ def _last_line(stream) -> str:
     return (stream.read().strip().splitlines() or ["?"])[-1]
 
 
-def _follow(leader, procs, names, run: TestbedRun, on_epoch, timeout_s: float) -> None:
+def _died(name: str, proc) -> NetweaveError:
+    """The one line for a role that ended with a non-zero status: the loss diverged (its gradient
+    was not finite: :data:`.training.DIVERGED`), or it died (a signal, or an exit with its last line)."""
+    code = proc.returncode
+    if code == DIVERGED:
+        return NetweaveError(f"the loss diverged: {name}: {_last_line(proc.stderr)}; the run was stopped (lower --lr)")
+    how = f"signal {-code}" if code < 0 else f"exit {code}: {_last_line(proc.stderr)}"
+    return NetweaveError(f"{name} died ({how}); the run was stopped")
+
+
+def _follow(leader, procs, names, run: TestbedRun, on_epoch, timeout_s: float, leader_name: str = "the PS") -> None:
     """Read the lines of the process that reports epochs (the PS, or ring rank 0) as they come; a
     worker that dies, or a reporter that fails, ends the run at once with one line (the others are
     killed by the caller)."""
@@ -65,12 +76,13 @@ def _follow(leader, procs, names, run: TestbedRun, on_epoch, timeout_s: float) -
         for name, proc in zip(names, procs):
             code = proc.poll()
             if code not in (None, 0):
-                how = f"signal {-code}" if code < 0 else f"exit {code}: {_last_line(proc.stderr)}"
-                raise NetweaveError(f"{name} died ({how}); the run was stopped")
+                raise _died(name, proc)
         if select.select([leader.stdout], [], [], 0.2)[0]:
             line = leader.stdout.readline()  # the reporter writes whole lines and flushes each
             if not line:  # it ended
                 leader.wait(timeout=timeout_s)
+                if leader.returncode == DIVERGED:
+                    raise _died(leader_name, leader)
                 if leader.returncode or not run.summary:
                     raise NetweaveError(f"the PS failed: {_last_line(leader.stderr)}")
                 for proc in procs:
@@ -178,13 +190,14 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
             ranks = [python_in(p.namespace[h], "netweave.testbed.training", "ring", json.dumps(common | {
                 "rank": w - 1, "workers": n, "master": p.address[first], "control_port": CONTROL_PORT,
                 "interface": _uplink(p, h)})) for w, h in plan.hosts.items()]
-            leader, followers, names = ranks[0], ranks[1:], names[1:]
+            leader, followers, names, leader_name = ranks[0], ranks[1:], names[1:], names[0]
         else:
             routers = stack.enter_context(Routers(p, plan.ps, list(plan.hosts.values()), [MULTICAST_GROUP]))
             groups = {g.agg_id: {"switch": [p.address[g.switch], PORT] if g.switch else None, "workers": g.workers}
                       for g in plan.groups.values() if g.parent is None}  # the PS hears from the top of each tree
             common |= {"multicast": (MULTICAST_GROUP, MULTICAST_PORT), "multicast_timeout_s": 2.0,
                        "multicast_bps": PACING * multicast_gbps(topo, plan.ps, plan.hosts.values(), scale) * 1e9}
+            leader_name = "the PS"
             leader = python_in(p.namespace[plan.ps], "netweave.testbed.training", "ps", json.dumps(common | {
                 "address": ps_addr[0], "control_port": CONTROL_PORT, "groups": groups, "retry_s": 0.5,
                 "wires": {w: plan.wire(w) for w in plan.hosts},
@@ -202,7 +215,7 @@ def train_on_testbed(precisions: list[str], routing: str = "pahina", dataplane: 
                     "interface": _uplink(p, h),
                     "ps_control": (ps_addr[0], CONTROL_PORT)})))
         try:
-            _follow(leader, followers, names, run, on_epoch, timeout_s)
+            _follow(leader, followers, names, run, on_epoch, timeout_s, leader_name)
             for switch, agent in agents.items():
                 run.agents[switch] = json.loads(agent.communicate(input="", timeout=timeout_s)[0].strip().splitlines()[-1])
         finally:

@@ -148,10 +148,23 @@ def epoch_record(epoch: int, model, data, limit: int | None, seconds: float, ste
             "gradient_rate_gbps": sent * 8 / max(times["upload_s"], 1e-9) / 1e9, **extra}
 
 
-def flat_gradient(model) -> np.ndarray:
+DIVERGED = 3  # a role's exit status when its gradient is not finite: the loss diverged
+
+
+class Diverged(Exception):
+    """A gradient with NaN or infinite values (the loss diverged): the role ends with :data:`DIVERGED`
+    and this one line, which :mod:`.run` reports."""
+
+
+def flat_gradient(model, step: int) -> np.ndarray:
+    """The model's gradient as one float32 vector; :class:`Diverged` when it is not finite (no
+    precision can carry it, and a sum with it is meaningless)."""
     import torch
 
-    return torch.cat([p.grad.reshape(-1) for p in model.parameters()]).numpy().astype(np.float32)
+    g = torch.cat([p.grad.reshape(-1) for p in model.parameters()]).numpy().astype(np.float32)
+    if not np.isfinite(g).all():
+        raise Diverged(f"its gradient at step {step} has {int((~np.isfinite(g)).sum()):,} NaN or infinite values")
+    return g
 
 
 def _recv_exact(conn: socket.socket, n: int) -> bytes:
@@ -209,7 +222,7 @@ def worker(config: dict) -> None:
         load_parameters(model, receive_parameters(ctrl, receiver, step, count, config["multicast_timeout_s"]))
         t0 = time.perf_counter()
         backward_on(model, x, y, shard(step, rank, n, batch, len(x)))
-        values, _ = encode(flat_gradient(model), own, exponent)
+        values, _ = encode(flat_gradient(model, step), own, exponent)
         compute_s = time.perf_counter() - t0
         sender.send(step, values if wire == own else upcast(values, own, wire))
         ctrl.sendall(COMPUTE.pack(compute_s))
@@ -326,7 +339,7 @@ def ring(config: dict) -> None:
         for s in range(steps):
             c0 = time.perf_counter()
             backward_on(model, x, y, shard(s, rank, n, batch, len(x)))
-            flat = torch.from_numpy(flat_gradient(model))
+            flat = torch.from_numpy(flat_gradient(model, epoch * steps + s))
             c1 = time.perf_counter()
             dist.all_reduce(flat)
             times["compute_s"] += c1 - c0
@@ -348,7 +361,11 @@ def ring(config: dict) -> None:
 
 def main() -> None:
     role, config = sys.argv[1], json.loads(sys.argv[2])
-    {"ps": ps, "worker": worker, "ring": ring}[role](config)
+    try:
+        {"ps": ps, "worker": worker, "ring": ring}[role](config)
+    except Diverged as exc:
+        print(exc, file=sys.stderr, flush=True)
+        sys.exit(DIVERGED)
 
 
 if __name__ == "__main__":

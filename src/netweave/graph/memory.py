@@ -39,8 +39,10 @@ def _meminfo_kb(key: str, path: str = "/proc/meminfo") -> int | None:
     return None
 
 
-def available_bytes() -> int:
-    """Bytes this process can still allocate (a best estimate; never negative)."""
+def available_bytes(this_process: bool = True) -> int:
+    """Bytes this process can still allocate (a best estimate; never negative). With
+    ``this_process=False``: what the machine (and its cgroup) can still give to new processes, each
+    with an address space of its own, so this process's ``RLIMIT_AS`` does not apply."""
     limits = []
     avail_kb = _meminfo_kb("MemAvailable")
     if avail_kb is not None:
@@ -54,18 +56,19 @@ def available_bytes() -> int:
     if cg_max is not None:
         limits.append(cg_max - (cg_now or 0))
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
+    if this_process and soft != resource.RLIM_INFINITY:
         mapped_kb = _meminfo_kb("VmSize", "/proc/self/status") or 0
         limits.append(soft - mapped_kb * 1024)
     return max(0, min(limits)) if limits else 2**62
 
 
-def check_memory(what: str, nbytes: float, fix: str) -> None:
+def check_memory(what: str, nbytes: float, fix: str, this_process: bool = True) -> None:
     """Raise a one-line :class:`NetweaveError` when ``nbytes`` exceeds :func:`available_bytes`.
 
-    ``what`` names the request (``rmat:n=…,m=…``) and ``fix`` says how to make it smaller.
+    ``what`` names the request (``rmat:n=…,m=…``) and ``fix`` says how to make it smaller;
+    ``this_process=False`` for memory that new processes will hold.
     """
-    free = available_bytes()
+    free = available_bytes(this_process)
     if nbytes > free:
         raise NetweaveError(f"{what}: needs about {nbytes / GB:,.1f} GB of memory but only "
                             f"{free / GB:,.1f} GB is available; {fix}")

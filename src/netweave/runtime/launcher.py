@@ -430,7 +430,7 @@ def train(config: TrainScenario) -> TrainReport | None:
             return _torchrun(config)
         check_memory(f"--workers {config.workers}: {config.workers:,} local training processes",
                      config.workers * RANK_BYTES, "use fewer workers, or start one process per worker under "
-                     "torchrun on several machines (README: Training)")
+                     "torchrun on several machines (README: Training)", this_process=False)
         t0 = time.perf_counter()
         job, _ = config.prepare()
         setup_s = time.perf_counter() - t0

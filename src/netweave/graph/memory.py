@@ -68,7 +68,7 @@ def check_memory(what: str, nbytes: float, fix: str, this_process: bool = True) 
     ``what`` names the request (``rmat:n=…,m=…``) and ``fix`` says how to make it smaller;
     ``this_process=False`` for memory that new processes will hold.
     """
-    free = available_bytes(this_process)
+    free = available_bytes() if this_process else available_bytes(this_process=False)
     if nbytes > free:
         raise NetweaveError(f"{what}: needs about {nbytes / GB:,.1f} GB of memory but only "
                             f"{free / GB:,.1f} GB is available; {fix}")

@@ -42,7 +42,8 @@ import statistics
 from pathlib import Path
 
 from netweave.route.pahina import TrainingModel
-from netweave.testbed.run import train_on_testbed
+from netweave.testbed.agg import TrainRun, train
+from netweave.topology import load_topology_spec
 
 HERE = Path(__file__).resolve().parent
 TOPOLOGY = "tree:leaves=2,hosts=4,gbps=25,host_gbps=10-25,seed=0,memory=128MB"  # a ResNet-18 step in flight fits
@@ -58,9 +59,9 @@ def precisions(workers: int, scheme: str) -> list[str]:
 
 def measure(model: str, workers: int, scheme: str) -> dict:
     data, batch, epochs, steps, scale, evaluated = SETTINGS[model]
-    r = train_on_testbed(precisions(workers, scheme), routing=scheme, epochs=epochs, scale=scale, batch=batch,
-                         topology=TOPOLOGY, model=model, data=data, steps=steps, eval_samples=evaluated,
-                         timeout_s=300, lr=0.05 if model == "lenet5" else 0.002)
+    r = train(TrainRun(topology=load_topology_spec(TOPOLOGY), precisions=tuple(precisions(workers, scheme)),
+                       routing=scheme, epochs=epochs, scale=scale, batch=batch, model=model, data=data, steps=steps,
+                       eval_samples=evaluated, timeout_s=300, lr=0.05 if model == "lenet5" else 0.002))
     steady = r.epochs[1:] or r.epochs
     per_step = [s for e in steady for s in e["step_s"]]
     count = sum(e["steps"] for e in steady)
@@ -88,7 +89,7 @@ def measure(model: str, workers: int, scheme: str) -> dict:
 def predicted_parameters_s(row: dict) -> float:
     """The parameters' multicast time the model leaves out (netweave's term, not the paper's): the
     fp32 parameters over the slowest link of the tree from the PS to the workers, at the run's scale."""
-    from netweave.testbed.plan import multicast_gbps, place_workers
+    from netweave.testbed.agg.plan import multicast_gbps, place_workers
     from netweave.topology import load_topology_spec
 
     topo = load_topology_spec(TOPOLOGY)

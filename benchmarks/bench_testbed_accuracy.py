@@ -58,7 +58,8 @@ def single_process(epochs: int) -> list[dict]:
 
 
 def main() -> None:
-    from netweave.testbed.run import train_on_testbed
+    from netweave.testbed.agg import TrainRun, train
+    from netweave.topology import load_topology_spec
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=10)
@@ -66,8 +67,8 @@ def main() -> None:
     runs = {"single process (plain PyTorch)": single_process(args.epochs)}
     for name, precisions in (("testbed fp32 ×4 (XDP)", ["fp32"] * 4),
                              ("testbed fp8:2,fp16:2 (XDP)", ["fp8", "fp8", "fp16", "fp16"])):
-        r = train_on_testbed(precisions, routing="pahina", epochs=args.epochs, batch=BATCH, lr=LR, momentum=MOMENTUM,
-                             seed=SEED, scale=0.1)
+        r = train(TrainRun(topology=load_topology_spec("star:n=5"), precisions=tuple(precisions), routing="pahina",
+                           epochs=args.epochs, batch=BATCH, lr=LR, momentum=MOMENTUM, seed=SEED, scale=0.1))
         runs[name] = [{"epoch": e["epoch"], "loss": e["loss"], "test_acc": e["test_acc"]} for e in r.epochs]
     meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "load_1min": os.getloadavg()[0],
             "command": f"sudo python benchmarks/bench_testbed_accuracy.py --epochs {args.epochs}"}

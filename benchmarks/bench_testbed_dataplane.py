@@ -31,11 +31,13 @@ from pathlib import Path
 
 
 from netweave.testbed import Testbed, plan_cluster
-from netweave.testbed.xdp import MAX_SLOTS
+from netweave.testbed.agg.agent import AgentConfig
+from netweave.testbed.agg.xdp import MAX_SLOTS
+from netweave.testbed.net.ports import AGGREGATION
 from netweave.topology import load_topology_spec
 
 HERE = Path(__file__).resolve().parent
-PORT = 47000
+PORT = AGGREGATION
 WORKERS = {1: "fp16", 2: "fp16", 3: "fp16"}
 HOSTS = {1: "H1", 2: "H2", 3: "H3"}
 
@@ -56,11 +58,11 @@ def run(dataplane: str, packets: int) -> dict:
     plan = plan_cluster(load_topology_spec("star:n=4"), scale=1.0)
     with Testbed(plan) as p:
         ps_address = (p.address["H0"], PORT)
-        config = {"agg_id": 1, "port": PORT, "workers": WORKERS, "timeout_s": 0.5, "address": p.address["S0"],
-                  "addresses": {w: p.address[h] for w, h in HOSTS.items()}, "dataplane": dataplane,
-                  "ps": ps_address, "memory_bytes": 64 << 20}
+        config = AgentConfig(agg_id=1, port=PORT, workers=WORKERS, timeout_s=0.5, address=p.address["S0"],
+                             addresses={w: p.address[h] for w, h in HOSTS.items()}, dataplane=dataplane,
+                             ps=ps_address, memory_bytes=64 << 20)
         agent = subprocess.Popen(["ip", "netns", "exec", p.namespace["S0"], sys.executable, "-m",
-                                  "netweave.testbed.agent", json.dumps(config)],
+                                  "netweave.testbed.agg.agent", config.to_json()],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         json.loads(agent.stdout.readline())
         before = prog_stats()
@@ -68,8 +70,8 @@ def run(dataplane: str, packets: int) -> dict:
         target = ps_address if dataplane == "xdp" else (p.address["S0"], PORT)
         ps = ns_python(p.namespace["H0"], f"""
             import json, socket, time
-            from netweave.testbed.batchio import set_receive_buffer
-            from netweave.testbed.endpoints import Collector
+            from netweave.testbed.net.batchio import set_receive_buffer
+            from netweave.testbed.agg.endpoints import Collector
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind({ps_address!r})
             set_receive_buffer(s, 1 << 25)
             c = Collector(s, {{1: (("{p.address['S0']}", {PORT}), {WORKERS!r})}}, {addresses!r})
@@ -80,7 +82,7 @@ def run(dataplane: str, packets: int) -> dict:
         t0 = time.monotonic()
         senders = [ns_python(p.namespace[h], f"""
             import socket, numpy as np
-            from netweave.testbed.endpoints import WorkerSender
+            from netweave.testbed.agg.endpoints import WorkerSender
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("{p.address[h]}", {PORT}))
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
             sender = WorkerSender(s, {w}, "fp16", 1, {target!r})

@@ -30,7 +30,7 @@ def load() -> list[float]:
 
 
 def run_one(spec: str, exchange: str, args) -> dict:
-    from netweave.testbed.gnn_training import train_gnn_on_testbed
+    from netweave.testbed.gnn import train_gnn_on_testbed
 
     before, t0 = load(), time.perf_counter()
     r = train_gnn_on_testbed(spec, workers=args.workers, exchange=exchange, memory_bytes=args.memory, gbps=args.gbps,

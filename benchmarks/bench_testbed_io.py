@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from netweave.testbed import batchio
+from netweave.testbed.net import batchio
 
 HERE = Path(__file__).resolve().parent
 SIZE = 1024

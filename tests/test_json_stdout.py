@@ -17,7 +17,7 @@ import pytest
 import typer
 
 import netweave.cli
-from netweave.testbed import netns
+from netweave.testbed.net import netns
 
 ROUTE = "leafspine:leaves=2,spines=2,hosts=2,ina=1,pipelines=2,seed=1"
 ROOT = pytest.mark.skipif(bool(netns.missing_requirements("clang")), reason="the testbed needs root and clang")

@@ -175,7 +175,7 @@ def inputs(tmp_path_factory) -> Path:
 
 
 def _testbed_usable() -> bool:
-    from netweave.testbed.netns import missing_requirements
+    from netweave.testbed.net.netns import missing_requirements
     return not missing_requirements()
 
 
@@ -264,7 +264,7 @@ def test_a_graph_without_edges_trains(netweave_cli, inputs):
 # -- the testbed's single-process check ------------------------------------------------------------------
 
 def test_testbed_logit_check_fails_when_either_side_is_not_finite():
-    from netweave.testbed.gnn_training import GnnTestbedRun
+    from netweave.testbed.gnn import GnnTestbedRun
 
     logits = np.zeros((4, 3), np.float32)
     assert GnnTestbedRun("ina", logits=logits, single_logits=logits + 0.5).max_logit_diff == 0.5

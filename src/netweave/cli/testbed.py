@@ -1,5 +1,6 @@
 """The emulated cluster: ``testbed up`` (namespaces, shaped links, routes), ``testbed down`` and
-``testbed train`` (data-parallel training through its in-network aggregation)."""
+``testbed train`` (data-parallel training through its in-network aggregation), ``testbed gnn`` (GCN through
+the SwitchGNN exchange): parse → scenario (:mod:`netweave.scenarios.testbed`) → run → render."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from typing import Optional
 
 import typer
 
-from ..errors import NetweaveError
 from ..report.console import show
 from .app import testbed_app
 from .options import TOPOLOGY_HELP, JsonOpt, path_str
@@ -59,21 +59,12 @@ def testbed_train(
     """Train a model data-parallel through in-network aggregation on an emulated cluster."""
     from ..progress import epoch_bar
     from ..report.console import emit_json, out, table
-    from ..route.jobs import parse_precision_mix
-    from ..testbed.run import train_on_testbed
+    from ..scenarios.testbed import TestbedTrainScenario
 
-    if workers_n is not None and workers_n < 1:
-        raise NetweaveError(f"--workers {workers_n}: give at least 1")
-    default = "fp8:2,fp16:2" if workers_n is None else f"fp8:{min(2, workers_n)},fp16:{max(0, workers_n - 2)}"
-    counts = parse_precision_mix(precisions or default)
-    if any(v != int(v) for v in counts.values()):
-        raise NetweaveError(f"--precisions {precisions}: give whole worker counts, e.g. fp8:2,fp16:2")
-    if steps is not None and steps < 1:
-        raise NetweaveError(f"--steps {steps}: give at least 1")
-    workers = [p for p, k in counts.items() for _ in range(int(k))]
-    if workers_n is not None and len(workers) != workers_n:
-        raise NetweaveError(f"--precisions {precisions} gives {len(workers)} workers, --workers {workers_n}: "
-                            "make them agree (or give only one of them)")
+    scenario = TestbedTrainScenario(workers=workers_n, precisions=precisions, routing=routing, dataplane=dataplane,
+                                    topology=topology, model=model, data=data, epochs=epochs, steps=steps, scale=scale,
+                                    batch=batch, switch_gbps=switch_gbps, lr=lr, seed=seed)
+    scenario.prepare()  # every bad value in one line before the progress bar
     with epoch_bar(epochs, f"{routing} on the testbed", enabled=not as_json) as advance:
         def on_epoch(e: dict) -> None:
             out.print(f"epoch {e['epoch']}: loss {e['loss']:.4f}, test accuracy {e['test_acc']:.3f}, "
@@ -81,12 +72,7 @@ def testbed_train(
                       f"{e['samples_per_s']:,.0f} samples/s")
             advance(f"loss {e['loss']:.3f}")
 
-        r = train_on_testbed(workers, routing, dataplane, epochs, scale, batch, lr, seed=seed, topology=topology,
-                             model=model, data=data, steps=steps, switch_gbps=switch_gbps,
-                             on_epoch=None if as_json else on_epoch)
-    summary = {"workers": workers, "routing": routing, "dataplane": dataplane if r.agents else None,
-               "scale": scale, "model": model, "data": data, **(r.plan.summary() if r.plan else {}), **r.summary,
-               "epochs": r.epochs, "switches": r.agents}
+        summary = scenario.run(on_epoch=None if as_json else on_epoch).summary()
     if as_json:
         return emit_json(summary)
     out.print(table("summary", {k: v for k, v in summary.items() if k not in ("epochs", "done", "switches")}))
@@ -108,15 +94,12 @@ def testbed_gnn(
 ):
     """Train GCN full-graph with its embedding exchange through an emulated SwitchGNN switch (or peer to peer)."""
     from ..report.console import emit_json, out, table
-    from ..testbed.gnn_training import train_gnn_on_testbed
-    from ..topology.yaml_io import parse_bytes
+    from ..scenarios.testbed import TestbedGnnScenario
 
-    if workers < 2:
-        raise NetweaveError(f"--workers {workers}: give at least 2")
-    r = train_gnn_on_testbed(dataset, workers, exchange, parse_bytes(memory, "--memory"), gbps, epochs, hidden, layers,
-                             seed=seed, blocking=blocking, check=check)
-    summary = {"dataset": dataset, "workers": workers, "memory_bytes": parse_bytes(memory, "--memory"), "gbps": gbps,
-               **r.summary()}
+    result = TestbedGnnScenario(dataset=dataset, workers=workers, exchange=exchange, memory=memory, gbps=gbps,
+                                epochs=epochs, hidden=hidden, layers=layers, blocking=blocking, check=check,
+                                seed=seed).run()
+    summary, r = result.summary(), result.run
     if as_json:
         return emit_json(summary)
     for e in r.epochs:

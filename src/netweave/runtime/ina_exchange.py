@@ -29,7 +29,7 @@ SAGE's mean and GIN's plain sum would need other scalings.)
 **Transports.** ``transport.exchange(layer, direction, rows) -> sums`` with ``rows`` and ``sums``
 ``(num_boundary, D)`` float32 in the order of :attr:`SumLayout.boundary`. :class:`ReferenceHub`
 is the in-process one (threads, a barrier, the sums taken from the relation directly) that the
-unit tests check against a single process; :mod:`netweave.testbed.gnn_training` has the TCP ones
+unit tests check against a single process; :mod:`netweave.testbed.gnn.worker` has the TCP ones
 (through the emulated SwitchGNN switch, and BNS-GCN-style peer to peer).
 """
 

@@ -10,8 +10,11 @@ from .exchange import ExchangeResult, ExchangeScenario, PlanCheck, PlanCheckResu
 from .ina import InaResult, InaScenario, TimeslotResult, TimeslotScenario
 from .partition import PartitionResult, PartitionScenario
 from .route import RouteCheck, RouteCheckResult, RouteScenario
+from .testbed import (ClusterScenario, TestbedGnnResult, TestbedGnnScenario, TestbedTrainResult,
+                      TestbedTrainScenario)
 from .train import TrainScenario
 
 __all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "RouteScenario", "RouteCheck",
            "RouteCheckResult", "InaScenario", "InaResult", "TimeslotScenario", "TimeslotResult", "PartitionScenario",
-           "PartitionResult", "TrainScenario", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES", "feature_bytes", "feature_dim"]
+           "PartitionResult", "TrainScenario", "ClusterScenario", "TestbedTrainScenario", "TestbedTrainResult",
+           "TestbedGnnScenario", "TestbedGnnResult", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES", "feature_bytes", "feature_dim"]

@@ -1,9 +1,13 @@
-"""The emulated cluster as a scenario: topology (+ a routing plan's paths) → namespaces, shaped
-links and pinned routes (:mod:`netweave.testbed`). What ``netweave testbed up`` runs."""
+"""The emulated cluster as scenarios (:mod:`netweave.testbed`): a cluster alone (``testbed up``),
+data-parallel training through in-network aggregation (``testbed train``) and GCN training through
+the SwitchGNN exchange (``testbed gnn``). Each checks its settings here, once, before anything is
+created."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..errors import NetweaveError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,7 +31,7 @@ class ClusterScenario:
 
     def up(self) -> "ClusterResult":
         """Create the cluster and leave it for ``netweave testbed down``."""
-        from ..testbed.lifecycle import create
+        from ..testbed.net.lifecycle import create
 
         plan = self.plan()
         create(plan, keep=True)
@@ -50,3 +54,155 @@ class ClusterResult:
         return {"prefix": p.prefix, "topology": p.topology.name, "scale": p.scale, "namespaces": len(p.namespace),
                 "links": len(p.topology.links), "pinned_flows": len(p.flows),
                 "addresses": dict(sorted(p.address.items())), "down": "netweave testbed down"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestbedTrainScenario:
+    """Data-parallel training through in-network aggregation on an emulated cluster (``netweave
+    testbed train``): what runs, checked here once (every bad value is one line, before anything
+    is created), then :func:`netweave.testbed.agg.train`.
+
+    ``workers`` and ``precisions`` (``fp8:2,fp16:2``) say who trains: two fp8 workers and the rest
+    fp16 (PAHInA §VI-B) unless ``precisions`` says otherwise; ``topology`` defaults to
+    ``star:n=WORKERS+1`` (its first host is the PS). The rest are :class:`~netweave.testbed.agg.TrainRun`'s.
+    """
+
+    __test__ = False
+
+    workers: int | None = None
+    precisions: str | None = None
+    routing: str = "pahina"
+    dataplane: str = "xdp"
+    topology: str | None = None
+    model: str = "lenet5"
+    data: str = "digits"
+    epochs: int = 5
+    steps: int | None = None
+    scale: float = 0.1
+    batch: int = 64
+    switch_gbps: float = 100.0
+    lr: float = 0.05
+    seed: int = 0
+    timeout_s: float = 60.0
+    eval_samples: int | None = None
+
+    def worker_precisions(self) -> list[str]:
+        """One precision per worker, from ``workers`` and ``precisions`` (checked)."""
+        from ..route.jobs import parse_precision_mix
+
+        n = self.workers
+        if n is not None and n < 1:
+            raise NetweaveError(f"--workers {n}: give at least 1")
+        default = "fp8:2,fp16:2" if n is None else f"fp8:{min(2, n)},fp16:{max(0, n - 2)}"
+        counts = parse_precision_mix(self.precisions or default)
+        if any(v != int(v) for v in counts.values()):
+            raise NetweaveError(f"--precisions {self.precisions}: give whole worker counts, e.g. fp8:2,fp16:2")
+        if self.steps is not None and self.steps < 1:
+            raise NetweaveError(f"--steps {self.steps}: give at least 1")
+        workers = [p for p, k in counts.items() for _ in range(int(k))]
+        if n is not None and len(workers) != n:
+            raise NetweaveError(f"--precisions {self.precisions} gives {len(workers)} workers, --workers {n}: "
+                                "make them agree (or give only one of them)")
+        return workers
+
+    def prepare(self):
+        """The checked :class:`~netweave.testbed.agg.TrainRun` (nothing is created)."""
+        from ..testbed.agg import SCHEMES, TrainRun
+        from ..testbed.agg.data import DATASETS
+        from ..testbed.agg.models import MODELS
+        from ..topology import load_topology_spec
+
+        precisions = self.worker_precisions()
+        for ok, message in [
+            (self.routing in SCHEMES, f"--routing {self.routing!r}: use one of {', '.join(SCHEMES)}"),
+            (self.model in MODELS, f"--model {self.model!r}: use one of {', '.join(MODELS)}"),
+            (self.data in DATASETS, f"--data {self.data!r}: use one of {', '.join(DATASETS)}"),
+            (self.dataplane in ("xdp", "user"), f"--dataplane {self.dataplane!r}: use xdp or user"),
+            (bool(precisions) and all(p in ("fp8", "fp16", "fp32") for p in precisions),
+             "--precisions: give each worker fp8, fp16 or fp32"),
+            (self.batch % max(len(precisions), 1) == 0,
+             f"--batch {self.batch} must be a multiple of the {len(precisions)} workers"),
+        ]:
+            if not ok:
+                raise NetweaveError(message)
+        topo = load_topology_spec(self.topology or f"star:n={len(precisions) + 1}")
+        return TrainRun(topology=topo, precisions=tuple(precisions), routing=self.routing, dataplane=self.dataplane,
+                        model=self.model, data=self.data, epochs=self.epochs, steps=self.steps, scale=self.scale,
+                        batch=self.batch, lr=self.lr, seed=self.seed, switch_gbps=self.switch_gbps,
+                        timeout_s=self.timeout_s, eval_samples=self.eval_samples)
+
+    def run(self, on_epoch=None) -> "TestbedTrainResult":
+        """Train (as root); ``on_epoch(record)`` after every epoch."""
+        from ..testbed.agg import train
+
+        run = self.prepare()
+        return TestbedTrainResult(scenario=self, run=train(run, on_epoch), precisions=list(run.precisions))
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class TestbedTrainResult:
+    """A training run on the testbed: its epochs, the PS's final line, the switches' counters and
+    the placement (:class:`~netweave.testbed.agg.TestbedRun`)."""
+
+    scenario: TestbedTrainScenario
+    run: object
+    precisions: list[str]
+
+    def summary(self) -> dict:
+        s, r = self.scenario, self.run
+        return {"workers": self.precisions, "routing": s.routing, "dataplane": s.dataplane if r.agents else None,
+                "scale": s.scale, "model": s.model, "data": s.data, **(r.plan.summary() if r.plan else {}),
+                **r.summary, "epochs": r.epochs, "switches": r.agents}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestbedGnnScenario:
+    """Full-graph GCN training whose embedding exchange goes through the emulated SwitchGNN switch
+    (``exchange="ina"``) or peer to peer (``"p2p"``) on ``star:n=WORKERS`` with every link at
+    ``gbps`` (``netweave testbed gnn``); ``memory`` is the switch's aggregator memory (``2MB``, or
+    bytes); ``check`` also trains in one process and reports the largest logit difference."""
+
+    __test__ = False
+
+    dataset: str
+    workers: int = 4
+    exchange: str = "ina"
+    memory: str | int = "2MB"
+    gbps: float = 1.0
+    epochs: int = 3
+    hidden: int = 16
+    layers: int = 2
+    blocking: str = "paper"
+    check: bool = True
+    seed: int = 0
+
+    @property
+    def memory_bytes(self) -> int:
+        from ..topology.yaml_io import parse_bytes
+
+        return parse_bytes(self.memory, "--memory")
+
+    def run(self) -> "TestbedGnnResult":
+        """Train (as root)."""
+        from ..testbed.gnn import train_gnn_on_testbed
+
+        if self.workers < 2:
+            raise NetweaveError(f"--workers {self.workers}: give at least 2")
+        return TestbedGnnResult(scenario=self, run=train_gnn_on_testbed(
+            self.dataset, workers=self.workers, exchange=self.exchange, memory_bytes=self.memory_bytes, gbps=self.gbps,
+            epochs=self.epochs, hidden=self.hidden, layers=self.layers, seed=self.seed, blocking=self.blocking,
+            check=self.check))
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class TestbedGnnResult:
+    """A GCN run on the testbed (:class:`~netweave.testbed.gnn.GnnTestbedRun`: epochs, the switch's
+    and the veths' counters, the logits check)."""
+
+    scenario: TestbedGnnScenario
+    run: object
+
+    def summary(self) -> dict:
+        s = self.scenario
+        return {"dataset": s.dataset, "workers": s.workers, "memory_bytes": s.memory_bytes, "gbps": s.gbps,
+                **self.run.summary()}

@@ -1,11 +1,14 @@
-"""An emulated cluster for real training through in-network aggregation (issue 18).
+"""An emulated cluster for real training through in-network aggregation, in three wings.
 
-:mod:`.cluster` turns a topology into namespaces, shaped veth links and routes (pure, testable
-without root); :mod:`.lifecycle` brings it up and removes it on every exit path; :mod:`.netns`
-holds the ``ip``/``tc`` primitives and the requirement checks.
+* :mod:`.net` — the emulated network: namespaces, shaped links, impairments, multicast forwarding,
+  batched I/O, BPF compilation, and one supervisor for the processes of a run.
+* :mod:`.agg` — data-parallel training through gradient aggregation (PAHInA, ATP, GRID, ARO, the
+  PS, gloo's ring): control-plane placement, the XDP aggregator and its agent, the endpoints.
+* :mod:`.gnn` — full-graph GNN training through the SwitchGNN exchange (or peer to peer).
+
+``agg`` and ``gnn`` use ``net`` and never each other.
 """
 
-from .cluster import ClusterPlan, Impairment, Shaping, new_prefix, plan_cluster
-from .lifecycle import Testbed, down, remove, up
+from .net import ClusterPlan, Impairment, Shaping, Testbed, down, new_prefix, plan_cluster, remove, up
 
 __all__ = ["ClusterPlan", "Impairment", "Shaping", "plan_cluster", "new_prefix", "Testbed", "up", "down", "remove"]

@@ -1,0 +1,195 @@
+"""One training run on the emulated cluster: the control plane's placement (:mod:`.plan`), the
+cluster up with each worker's path pinned through its aggregator, one agent per aggregating
+switch, the PS and the workers started in their namespaces, the PS's per-epoch lines collected,
+everything removed.
+
+The cluster is the run's topology at ``scale``; its first host is the PS, the workers are spread
+over the access switches. ``routing`` (:data:`.plan.SCHEMES`): ``pahina``, ``atp`` and ``grid``
+aggregate at the switches their control plane chose (``dataplane`` ``xdp``, in the kernel, or
+``user``, the reference in each switch's agent); ``ps`` sends every gradient to the PS, which sums
+them itself (no INA); ``ring`` is gloo's ring all-reduce among the workers (fp32, no PS), what
+users run today. :class:`TrainRun` holds what a run needs, checked by the scenario that builds it
+(:class:`netweave.scenarios.TestbedTrainScenario`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ...topology import Topology
+from ..net.multicast import group_address, start_routers
+from ..net.ports import AGGREGATION, CONTROL, PARAMETERS
+from ..net.supervisor import Supervisor
+from .agent import AgentConfig
+from .plan import PSEUDO, TrainingPlan, multicast_gbps
+from .ps import GroupEndpoint, PsConfig
+from .ring import RingConfig
+from .steps import DIVERGED
+from .worker import WorkerConfig
+
+MULTICAST_GROUP = group_address(1)  # the parameters, from the PS to every worker
+DEFAULT_MEMORY = 8 << 20  # an aggregating switch's memory when the topology gives none
+PACING = 0.9  # senders keep to 90 % of their planned rate: headers and HTB's bursts take the rest
+REASONS = {DIVERGED: "the loss diverged: {name}: {line}; the run was stopped (lower --lr)"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainRun:
+    """What one run trains, and where (resolved and checked: see the module docstring).
+
+    Attributes:
+        topology: the cluster; precisions: one entry (fp8/fp16/fp32) per worker; routing, dataplane;
+        model, data: names; epochs; steps: at most this many global batches per epoch (None: all);
+        scale: factor on every link rate; batch: the global batch; lr, momentum, seed;
+        switch_gbps: INA capacity (Gb/s per precision, before ``scale``) of switches whose topology
+        gives none; timeout_s; eval_samples: samples evaluated after each epoch (None: all).
+    """
+
+    topology: Topology
+    precisions: tuple[str, ...]
+    routing: str = "pahina"
+    dataplane: str = "xdp"
+    model: str = "lenet5"
+    data: str = "digits"
+    epochs: int = 3
+    steps: int | None = None
+    scale: float = 0.1
+    batch: int = 64
+    lr: float = 0.05
+    momentum: float = 0.9
+    seed: int = 0
+    switch_gbps: float = 100.0
+    timeout_s: float = 60.0
+    eval_samples: int | None = None
+
+
+@dataclass
+class TestbedRun:
+    """What a run reports: one record per epoch (the PS's, or ring rank 0's), the final summary,
+    each aggregating switch's agent counters, the multicast routers' counters, and the placement."""
+
+    __test__ = False
+
+    epochs: list[dict] = field(default_factory=list)
+    summary: dict = field(default_factory=dict)
+    agents: dict[str, dict] = field(default_factory=dict)
+    multicast: dict[str, dict] = field(default_factory=dict)
+    plan: TrainingPlan | None = None
+
+    @property
+    def agent(self) -> dict | None:
+        """The one agent of a single-switch run (None without INA)."""
+        return next(iter(self.agents.values()), None)
+
+
+def _uplink(cluster, host: str) -> str:
+    """The interface of ``host``'s (first) link, in its namespace."""
+    return cluster.interface[host, cluster.neighbours(host)[0]]
+
+
+def parameter_count(model: str, data: str) -> int:
+    """Parameters of ``model`` for ``data``'s inputs (the model is built once, here, to count them)."""
+    from .data import CHANNELS
+    from .models import build
+
+    return sum(p.numel() for p in build(model, CHANNELS[data]).parameters())
+
+
+def nack_timeout_s(plan: TrainingPlan, parameters: int, scale: float) -> float:
+    """How long a switch waits for a key's missing workers before it NACKs them: 0.1 s, plus twice the
+    time the slowest worker needs to send a whole gradient over its access link (the packets of
+    one tensor leave fast and slow workers that far apart, and a NACK for a packet still on its
+    way only adds traffic)."""
+    from .endpoints import packet_bytes
+
+    slowest = max(packet_bytes(plan.wire(w), parameters) * 8 / (plan.topology.access(h)[1].gbps * scale * 1e9)
+                  for w, h in plan.hosts.items())
+    return 0.1 + 2 * slowest
+
+
+def agent_configs(plan: TrainingPlan, cluster, dataplane: str, timeout_s: float) -> dict[str, AgentConfig]:
+    """Per aggregating switch, its agent's configuration (its group, its parent in a tree)."""
+    ps = (cluster.address[plan.ps], AGGREGATION)
+    configs = {}
+    for g in plan.groups.values():
+        if g.switch is None:
+            continue
+        up = plan.groups[g.parent] if g.parent is not None else None
+        configs[g.switch] = AgentConfig(
+            agg_id=g.agg_id, port=AGGREGATION, workers=dict(g.workers), timeout_s=timeout_s,
+            memory_bytes=plan.topology.node(g.switch).aggregator_memory or DEFAULT_MEMORY,
+            address=cluster.address[g.switch], addresses={w: cluster.address[plan.member(w)] for w in g.workers},
+            dataplane=dataplane, ps=ps, parent=(up.agg_id, PSEUDO + g.agg_id) if up else None,
+            parent_address=(cluster.address[up.switch], AGGREGATION) if up else None)
+    return configs
+
+
+def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> TestbedRun:
+    """Train ``run.model`` on ``run.data`` with one worker per entry of ``run.precisions`` through
+    ``run.routing``'s aggregation on ``run.topology`` at ``run.scale`` (see the module docstring)."""
+    from ..net.cluster import plan_cluster
+    from ..net.lifecycle import Testbed
+    from .plan import plan_training
+
+    n = len(run.precisions)
+    plan = plan_training(run.topology, list(run.precisions), run.routing, run.scale, run.seed, run.switch_gbps)
+    result = TestbedRun(plan=plan)
+    common = dict(seed=run.seed, batch=run.batch, port=AGGREGATION, timeout_s=run.timeout_s, model=run.model,
+                  data=run.data, steps=run.steps, eval_samples=run.eval_samples, epochs=run.epochs, lr=run.lr,
+                  momentum=run.momentum)
+    with Testbed(plan_cluster(run.topology, scale=run.scale, routes=plan.routes or None)) as p, \
+            Supervisor(run.timeout_s, REASONS) as supervisor:
+        agents = {} if run.routing == "ring" else {
+            switch: supervisor.start(f"the agent of switch {switch}", p.namespace[switch], "netweave.testbed.agg.agent",
+                                     config, ready=True)
+            for switch, config in agent_configs(plan, p, run.dataplane,
+                                                nack_timeout_s(plan, parameter_count(run.model, run.data),
+                                                               run.scale)).items()}
+        routers = {}
+        names = {w: f"worker {w} ({h})" for w, h in plan.hosts.items()}
+        if run.routing == "ring":  # no PS: rank 0 prints the epochs
+            master = p.address[plan.hosts[1]]
+            ranks = [supervisor.start(names[w], p.namespace[h], "netweave.testbed.agg.ring", RingConfig(
+                **common, rank=w - 1, workers=n, master=master, control_port=CONTROL, interface=_uplink(p, h)))
+                for w, h in plan.hosts.items()]
+            leader = ranks[0]
+        else:
+            routers = start_routers(supervisor, p, plan.ps, list(plan.hosts.values()), [MULTICAST_GROUP])
+            ps_address = p.address[plan.ps]
+            multicast = dict(multicast=(MULTICAST_GROUP, PARAMETERS))
+            leader = supervisor.start("the PS", p.namespace[plan.ps], "netweave.testbed.agg.ps", PsConfig(
+                **common, **multicast, address=ps_address, control_port=CONTROL, interface=_uplink(p, plan.ps),
+                groups={g.agg_id: GroupEndpoint((p.address[g.switch], AGGREGATION) if g.switch else None,
+                                                dict(g.workers))
+                        for g in plan.groups.values() if g.parent is None},  # the PS hears from the tops of the trees
+                wires={w: plan.wire(w) for w in plan.hosts}, retry_s=0.5,
+                worker_addresses={w: (p.address[plan.member(w)], AGGREGATION) for g in plan.groups.values()
+                                  for w in g.workers},
+                multicast_bps=PACING * multicast_gbps(run.topology, plan.ps, plan.hosts.values(), run.scale) * 1e9))
+            for w, h in plan.hosts.items():
+                g = plan.group_of(w)
+                target = (p.address[g.switch], AGGREGATION) if g.switch and run.dataplane == "user" \
+                    else (ps_address, AGGREGATION)
+                supervisor.start(names[w], p.namespace[h], "netweave.testbed.agg.worker", WorkerConfig(
+                    **common, **multicast, rank=w - 1, workers=n, wor_id=w, precision=plan.precisions[w],
+                    wire=g.workers[w], agg_id=g.agg_id, address=p.address[h], target=target,
+                    rate_bps=PACING * plan.rate_gbps[w] * 1e9 if plan.rate_gbps.get(w) else None,
+                    interface=_uplink(p, h), ps_control=(ps_address, CONTROL), multicast_timeout_s=2.0))
+
+        def on_line(record: dict) -> bool:
+            if "done" in record:
+                result.summary = record
+                return True
+            result.epochs.append(record)
+            if on_epoch:
+                on_epoch(record)
+            return False
+
+        supervisor.follow(leader, on_line)
+        for role in supervisor.roles:  # the other ranks, the PS's workers: done with the leader
+            if role is not leader and role not in agents.values() and role not in routers.values():
+                role.proc.wait(timeout=run.timeout_s)
+        result.agents = {switch: supervisor.finish(role) for switch, role in agents.items()}
+        result.multicast = {switch: supervisor.finish(role) for switch, role in routers.items()}
+    return result

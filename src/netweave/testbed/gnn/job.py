@@ -1,0 +1,158 @@
+"""A SwitchGNN exchange job on the testbed: what the launcher prepares and the processes load, and
+the same training in one process as the reference every run is checked against.
+
+* :func:`prepare_gnn_job` (in the launcher): load, normalise, METIS-partition, one
+  :class:`~netweave.ina.plan.InaPlan` per layer (``switchgnn``, GAMR, ``forward=True``, sized to the
+  layer's width), each worker's :class:`~netweave.runtime.ina_exchange.SumLayout` and its peer
+  tables; written as ``.npz`` files that the processes load with ``allow_pickle=False``.
+* :func:`train_epochs`: full-graph GCN training (Adam, decay on the first layer) over any
+  exchange, with the gradients and the loss summed by ``allreduce``.
+* :func:`single_process`: the same model, data and seed on the whole graph in one process.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import NetweaveError
+from .plans import plan_arrays, save_plans
+
+
+@dataclass
+class GnnJob:
+    """A prepared run: its files in ``directory`` and what the launcher reports about it."""
+
+    directory: str
+    workers: int
+    dims: list[int]
+    num_train: int
+    graph: object = None
+    features: np.ndarray | None = None
+    parts: np.ndarray | None = None
+    planned: list[dict] = field(default_factory=list)
+
+
+def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, hidden: int = 16, layers: int = 2,
+                    seed: int = 0, blocking: str = "paper") -> GnnJob:
+    """Everything the switch and the workers load (see the module docstring), in ``directory``."""
+    import scipy.sparse as sp
+
+    from ...graph import load_dataset
+    from ...ina import boundary_relation
+    from ...ina.plan import ina_plan
+    from ...partition import Partition, metis_partition
+    from ...runtime.ina_exchange import cross_adjacency, sum_layout
+    from ...runtime.job import check_trainable
+    from ...runtime.recipe import feature_shift, normalize_rows
+
+    if workers < 2:
+        raise NetweaveError(f"--workers {workers}: give at least 2 (one worker exchanges nothing)")
+    if layers < 1 or hidden < 1:
+        raise NetweaveError(f"--layers {layers} --hidden {hidden}: give positive numbers")
+    graph = load_dataset(dataset)
+    check_trainable(graph, dataset)
+    if workers > graph.num_nodes:
+        raise NetweaveError(f"--workers {workers}: {dataset} has only {graph.num_nodes} vertices")
+    x = normalize_rows(graph.features, feature_shift(graph.features))
+    parts = metis_partition(graph, workers, seed).parts.astype(np.int64)
+    rel = boundary_relation(graph, Partition(parts, workers, "metis"))
+    dims = [graph.feature_dim] + [hidden] * (layers - 1) + [graph.num_classes]
+    plans, planned = [], []
+    for layer in range(layers):
+        plan = ina_plan(rel, "switchgnn", 4 * dims[layer], memory_bytes, "gamr", seed, blocking=blocking, forward=True)
+        plans.append(plan_arrays(plan, dims[layer]))
+        planned.append({"layer": layer, "dim": dims[layer], "blocks": plan.num_blocks, "units": plan.num_units,
+                        "destinations": int(plan.dest_v.size), "cross_edges": int(plan.dst.size),
+                        "forwarded_destinations": int(plan.forward.sum()) if plan.forward is not None else 0})
+    save_plans(os.path.join(directory, "plans.npz"), plans)
+    cross = cross_adjacency(graph.indptr, graph.indices, parts)
+    u, w = rel.sender_worker_pairs()
+    for rank in range(workers):
+        lay = sum_layout(graph.indptr, graph.indices, parts, rank)
+        tables = {}
+        for peer in range(workers):
+            if peer == rank:
+                continue
+            send = u[(w == peer) & (parts[u] == rank)]  # my boundary vertices with a neighbour on peer
+            recv = u[(w == rank) & (parts[u] == peer)]  # peer's boundary vertices with a neighbour here
+            s = sp.coo_matrix(cross[lay.boundary][:, recv])  # R (my boundary) += S @ rows from peer
+            tables |= {f"send_{peer}": np.searchsorted(lay.boundary, send), f"recv_{peer}": recv,
+                       f"srow_{peer}": s.row.astype(np.int64), f"scol_{peer}": s.col.astype(np.int64)}
+        own = lay.own
+        np.savez(os.path.join(directory, f"worker{rank}.npz"), **lay.arrays(), **tables, x=x[own],
+                 y=graph.labels[own].astype(np.int64), train=np.asarray(graph.train_mask[own], bool))
+    planned.append({"p2p_rows": int(u.size), "cross_edges": int(rel.num_cross_edges),
+                    "boundary_vertices": int(rel.boundary().size)})
+    return GnnJob(directory, workers, dims, int(graph.train_mask.sum()), graph, x, parts, planned)
+
+
+def train_epochs(model, x, g, exchange, *, y, train, num_train: int, epochs: int, lr: float, weight_decay: float,
+                 allreduce=None, measure=None, on_epoch=None):
+    """Full-graph training with Adam (GCN's recipe: decay on the first layer): per epoch forward,
+    loss (sum over the own training vertices / all of them), backward, ``allreduce`` of the
+    gradients and the loss (None: one process), step. Returns the final eval-mode logits."""
+    import torch
+    import torch.nn.functional as F
+
+    from ...runtime.recipe import param_groups
+
+    params = list(model.parameters())
+    opt = torch.optim.Adam(param_groups(model.convs, weight_decay, True), lr=lr)
+    for epoch in range(epochs):
+        before = measure() if measure else {}
+        t0 = time.perf_counter()
+        model.train()
+        opt.zero_grad(set_to_none=False)
+        logits = model(x, g, exchange)
+        loss = F.cross_entropy(logits[train], y[train], reduction="sum") / num_train
+        loss.backward()
+        t1 = time.perf_counter()
+        flat = torch.cat([p.grad.reshape(-1) for p in params] + [loss.detach().reshape(1)]).double()
+        if allreduce is not None:
+            flat = torch.from_numpy(allreduce(flat.numpy()))
+        at = 0
+        for p in params:
+            p.grad.copy_(flat[at:at + p.numel()].view_as(p))
+            at += p.numel()
+        opt.step()
+        t2 = time.perf_counter()
+        record = {"epoch": epoch + 1, "epoch_s": t2 - t0, "sync_s": t2 - t1, "loss": float(flat[-1])}
+        if measure:
+            after = measure()
+            record |= {k: after[k] - before[k] for k in after}
+        if on_epoch:
+            on_epoch(record)
+    model.eval()
+    with torch.no_grad():
+        return model(x, g, exchange).numpy()
+
+
+def single_process(job: GnnJob, epochs: int, lr: float = 0.01, weight_decay: float = 5e-4, dropout: float = 0.5,
+                   seed: int = 0) -> tuple[np.ndarray, list[float]]:
+    """The same model, data and seed in one process on the whole graph (no exchange): the final
+    logits (global order) and the loss of every epoch."""
+    import torch
+
+    from ...partition import Partition, comm_relation
+    from ...runtime.exchange import Exchange
+    from ...runtime.models import DistGNN, local_tensors
+
+    graph = job.graph
+    whole = comm_relation(graph, Partition(np.zeros(graph.num_nodes, np.int32), 1, "one")).local_graph(graph, 0)
+    ids = whole.global_ids[:whole.num_local]
+    torch.manual_seed(seed)
+    model = DistGNN("gcn", job.dims, dropout, seed)
+    losses = []
+    logits = train_epochs(model, torch.from_numpy(np.ascontiguousarray(job.features[ids])),
+                          local_tensors(whole, graph.degrees),
+                          Exchange("none", whole.global_ids, whole.num_local, graph.num_nodes),
+                          y=torch.from_numpy(graph.labels[ids].astype(np.int64)),
+                          train=torch.from_numpy(np.asarray(graph.train_mask[ids], bool)), num_train=job.num_train,
+                          epochs=epochs, lr=lr, weight_decay=weight_decay, on_epoch=lambda r: losses.append(r["loss"]))
+    out = np.zeros_like(logits)
+    out[ids] = logits
+    return out, losses

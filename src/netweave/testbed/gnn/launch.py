@@ -1,0 +1,145 @@
+"""Full-graph GCN training whose embedding exchange goes through the emulated SwitchGNN switch
+(:mod:`.switch`), or peer to peer (BNS-GCN with p = 1), on one emulated star (switchgnn.txt §5).
+
+:func:`train_gnn_on_testbed` prepares the job (:func:`~.job.prepare_gnn_job`), brings up the star
+``star:n=WORKERS`` with every link at ``gbps`` (HTB on the veths), starts the switch agent in the
+switch's namespace and one worker (:mod:`.worker`) per host namespace under one
+:class:`~netweave.testbed.net.supervisor.Supervisor`; per epoch each worker reports its time, its
+exchange time and bytes; the final logits are gathered and compared with
+:func:`~.job.single_process`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import NetweaveError
+from ..net.ports import GNN_SWITCH
+from ..net.supervisor import Supervisor, last_line
+from .job import prepare_gnn_job, single_process
+from .switch import SwitchConfig
+from .worker import WorkerConfig
+
+EXCHANGES = ("ina", "p2p")
+
+
+@dataclass
+class GnnTestbedRun:
+    """What a run reports: per epoch (the slowest worker's time, the exchange time and bytes over all
+    workers, the loss), the switch's counters, the veths' byte counters, the logits check."""
+
+    __test__ = False
+
+    exchange: str
+    epochs: list[dict] = field(default_factory=list)
+    switch: dict = field(default_factory=dict)
+    veth: dict = field(default_factory=dict)
+    planned: list[dict] = field(default_factory=list)
+    logits: np.ndarray | None = None
+    single_logits: np.ndarray | None = None
+    single_losses: list[float] = field(default_factory=list)
+
+    @property
+    def max_logit_diff(self) -> float | None:
+        """The largest ``|logit - single-process logit|``; ``inf`` when either side holds a NaN or an
+        inf (a diverged run agrees with nothing, so ``diff <= tolerance`` fails, as does
+        ``not diff > tolerance``); ``None`` without the check."""
+        if self.logits is None or self.single_logits is None:
+            return None
+        if not (np.isfinite(self.logits).all() and np.isfinite(self.single_logits).all()):
+            return float("inf")
+        return float(np.abs(self.logits - self.single_logits).max())
+
+    def summary(self) -> dict:
+        later = self.epochs[1:] or self.epochs
+        med = {k: float(np.median([e[k] for e in later])) for k in ("epoch_s", "exchange_s", "exchange_bytes")} \
+            if later else {}
+        return {"exchange": self.exchange, "median_epoch_s": med.get("epoch_s"),
+                "median_exchange_s": med.get("exchange_s"), "median_exchange_bytes": med.get("exchange_bytes"),
+                "max_logit_diff": self.max_logit_diff, "single_process_losses": self.single_losses,
+                "planned": self.planned, "switch": self.switch, "veth": self.veth, "epochs": self.epochs}
+
+
+def _veth_bytes(cluster) -> dict[str, int]:
+    """Bytes the hosts' uplinks sent (up) and received (down), from the kernel's counters."""
+    from ..net import netns
+
+    up = down = 0
+    for host in cluster.hosts:
+        dev = cluster.interface[host, cluster.neighbours(host)[0]]
+        stats = json.loads(netns.run(["ip", "-n", cluster.namespace[host], "-j", "-s", "link", "show", "dev", dev]))
+        up += int(stats[0]["stats64"]["tx"]["bytes"])
+        down += int(stats[0]["stats64"]["rx"]["bytes"])
+    return {"up_bytes": up, "down_bytes": down}
+
+
+def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina", memory_bytes: int = 2 << 20,
+                         gbps: float = 1.0, epochs: int = 3, hidden: int = 16, layers: int = 2, lr: float = 0.01,
+                         weight_decay: float = 5e-4, dropout: float = 0.5, seed: int = 0, blocking: str = "paper",
+                         latency_us: float = 1.0, timeout_s: float = 300.0, check: bool = True) -> GnnTestbedRun:
+    """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the module)."""
+    import tempfile
+
+    from ...topology import load_topology_spec
+    from ..net.cluster import plan_cluster
+    from ..net.lifecycle import Testbed
+    from ..net.netns import require
+
+    if exchange not in EXCHANGES:
+        raise NetweaveError(f"--exchange {exchange!r}: use ina or p2p")
+    if gbps <= 0:
+        raise NetweaveError(f"--gbps {gbps:g}: give a positive link rate")
+    if epochs < 1:
+        raise NetweaveError(f"--epochs {epochs}: give at least 1")
+    if memory_bytes < 0:
+        raise NetweaveError(f"--memory {memory_bytes}: give a non-negative size")
+    require()
+    run = GnnTestbedRun(exchange)
+    with tempfile.TemporaryDirectory(prefix="netweave-gnn-") as directory:
+        os.chmod(directory, 0o755)
+        job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden, layers, seed, blocking)
+        run.planned = job.planned
+        topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
+        with Testbed(plan_cluster(topo, scale=1.0)) as cluster, Supervisor(timeout_s) as supervisor:
+            switch_name, hosts = cluster.switches[0], cluster.hosts
+            before = _veth_bytes(cluster)
+            agent = supervisor.start("the switch agent", cluster.namespace[switch_name], "netweave.testbed.gnn.switch",
+                                     SwitchConfig(address=cluster.address[switch_name], port=GNN_SWITCH,
+                                                  workers=workers, memory_bytes=memory_bytes, timeout_s=timeout_s,
+                                                  plans=os.path.join(directory, "plans.npz") if exchange == "ina"
+                                                  else None), ready=True)
+            ranks = [supervisor.start(f"worker {r} ({h})", cluster.namespace[h], "netweave.testbed.gnn.worker",
+                                      WorkerConfig(rank=r, workers=workers, address=cluster.address[h],
+                                                   peers={q: cluster.address[g] for q, g in enumerate(hosts)},
+                                                   switch=(cluster.address[switch_name], GNN_SWITCH),
+                                                   exchange=exchange, directory=directory, dims=tuple(job.dims),
+                                                   num_train=job.num_train, epochs=epochs, lr=lr,
+                                                   weight_decay=weight_decay, dropout=dropout, seed=seed,
+                                                   timeout_s=timeout_s))
+                     for r, h in enumerate(hosts)]
+            supervisor.wait([agent, *ranks], timeout_s * 4)
+            after = _veth_bytes(cluster)
+        run.veth = {k: after[k] - before[k] for k in after}
+        run.switch = json.loads(last_line(agent.stdout))
+        per_worker = [[json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"epoch"')]
+                      for r in ranks]
+        for e in range(epochs):
+            rows = [w[e] for w in per_worker]
+            run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),
+                               "exchange_s": float(np.mean([r["exchange_s"] for r in rows])),
+                               "max_exchange_s": max(r["exchange_s"] for r in rows),
+                               "sync_s": float(np.mean([r["sync_s"] for r in rows])),
+                               "exchange_bytes": sum(r["sent_bytes"] for r in rows),
+                               "exchange_received_bytes": sum(r["received_bytes"] for r in rows),
+                               "loss": rows[0]["loss"]})
+        logits = np.zeros((job.graph.num_nodes, job.dims[-1]), np.float32)
+        for r in range(workers):
+            logits[job.parts == r] = np.load(os.path.join(directory, f"logits{r}.npy"), allow_pickle=False)
+        run.logits = logits
+        if check:
+            run.single_logits, run.single_losses = single_process(job, epochs, lr, weight_decay, dropout, seed)
+    return run

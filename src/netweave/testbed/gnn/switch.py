@@ -1,0 +1,278 @@
+"""The emulated SwitchGNN switch: multicast and aggregation of a GCN's embedding exchange in
+userspace, in the switch namespace of a star cluster (switchgnn.txt §3; the paper's switch is a
+Tofino, §4).
+
+Run as ``python -m netweave.testbed.gnn.switch CONFIG`` (a :class:`SwitchConfig`) in the switch's namespace. It
+listens on the switch's identity address, takes one TCP stream from every worker (the
+userspace data plane: reliable and ordered; the link rates are the veths' HTB classes), prints
+``{"ready": true}``, serves until every worker said BYE (or its stdin closes, or nothing came for
+``timeout_s``), and prints its counters as one JSON line.
+
+**Per exchange** (one layer, one direction; the workers run them in the same order) and per
+block of the layer's :class:`~netweave.ina.plan.InaPlan` (loaded from an ``.npz`` with
+``allow_pickle=False``):
+
+* every worker sends its units of the block in the plan's order (UNITS: the sender's row, tagged
+  with layer, direction, block, worker and the position of the first unit);
+* the switch adds each unit into the aggregators of the unit's destinations in the block
+  (float32, as a switch's fixed-width aggregators would; one sparse product per received batch:
+  no Python loop per edge). A destination gets
+  ``ceil(4 D / 128)`` aggregators of 128 bytes when its first contribution arrives and the memory
+  has them (``memory_bytes / 128`` in all); otherwise it is *bypassed* for the block. A complete sum
+  (its count reaches the destination's cross edges in the block) goes down to the destination's
+  worker at once (SUMS: vertex, count, row) and frees its aggregators;
+* destinations the plan forwards (``plan.forward``) and bypassed ones go down as copies: one copy
+  per (unit, worker) carrying the row and the list of that worker's destinations it is for (COPIES);
+* block synchronisation (§3.3): a worker that holds all sums of the block sends DONE; when all
+  have, the switch multicasts NEXT and the next block (or the next exchange, after the last) starts.
+
+Aggregators are admitted per received batch (a batch's completions free memory after the batch):
+slightly conservative against a per-packet switch; the exchange stays exact either way.
+
+The switch also sums the parameter gradients (GRAD → GRADSUM, an in-network all-reduce as in
+SwitchML/ATP), the same for the INA and the peer-to-peer exchange, so their epochs differ only in
+the embedding exchange.
+
+The wire format is :mod:`.wire`, the plans' arrays :mod:`.plans`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...ina.strategies import AGGREGATOR_BYTES  # switchgnn.txt §4: "each aggregator is allocated 128 bytes"
+from ..net.role import RoleConfig
+from .plans import edge_ranges, load_plans
+from .wire import BYE, COPIES, DONE, GRAD, GRADSUM, HELLO, NEXT, SUMS, UNITS, Conn, Message, ProtocolError, drain, pump
+
+
+@dataclass(frozen=True, kw_only=True)
+class SwitchConfig(RoleConfig):
+    """The switch agent's role: where it listens (``address``, ``port``), how many ``workers``
+    connect, its aggregator memory, the plans' ``.npz`` (None: the peer-to-peer exchange, where the
+    switch only sums the gradients) and how long it waits for a worker."""
+
+    address: str
+    port: int
+    workers: int
+    memory_bytes: int
+    plans: str | None = None
+    timeout_s: float = 120.0
+
+
+class _Layer:
+    """One layer's plan, indexed for the switch: every destination ``k`` (a (block, vertex)) is a slot."""
+
+    def __init__(self, p: dict[str, np.ndarray], memory_bytes: int):
+        self.p, self.B, self.M = p, int(p["num_blocks"]), int(p["num_workers"])
+        self.dim = int(p["dim"])
+        k = p["dest_v"].size
+        edges, which = edge_ranges(p["dest_lo"], p["dest_hi"])
+        self.slot_of_edge = np.empty(p["dst"].size, np.int64)
+        self.slot_of_edge[p["in_edges"][edges]] = which
+        self.need = (p["dest_hi"] - p["dest_lo"]).astype(np.int64)
+        self.owner = p["parts"][p["dest_v"]].astype(np.int64)
+        self.block_of_slot = p["block"][p["in_edges"][p["dest_lo"]]] if k else np.zeros(0, np.int64)
+        self.pos = np.zeros(k, np.int64)
+        self.slots_of_block = []
+        for b in range(self.B):
+            s = np.flatnonzero(self.block_of_slot == b)
+            self.pos[s] = np.arange(s.size)
+            self.slots_of_block.append(s)
+        self.forward_edge = p["forward"][p["dst"]]
+        self.edge_owner = p["parts"][p["dst"]].astype(np.int64)
+        self.per_dest = math.ceil(4 * self.dim / AGGREGATOR_BYTES)
+        self.capacity = memory_bytes // AGGREGATOR_BYTES
+
+
+class Switch:
+    """The data plane's state: one exchange (layer, direction, seq) and its current block at a time."""
+
+    def __init__(self, plans: list[dict[str, np.ndarray]], memory_bytes: int, workers: int):
+        self.layers = [_Layer(p, memory_bytes) for p in plans]
+        self.M = workers
+        self.conns: dict[int, Conn] = {}
+        self.current = None  # (seq, layer, direction)
+        self.block = 0
+        self.counters = dict.fromkeys(("exchanges", "blocks", "units", "unit_edges", "aggregated_edges", "sums",
+                                       "copies", "copied_edges", "bypassed_destinations", "peak_aggregators",
+                                       "grad_steps", "aggregate_s"), 0)
+        self._grads: dict[int, dict[int, np.ndarray]] = {}
+
+    # -- one block's state ----------------------------------------------------------------------
+    def _start_block(self, b: int) -> None:
+        L = self.layers[self.current[1]]
+        slots = L.slots_of_block[b] if b < L.B else np.zeros(0, np.int64)
+        self.block, self.done = b, set()
+        self.state = np.zeros(L.need.size, np.int8)  # 0 unseen, 1 aggregating, 2 bypassed
+        self.got = np.zeros(L.need.size, np.int64)
+        self.acc = np.zeros((slots.size, L.dim), np.float32)
+        self.free = L.capacity
+
+    def _check(self, m: Message) -> _Layer:
+        if self.current is None:
+            if m.layer >= len(self.layers):
+                raise ProtocolError(f"layer {m.layer}: the plan has {len(self.layers)} layers")
+            self.current = (m.seq, m.layer, m.direction)
+            self.counters["exchanges"] += 1
+            self._start_block(0)
+        if (m.seq, m.layer, m.direction) != self.current or m.block != self.block:
+            raise ProtocolError(f"worker {m.sender}: message for exchange {m.seq} layer {m.layer} block {m.block} "
+                                f"during exchange {self.current[0]} block {self.block}")
+        return self.layers[m.layer]
+
+    def on_message(self, conn: Conn, m: Message) -> None:
+        if m.kind == HELLO:
+            conn.peer = m.sender
+            self.conns[m.sender] = conn
+        elif m.kind == UNITS:
+            self._units(self._check(m), m)
+        elif m.kind == DONE:
+            self._done(self._check(m), m)
+        elif m.kind == GRAD:
+            self._grad(m)
+        elif m.kind != BYE:
+            raise ProtocolError(f"unexpected message kind {m.kind} from worker {m.sender}")
+
+    def _units(self, L: _Layer, m: Message) -> None:
+        t0 = time.perf_counter()
+        p, h, b, n = L.p, m.sender, m.block, m.count
+        first, end = int(p["unit_ptr"][h * L.B + b]), int(p["unit_ptr"][h * L.B + b + 1])
+        if m.dim != L.dim or first + m.offset + n > end:
+            raise ProtocolError(f"worker {h}: units {m.offset}..{m.offset + n} of block {b} (it has {end - first}), "
+                                f"width {m.dim} (plan: {L.dim})")
+        (x,) = m.arrays((np.float32, n * L.dim))
+        x = x.reshape(n, L.dim)
+        units = np.arange(first + m.offset, first + m.offset + n)
+        edges, ue = edge_ranges(p["unit_lo"][units], p["unit_hi"][units])
+        k = L.slot_of_edge[edges]
+        self.counters["units"] += n
+        self.counters["unit_edges"] += edges.size
+        # admission: a destination's first contribution takes its aggregators, if the memory has them
+        fresh = ~L.forward_edge[edges] & (self.state[k] == 0)
+        if fresh.any():
+            new, first_at = np.unique(k[fresh], return_index=True)
+            new = new[np.argsort(first_at)]
+            fits = min(new.size, self.free // L.per_dest) if L.per_dest else new.size
+            self.state[new[:fits]], self.state[new[fits:]] = 1, 2
+            self.free -= fits * L.per_dest
+            self.counters["bypassed_destinations"] += int(new.size - fits)
+            self.counters["peak_aggregators"] = max(self.counters["peak_aggregators"], L.capacity - self.free)
+        agg = ~L.forward_edge[edges] & (self.state[k] == 1)
+        if agg.any():
+            slots, inv = np.unique(k[agg], return_inverse=True)
+            s = sp.csr_matrix((np.ones(inv.size, np.float32), (inv, ue[agg])), shape=(slots.size, n))
+            self.acc[L.pos[slots]] += s @ x
+            self.got[slots] += np.bincount(inv, minlength=slots.size)
+            self.counters["aggregated_edges"] += int(agg.sum())
+            complete = slots[self.got[slots] == L.need[slots]]
+            if complete.size:
+                self.free += complete.size * L.per_dest
+                for w in np.unique(L.owner[complete]).tolist():
+                    c = complete[L.owner[complete] == w]
+                    self.conns[w].queue(SUMS, p["dest_v"][c].astype(np.int32), L.need[c].astype(np.int32),
+                                        self.acc[L.pos[c]], layer=m.layer, direction=m.direction,
+                                        block=b, count=c.size, dim=L.dim, seq=m.seq)
+                    self.counters["sums"] += int(c.size)
+        copy = ~agg
+        if copy.any():  # one copy per (unit, destination worker): the plan's edges go by (unit, owner, vertex)
+            ce, cu, cw = edges[copy], ue[copy], L.edge_owner[edges[copy]]
+            start = np.flatnonzero(np.r_[True, (cu[1:] != cu[:-1]) | (cw[1:] != cw[:-1])])
+            for w in np.unique(cw).tolist():
+                runs = start[cw[start] == w]
+                stop = np.r_[start, ce.size][np.searchsorted(start, runs) + 1]
+                ids, _ = edge_ranges(runs, stop)
+                ptr = np.r_[0, np.cumsum(stop - runs)].astype(np.int32)
+                self.conns[w].queue(COPIES, ptr, p["dst"][ce[ids]].astype(np.int32), x[cu[runs]],
+                                    layer=m.layer, direction=m.direction, block=b, count=runs.size, dim=L.dim,
+                                    seq=m.seq, sender=h)
+                self.counters["copies"] += int(runs.size)
+            self.counters["copied_edges"] += int(copy.sum())
+        self.counters["aggregate_s"] += time.perf_counter() - t0
+
+    def _done(self, L: _Layer, m: Message) -> None:
+        self.done.add(m.sender)
+        if len(self.done) < self.M:
+            return
+        s = L.slots_of_block[self.block]
+        if ((self.state[s] == 1) & (self.got[s] < L.need[s])).any():
+            raise ProtocolError(f"block {self.block}: every worker is done but aggregators are incomplete")
+        for c in self.conns.values():
+            c.queue(NEXT, layer=m.layer, direction=m.direction, block=self.block, seq=m.seq)
+        self.counters["blocks"] += 1
+        if self.block + 1 < L.B:
+            self._start_block(self.block + 1)
+        else:
+            self.current, self.acc = None, None
+
+    def _grad(self, m: Message) -> None:
+        (g,) = m.arrays((np.float64, m.count))
+        step = self._grads.setdefault(m.seq, {})
+        step[m.sender] = g
+        if len(step) == self.M:
+            total = np.sum([step[w] for w in sorted(step)], axis=0)  # a fixed order: every worker gets the same bits
+            for c in self.conns.values():
+                c.queue(GRADSUM, total, count=total.size, seq=m.seq)
+            del self._grads[m.seq]
+            self.counters["grad_steps"] += 1
+
+
+def serve(config: SwitchConfig) -> dict:
+    """Accept the workers, run the data plane until every worker said BYE; returns the counters."""
+    plans = load_plans(config.plans) if config.plans else []
+    switch = Switch(plans, config.memory_bytes, config.workers)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((config.address, config.port))
+    listener.listen(64)
+    print(json.dumps({"ready": True}), flush=True)
+    timeout = config.timeout_s
+    conns: list[Conn] = []
+    listener.settimeout(timeout)
+    for _ in range(switch.M):
+        sock, _ = listener.accept()
+        conns.append(Conn(sock))
+    listener.close()
+    byes, backlog = set(), []
+
+    def on_message(conn, m):
+        if m.kind == BYE:
+            byes.add(m.sender)
+        if m.kind == HELLO:
+            switch.on_message(conn, m)
+            if len(switch.conns) == switch.M:  # every worker is known: what came early, in order
+                for early in backlog:
+                    switch.on_message(*early)
+                backlog.clear()
+        elif len(switch.conns) < switch.M:
+            backlog.append((conn, m))
+        else:
+            switch.on_message(conn, m)
+
+    pump(conns, lambda: len(byes) == switch.M, on_message, timeout, "the workers")
+    drain(conns)
+    for c in conns:
+        c.sock.close()
+    return switch.counters
+
+
+def main(argv: list[str]) -> int:
+    try:
+        counters = serve(SwitchConfig.from_json(argv[0]))
+    except (ProtocolError, TimeoutError, ConnectionError, OSError, ValueError, KeyError) as e:
+        print(f"gnn switch: {e}", file=sys.stderr, flush=True)
+        return 1
+    print(json.dumps({k: (round(v, 6) if isinstance(v, float) else int(v)) for k, v in counters.items()}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

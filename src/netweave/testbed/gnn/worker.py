@@ -1,0 +1,292 @@
+"""A worker of full-graph GCN training through the testbed's SwitchGNN exchange (or peer to
+peer): ``python -m netweave.testbed.gnn.worker CONFIG`` (a :class:`WorkerConfig`) in its host's
+namespace. It runs :class:`~netweave.runtime.models.DistGNN` unchanged with the sum exchange
+(:class:`~netweave.runtime.ina_exchange.SumExchange`) over one of two transports:
+
+- :class:`SwitchTransport` (``ina``): per block, the units in the plan's order up to the switch,
+  the sums and copies down, DONE/NEXT (§3.3);
+- :class:`PeerTransport` (``p2p``): each worker sends to every other worker the rows of its
+  boundary vertices that worker needs (each once per remote worker) over a full mesh of TCP
+  streams that the switch's kernel forwards; the receiver sums them.
+
+Both send ``c_u h_u`` rows and deliver ``R_v = Σ c_u h_u``, so the model is the same; the parameter
+gradients are summed by the switch agent in both (GRAD/GRADSUM). Per epoch it prints one JSON line
+(its time, its exchange time and bytes); its final logits go to the job's directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..net.ports import GNN_PEER
+from ..net.role import RoleConfig
+from .job import train_epochs
+from .plans import load_plans
+from .wire import (BYE, COPIES, DONE, EXCHANGE_KINDS, GRAD, GRADSUM, HEADER, HELLO, MAGIC, NEXT, ROWS, SUMS, UNITS, Conn,
+                   ProtocolError, pump)
+
+CHUNK_UNITS = 128  # units per UNITS message: the switch aggregates each message as it comes
+
+
+def _exchange_bytes(counts: dict[int, int]) -> int:
+    return sum(v for k, v in counts.items() if k in EXCHANGE_KINDS)
+
+
+class SwitchTransport:
+    """A worker's end of the SwitchGNN exchange (see :mod:`.switch`)."""
+
+    def __init__(self, conn: Conn, rank: int, plans: list[dict], boundary: np.ndarray, timeout_s: float):
+        self.conn, self.rank, self.timeout_s, self.seq = conn, rank, timeout_s, 0
+        self.layers = []
+        for p in plans:
+            B = int(p["num_blocks"])
+            blocks = []
+            for b in range(B):
+                u0, u1 = p["unit_ptr"][rank * B + b], p["unit_ptr"][rank * B + b + 1]
+                d0, d1 = p["dest_ptr"][rank * B + b], p["dest_ptr"][rank * B + b + 1]
+                senders = p["src"][p["unit_lo"][u0:u1]]
+                need = int((p["dest_hi"][d0:d1] - p["dest_lo"][d0:d1]).sum())
+                blocks.append((np.searchsorted(boundary, senders), need))
+            self.layers.append(blocks)
+        self.boundary = boundary
+        self.early = []
+
+    def exchange(self, layer: int, direction: int, rows: np.ndarray) -> np.ndarray:
+        import scipy.sparse as sp
+
+        self.seq += 1
+        seq, dim = self.seq, rows.shape[1]
+        out = np.zeros(rows.shape, np.float64)
+        state = {"remaining": 0, "next": False}
+        tag = dict(layer=layer, direction=direction, seq=seq, sender=self.rank, dim=dim)
+
+        def on_message(conn, m):
+            if (m.seq, m.block) > (seq, block):  # the next block's, read together with this block's NEXT
+                self.early.append(m)
+                return
+            if m.kind not in (SUMS, COPIES, NEXT) or m.seq != seq or m.block != block:
+                raise ProtocolError(f"worker {self.rank}: unexpected message kind {m.kind} (exchange {m.seq}, block "
+                                    f"{m.block}) in exchange {seq} block {block}")
+            if m.kind == NEXT:
+                state["next"] = True
+                return
+            if m.kind == SUMS:
+                ids, counts, x = m.arrays((np.int32, m.count), (np.int32, m.count), (np.float32, m.count * dim))
+                at = np.searchsorted(self.boundary, ids)
+                out[at] += x.reshape(m.count, dim)
+                state["remaining"] -= int(counts.sum())
+            else:
+                (ptr,) = m.arrays((np.int32, m.count + 1))
+                _, ids, x = m.arrays((np.int32, m.count + 1), (np.int32, int(ptr[-1])), (np.float32, m.count * dim))
+                which = np.repeat(np.arange(m.count), np.diff(ptr))
+                s = sp.csr_matrix((np.ones(ids.size), (np.searchsorted(self.boundary, ids), which)),
+                                  shape=(out.shape[0], m.count))
+                out[:] += s @ x.reshape(m.count, dim)
+                state["remaining"] -= int(ids.size)
+
+        for block, (unit_rows, need) in enumerate(self.layers[layer]):
+            state["remaining"], state["next"] = need, False
+            early, self.early = self.early, []
+            for m in early:
+                on_message(self.conn, m)
+            for at in range(0, unit_rows.size, CHUNK_UNITS):
+                chunk = unit_rows[at:at + CHUNK_UNITS]
+                self.conn.queue(UNITS, rows[chunk], block=block, count=chunk.size, offset=at, **tag)
+            pump([self.conn], lambda: state["remaining"] <= 0, on_message, self.timeout_s, f"block {block}'s sums")
+            if state["remaining"] < 0:
+                raise ProtocolError(f"worker {self.rank}: more contributions than the plan's in block {block}")
+            self.conn.queue(DONE, block=block, **tag)
+            pump([self.conn], lambda: state["next"], on_message, self.timeout_s, f"NEXT of block {block}")
+        return out.astype(np.float32)
+
+
+class PeerTransport:
+    """A worker's end of the peer-to-peer exchange: its boundary rows to every worker that needs
+    them (one copy per remote worker, BNS-GCN with p = 1), the sums taken at the receiver."""
+
+    def __init__(self, conns: dict[int, Conn], rank: int, tables, boundary: np.ndarray, timeout_s: float):
+        import scipy.sparse as sp
+
+        self.conns, self.rank, self.timeout_s, self.seq = conns, rank, timeout_s, 0
+        self.boundary, num_boundary = boundary, boundary.size
+        self.send = {p: np.asarray(tables[f"send_{p}"]) for p in conns}
+        self.recv = {p: np.asarray(tables[f"recv_{p}"]) for p in conns}
+        self.sum = {p: sp.csr_matrix((np.ones(tables[f"srow_{p}"].size), (tables[f"srow_{p}"], tables[f"scol_{p}"])),
+                                     shape=(num_boundary, self.recv[p].size)) for p in conns}
+        self.pending: dict[int, dict[int, object]] = {}
+
+    def exchange(self, layer: int, direction: int, rows: np.ndarray) -> np.ndarray:
+        self.seq += 1
+        seq, dim = self.seq, rows.shape[1]
+        for p, conn in self.conns.items():
+            idx = self.send[p]
+            conn.queue(ROWS, self.boundary[idx].astype(np.int32), rows[idx], layer=layer, direction=direction, seq=seq,
+                       sender=self.rank, count=idx.size, dim=dim)
+
+        def on_message(conn, m):
+            if m.kind == BYE:
+                return
+            if m.kind != ROWS or m.seq < seq:
+                raise ProtocolError(f"worker {self.rank}: unexpected message kind {m.kind} (exchange {m.seq})")
+            self.pending.setdefault(m.seq, {})[conn.peer] = m  # a faster peer may already send the next one
+
+        conns = list(self.conns.values())
+        pump(conns, lambda: len(self.pending.get(seq, {})) == len(conns), on_message, self.timeout_s, "the peers' rows")
+        out = np.zeros(rows.shape, np.float64)
+        for p, m in self.pending.pop(seq).items():
+            ids, x = m.arrays((np.int32, m.count), (np.float32, m.count * dim))
+            if m.count != self.recv[p].size or not np.array_equal(ids, self.recv[p]):
+                raise ProtocolError(f"worker {self.rank}: worker {p} sent other vertices than the relation's")
+            out += self.sum[p] @ x.reshape(m.count, dim)
+        return out.astype(np.float32)
+
+
+def _connect(address: tuple[str, int], deadline: float) -> socket.socket:
+    while True:
+        try:
+            return socket.create_connection(address, timeout=5)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _hello(sock: socket.socket, timeout_s: float) -> int:
+    """Read exactly the HELLO that opens a peer's stream (a header, no payload: nothing after it is
+    consumed) and return the peer's rank."""
+    sock.settimeout(timeout_s)
+    header = b""
+    while len(header) < HEADER.size:
+        more = sock.recv(HEADER.size - len(header))
+        if not more:
+            raise ConnectionError("a peer closed its stream before its HELLO")
+        header += more
+    magic, kind, *_, sender, _count, _dim, _offset, _seq, size = HEADER.unpack(header)
+    if magic != MAGIC or kind != HELLO or size:
+        raise ProtocolError("a peer's stream did not open with HELLO")
+    return int(sender)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerConfig(RoleConfig):
+    """One worker's role.
+
+    Attributes:
+        rank: its index (its partition); workers: how many; address: its own; peers: rank → address
+        (the peer-to-peer mesh); switch: the switch agent's (address, port); exchange: ``ina`` or
+        ``p2p``; directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
+        num_train: training vertices of the whole graph; epochs, lr, weight_decay, dropout, seed:
+        the recipe; timeout_s: how long it waits for a peer or the switch.
+    """
+
+    rank: int
+    workers: int
+    address: str
+    peers: dict[int, str]
+    switch: tuple[str, int]
+    exchange: str
+    directory: str
+    dims: tuple[int, ...]
+    num_train: int
+    epochs: int
+    lr: float
+    weight_decay: float
+    dropout: float
+    seed: int
+    timeout_s: float
+
+
+def worker(cfg: WorkerConfig) -> None:
+    """Train this worker's partition until the last epoch; its logits go to the job's directory."""
+    import torch
+
+    from ...runtime.ina_exchange import SumExchange, SumLayout, sum_local_tensors
+    from ...runtime.models import DistGNN
+
+    torch.set_num_threads(1)
+    rank, workers, timeout = cfg.rank, cfg.workers, cfg.timeout_s
+    deadline = time.monotonic() + timeout
+    with np.load(os.path.join(cfg.directory, f"worker{rank}.npz"), allow_pickle=False) as f:
+        data = {k: np.asarray(f[k]) for k in f.files}
+    layout = SumLayout.from_arrays(data)
+    switch = Conn(_connect(cfg.switch, deadline), -1)
+    switch.queue(HELLO, sender=rank)
+    if cfg.exchange == "ina":
+        plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
+        transport = SwitchTransport(switch, rank, plans, layout.boundary, timeout)
+        conns = [switch]
+    else:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((cfg.address, GNN_PEER))
+        listener.listen(workers)
+        listener.settimeout(timeout)
+        peers = {}
+        for p in range(rank):  # connect to the lower ranks, accept the higher ones
+            c = Conn(_connect((cfg.peers[p], GNN_PEER), deadline), p)
+            c.queue(HELLO, sender=rank)
+            peers[p] = c
+        for _ in range(rank + 1, workers):
+            sock, _ = listener.accept()
+            c = Conn(sock, _hello(sock, timeout))
+            peers[c.peer] = c
+        listener.close()
+        transport = PeerTransport(dict(sorted(peers.items())), rank, data, layout.boundary, timeout)
+        conns = [switch, *peers.values()]
+    exchange = SumExchange(layout, transport, len(cfg.dims) - 1)
+
+    steps = [0]
+
+    def allreduce(flat: np.ndarray) -> np.ndarray:
+        got = []
+        steps[0] += 1
+        switch.queue(GRAD, flat, sender=rank, count=flat.size, seq=steps[0])
+        def on_message(conn, m):
+            if m.kind == GRADSUM:
+                got.append(m)
+            elif isinstance(transport, SwitchTransport):  # sums of the next exchange may follow it at once
+                transport.early.append(m)
+            else:
+                raise ProtocolError(f"worker {rank}: unexpected message kind {m.kind} from the switch")
+
+        pump([switch], lambda: bool(got), on_message, timeout, "the summed gradients")
+        return got[0].arrays((np.float64, flat.size))[0].copy()
+
+    def measure() -> dict:
+        return {"exchange_s": exchange.counter.seconds,
+                "sent_bytes": sum(_exchange_bytes(c.sent) for c in conns),
+                "received_bytes": sum(_exchange_bytes(c.received) for c in conns)}
+
+    torch.manual_seed(cfg.seed)
+    model = DistGNN("gcn", list(cfg.dims), cfg.dropout, cfg.seed)
+    logits = train_epochs(model, torch.from_numpy(data["x"]), sum_local_tensors(layout), exchange,
+                          y=torch.from_numpy(data["y"]), train=torch.from_numpy(data["train"]), num_train=cfg.num_train,
+                          epochs=cfg.epochs, lr=cfg.lr, weight_decay=cfg.weight_decay, allreduce=allreduce,
+                          measure=measure, on_epoch=lambda r: print(json.dumps(r), flush=True))
+    np.save(os.path.join(cfg.directory, f"logits{rank}.npy"), logits)
+    for c in conns:
+        c.queue(BYE, sender=rank)
+    pump([switch], lambda: True, lambda c, m: None, timeout, "the BYE to leave")  # the switch closes after all BYEs
+    peers = conns[1:]  # a stream closed with unread data resets: wait for every peer's BYE first
+    pump(peers, lambda: all(c.bye for c in peers), lambda c, m: None, timeout, "the peers' BYE")
+    print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls}), flush=True)
+
+
+def main(argv: list[str]) -> int:
+    try:
+        worker(WorkerConfig.from_json(argv[0]))
+    except (ProtocolError, TimeoutError, ConnectionError, OSError, ValueError, KeyError) as e:
+        print(f"gnn worker: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

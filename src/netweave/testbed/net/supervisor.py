@@ -1,0 +1,168 @@
+"""One supervisor for the processes of a testbed run.
+
+A run starts its roles (switch agents, routers, the PS, workers) as ``python -m MODULE CONFIG``
+processes in their namespaces, waits for the ready line of those that print one, follows the
+lines of the one that reports progress, collects each role's last JSON line, and stops every role
+at the first failure with one line that names it. :class:`Supervisor` does all of that, for every
+run of the testbed (gradient aggregation and the GNN exchange alike), and kills whatever still
+runs when its block ends, however it ends.
+
+A role ends with status 0, or non-zero with its reason as the last line of its stderr. A status in
+``reasons`` (e.g. 3, "the loss diverged") reads as that reason; any other as "died".
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ...errors import NetweaveError
+from .netns import python_in
+from .role import RoleConfig
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of ``text`` ("?" when there is none)."""
+    return (text.strip().splitlines() or ["?"])[-1]
+
+
+@dataclass
+class Role:
+    """One started role: its name in messages (``worker 2 (H2)``) and its process (pipes open,
+    text)."""
+
+    name: str
+    proc: subprocess.Popen
+    stdout: str = field(default="", repr=False)  # what it printed, once it ended (see Supervisor.wait)
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+
+class Supervisor:
+    """``with Supervisor(timeout_s) as s:`` — the roles started through ``s``, stopped when the block ends.
+
+    Args:
+        timeout_s: how long a role may take to print its ready line, and a finishing role to end.
+        reasons: exit status → template of the failure line (``{name}``: the role, ``{line}``: its
+            last stderr line), for statuses that mean something other than a crash.
+    """
+
+    def __init__(self, timeout_s: float, reasons: dict[int, str] | None = None):
+        self.timeout_s = timeout_s
+        self.reasons = reasons or {}
+        self.roles: list[Role] = []
+
+    def __enter__(self) -> "Supervisor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- starting --------------------------------------------------------------------------------
+    def start(self, name: str, namespace: str | None, module: str, config: RoleConfig, ready: bool = False) -> Role:
+        """``python -m module CONFIG`` in ``namespace`` (None: this one); with ``ready``, wait for its
+        first line."""
+        if namespace is None:
+            proc = subprocess.Popen([sys.executable, "-m", module, config.to_json()], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        else:
+            proc = python_in(namespace, module, config.to_json())
+        role = Role(name, proc)
+        self.roles.append(role)
+        if ready:
+            self.ready(role)
+        return role
+
+    def ready(self, role: Role) -> dict:
+        """The role's first stdout line (its ``{"ready": …}`` JSON), within the timeout."""
+        if not select.select([role.proc.stdout], [], [], self.timeout_s)[0]:
+            raise NetweaveError(f"{role.name} did not start within {self.timeout_s:g} s; the run was stopped")
+        line = role.proc.stdout.readline()
+        if line:
+            return json.loads(line)
+        role.proc.wait(timeout=self.timeout_s)  # its stdout closed: it ended, or is ending
+        raise NetweaveError(f"{role.name} did not start: {last_line(role.proc.stderr.read())}")
+
+    # -- failures --------------------------------------------------------------------------------
+    def failure(self, role: Role, stderr: str | None = None) -> NetweaveError:
+        """The one line for ``role``, which ended with a non-zero status (``stderr``: what it printed
+        there, when already read)."""
+        code, line = role.proc.returncode, last_line(role.proc.stderr.read() if stderr is None else stderr)
+        if code in self.reasons:
+            return NetweaveError(self.reasons[code].format(name=role.name, line=line))
+        how = f"signal {-code}" if code < 0 else f"exit {code}: {line}"
+        return NetweaveError(f"{role.name} died ({how}); the run was stopped")
+
+    def check(self, roles: list[Role] | None = None) -> None:
+        """Raise the failure of the first of ``roles`` (default: all) that ended badly."""
+        for role in self.roles if roles is None else roles:
+            if role.proc.poll() not in (None, 0):
+                raise self.failure(role)
+
+    # -- running ---------------------------------------------------------------------------------
+    def follow(self, leader: Role, on_line: Callable[[dict], bool]) -> None:
+        """Read ``leader``'s JSON lines as they come, each to ``on_line`` (which returns True when the
+        leader has reported its end), while watching every other role: the first to fail ends the
+        run. Returns when the leader's output ends after its last report."""
+        others = [r for r in self.roles if r is not leader]
+        finished = False
+        while True:
+            self.check(others)
+            if not select.select([leader.proc.stdout], [], [], 0.2)[0]:
+                continue
+            line = leader.proc.stdout.readline()  # roles write whole lines and flush each
+            if line:
+                finished = on_line(json.loads(line)) or finished
+                continue
+            leader.proc.wait(timeout=self.timeout_s)
+            if leader.proc.returncode:
+                raise self.failure(leader)
+            if not finished:
+                raise NetweaveError(f"{leader.name} ended without its final report: "
+                                    f"{last_line(leader.proc.stderr.read())}")
+            return
+
+    def wait(self, roles: list[Role], timeout_s: float, settle_s: float = 3.0) -> None:
+        """Wait until every one of ``roles`` ends (their stdout is then in ``Role.stdout``). The first
+        failure stops the run; after ``settle_s`` the failure of a role other than the first (the
+        coordinator, whose failure usually follows from another's) is reported first."""
+        end = time.monotonic() + timeout_s
+        open_ = {r.proc.stdout: r for r in roles}
+        chunks: dict[int, list[str]] = {id(r): [] for r in roles}
+        while open_ or any(r.running() for r in roles):
+            if any(r.proc.poll() not in (None, 0) for r in roles):
+                time.sleep(settle_s)
+                failed = [r for r in roles if r.proc.poll() not in (None, 0)]
+                raise self.failure(min(failed, key=lambda r: r is roles[0]))
+            if time.monotonic() > end:
+                raise NetweaveError(f"the run did not finish in {timeout_s:g} s; it was stopped")
+            for stream in select.select(list(open_), [], [], 0.1)[0] if open_ else []:
+                text = stream.readline()
+                if text:
+                    chunks[id(open_[stream])].append(text)
+                else:
+                    del open_[stream]
+            if not open_:
+                time.sleep(0.05)
+        for r in roles:
+            r.stdout = "".join(chunks[id(r)])
+
+    def finish(self, role: Role) -> dict:
+        """Tell ``role`` that the run is over (its stdin closes) and return its last JSON line."""
+        out, err = role.proc.communicate(input="", timeout=self.timeout_s)
+        if role.proc.returncode:
+            raise self.failure(role, err)
+        return json.loads(last_line(out))
+
+    def stop(self) -> None:
+        """Kill every role still running (and reap it)."""
+        for role in self.roles:
+            if role.running():
+                role.proc.kill()
+                role.proc.wait()

@@ -1,0 +1,67 @@
+"""GCN training through the emulated SwitchGNN switch (testbed/gnn_switch.py, gnn_training.py):
+4 workers on cora follow single-process training, through the switch's aggregation (several
+blocks, forwarded destinations) and peer to peer; nothing is left behind (needs root and
+iproute2, torch and PyG: skipped otherwise)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from netweave.testbed.net import netns
+
+pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+missing = netns.missing_requirements()
+needs_root = pytest.mark.skipif(bool(missing), reason="the testbed needs " + "; ".join(missing))
+
+
+def _left_behind() -> list[str]:
+    from netweave.testbed.net.cluster import new_prefix
+
+    return netns.namespaces(new_prefix() + "-")
+
+
+@needs_root
+@pytest.mark.slow
+def test_ina_through_the_switch_follows_single_process():
+    from netweave.testbed.gnn import train_gnn_on_testbed
+
+    r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=200_000, gbps=1.0, epochs=2,
+                             timeout_s=120)
+    assert r.planned[0]["blocks"] > 1 and r.planned[0]["forwarded_destinations"] > 0
+    assert r.switch["blocks"] >= 2 * r.planned[0]["blocks"]  # layer 0 forward, twice (an epoch and the evaluation)
+    assert r.switch["sums"] > 0 and r.switch["copies"] > 0 and r.switch["aggregated_edges"] > 0
+    assert r.max_logit_diff < 1e-4
+    assert len(r.epochs) == 2 and all(e["exchange_bytes"] > 0 for e in r.epochs)
+    np.testing.assert_allclose([e["loss"] for e in r.epochs], r.single_losses, atol=1e-5)
+    assert r.veth["up_bytes"] >= sum(e["exchange_bytes"] for e in r.epochs)  # the wire carries at least the messages
+    assert not _left_behind()
+
+
+@needs_root
+@pytest.mark.slow
+def test_p2p_follows_single_process_and_sends_each_row_once_per_worker():
+    from netweave.testbed.gnn import train_gnn_on_testbed
+
+    r = train_gnn_on_testbed("cora", workers=4, exchange="p2p", memory_bytes=200_000, gbps=1.0, epochs=2,
+                             timeout_s=120)
+    assert r.max_logit_diff < 1e-4
+    rows = r.planned[-1]["p2p_rows"]
+    # an epoch: layer 0 forward (1433 floats), layer 1 forward and backward (16 floats); ids and headers on top
+    payload = rows * 4 * (1433 + 16 + 16)
+    assert payload <= r.epochs[1]["exchange_bytes"] <= payload + rows * 4 * 3 + 3 * 12 * 40
+    assert r.switch["exchanges"] == 0 and r.switch["grad_steps"] == 2
+    assert not _left_behind()
+
+
+def test_bad_input_is_one_line():
+    for args, words in ((["cora", "--exchange", "bogus"], "use ina or p2p"),
+                        (["cora", "--memory", "12QB"], "is not a size"),
+                        (["cora", "--workers", "1"], "at least 2")):
+        done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", *args], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().startswith("netweave: error:") and words in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1

@@ -1,0 +1,84 @@
+"""The one supervisor of a run's processes (issue 30): ready lines, following the leader, the
+first failure in one line (with a status's reason), every role stopped when the block ends.
+Roles here are small modules run in this namespace (no root needed)."""
+
+import sys
+import textwrap
+from dataclasses import dataclass
+
+import pytest
+
+from netweave.errors import NetweaveError
+from netweave.testbed.net.role import RoleConfig
+from netweave.testbed.net.supervisor import Supervisor
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptConfig(RoleConfig):
+    """A fake role: print ``lines``, sleep, print ``error`` last on stderr, exit with ``exit``."""
+
+    lines: tuple[str, ...] = ()
+    exit: int = 0
+    sleep_s: float = 0.0
+    error: str = ""
+
+
+ROLE = textwrap.dedent('''
+    import json, sys, time
+    c = json.loads(sys.argv[1])  # a ScriptConfig
+    for line in c["lines"]:
+        print(line, flush=True)
+    time.sleep(c["sleep_s"])
+    if c["error"]:
+        print("warming up", file=sys.stderr)
+        print(c["error"], file=sys.stderr)
+    sys.exit(c["exit"])
+''')
+
+
+@pytest.fixture
+def role_module(tmp_path, monkeypatch):
+    (tmp_path / "tests_role.py").write_text(ROLE)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + ":" + ":".join(sys.path))
+    return "tests_role"
+
+
+def test_ready_follow_and_finish(role_module):
+    with Supervisor(30) as s:
+        agent = s.start("the agent", None, role_module, ScriptConfig(lines=('{"ready": true}',), sleep_s=0.5), ready=True)
+        leader = s.start("the PS", None, role_module, ScriptConfig(lines=('{"epoch": 1}', '{"epoch": 2}', '{"done": true}')))
+        seen = []
+        s.follow(leader, lambda r: seen.append(r) or "done" in r)
+        assert [r.get("epoch") for r in seen] == [1, 2, None]
+        agent.proc.wait(timeout=10)
+
+
+def test_the_first_failure_is_one_line_with_its_reason(role_module):
+    with Supervisor(30, reasons={3: "the loss diverged: {name}: {line}"}) as s:
+        leader = s.start("the PS", None, role_module, ScriptConfig(sleep_s=30))
+        s.start("worker 1 (H1)", None, role_module, ScriptConfig(exit=3, error="its gradient at step 4 is NaN"))
+        with pytest.raises(NetweaveError, match=r"^the loss diverged: worker 1 \(H1\): its gradient at step 4 is NaN$"):
+            s.follow(leader, lambda r: False)
+    assert leader.proc.poll() is not None  # stopped when the block ended
+
+
+def test_a_crash_and_a_role_that_never_starts(role_module):
+    with Supervisor(30) as s:
+        with pytest.raises(NetweaveError, match=r"the agent did not start: boom"):
+            s.start("the agent", None, role_module, ScriptConfig(exit=1, error="boom"), ready=True)
+    with Supervisor(1) as s:
+        with pytest.raises(NetweaveError, match=r"the agent did not start within 1 s"):
+            s.start("the agent", None, role_module, ScriptConfig(sleep_s=20), ready=True)
+    with Supervisor(30) as s:
+        roles = [s.start("the switch", None, role_module, ScriptConfig(sleep_s=30)),
+                 s.start("worker 0", None, role_module, ScriptConfig(exit=1, error="ConnectionError: reset"))]
+        with pytest.raises(NetweaveError, match=r"^worker 0 died \(exit 1: ConnectionError: reset\); the run was stopped$"):
+            s.wait(roles, 60, settle_s=0.1)
+
+
+def test_wait_collects_every_output(role_module):
+    with Supervisor(30) as s:
+        roles = [s.start(f"worker {i}", None, role_module, ScriptConfig(lines=(f'{{"epoch": {i}}}', "{}")))
+                 for i in range(3)]
+        s.wait(roles, 60)
+    assert [r.stdout.splitlines()[0] for r in roles] == ['{"epoch": 0}', '{"epoch": 1}', '{"epoch": 2}']

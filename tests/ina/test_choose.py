@@ -7,7 +7,7 @@ import pytest
 from netweave.graph import load_dataset, rmat
 from netweave.ina import boundary_relation
 from netweave.ina.choose import PathModel, choose_plan, price
-from netweave.ina.occupancy import Replay
+from netweave.ina.replay import Replay
 from netweave.ina.plan import ina_plan
 from netweave.partition import metis_partition, random_partition
 from netweave.sim import SimConfig, sim_network, simulate

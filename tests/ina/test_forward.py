@@ -6,7 +6,7 @@ import pytest
 from netweave.graph import load_dataset, rmat
 from netweave.ina import boundary_relation
 from netweave.ina.forward import forwarded_destinations
-from netweave.ina.occupancy import plan_replay
+from netweave.ina.replay import plan_replay
 from netweave.ina.plan import ina_plan
 from netweave.partition import metis_partition, random_partition
 

@@ -6,7 +6,8 @@ import pytest
 
 from netweave.graph import load_dataset, rmat
 from netweave.ina import boundary_relation, interleave, straw_traffic
-from netweave.ina.occupancy import edge_set_peak, plan_replay
+from netweave.ina.occupancy import edge_set_peak
+from netweave.ina.replay import plan_replay
 from netweave.ina.orders import block_orders
 from netweave.ina.plan import ina_plan
 from netweave.partition import metis_partition, random_partition

@@ -31,7 +31,8 @@ from .._spec import parse_kv_spec, take
 from ..errors import NetweaveError
 from ..progress import stage
 from .generators import erdos_renyi, ring, rmat, star
-from .graph import Graph, load_graph
+from .graph import Graph
+from .saved import load_graph
 from .musae import load_musae
 from .npz import load_npz
 from .planetoid import load_planetoid, planetoid_names

@@ -14,7 +14,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import NetweaveError
-from .npz_archive import NpzArchive
 
 Features = np.ndarray | sp.csr_array
 
@@ -103,7 +102,7 @@ class Graph:
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Write a compressed ``.npz`` that :func:`load_graph` reads back."""
+        """Write a compressed ``.npz`` that :func:`~.saved.load_graph` reads back."""
         arrays = {"indptr": self.indptr, "indices": self.indices, "name": np.array(self.name)}
         if self.features is not None:
             if sp.issparse(self.features):
@@ -117,42 +116,6 @@ class Graph:
             if value is not None:
                 arrays[key] = value
         np.savez_compressed(path, **arrays)
-
-
-def load_graph(path: str | Path) -> Graph:
-    """Read a graph written by :meth:`Graph.save`, every member checked by :mod:`.validate` (one
-    error line naming the member if the file is not such a graph)."""
-    from .validate import (MASKS, SPARSE_MEMBERS, check_csr, check_features, check_labels,  # imports this module
-                           check_mask, sparse_features)
-
-    where = str(path)
-    with NpzArchive(path, allow_pickle=False) as z:
-        missing = sorted({"indptr", "indices", "name"} - set(z.files))
-        if missing:
-            raise NetweaveError(f"{path}: not a graph saved by netweave (no {', '.join(missing)} array)")
-        indptr, indices = check_csr(z["indptr"], z["indices"], where)
-        n = indptr.shape[0] - 1
-        sparse = sorted(f"feat_{k}" for k in SPARSE_MEMBERS if f"feat_{k}" in z)
-        if sparse and "features" in z:
-            raise NetweaveError(f"{path}: holds both dense 'features' and sparse {', '.join(sparse)}; a saved graph "
-                                "has one or the other; re-create it with netweave's Graph.save")
-        if sparse and len(sparse) < len(SPARSE_MEMBERS):
-            absent = sorted(f"feat_{k}" for k in SPARSE_MEMBERS if f"feat_{k}" not in z)
-            raise NetweaveError(f"{path}: sparse features without {', '.join(absent)}; a saved graph holds "
-                                "feat_data, feat_indices, feat_indptr and feat_shape together; re-create it with "
-                                "netweave's Graph.save")
-        features: Features | None = None
-        if "features" in z:
-            features = check_features(z["features"], n, where)
-        elif sparse:
-            features = sparse_features(z["feat_data"], z["feat_indices"], z["feat_indptr"], z["feat_shape"], n, where)
-        labels = check_labels(z["labels"], n, where) if "labels" in z else None
-        masks = {key: check_mask(z[key], n, where, f"member {key!r}") if key in z else None for key in MASKS}
-        name = z["name"]
-        if name.ndim != 0 or name.dtype.kind != "U":
-            raise NetweaveError(f"{path}: member 'name' must be one string, got {name.dtype} of shape {name.shape}; "
-                                "re-create the file with netweave's Graph.save")
-    return Graph(indptr, indices, features, labels, name=str(name), **masks)
 
 
 def index_dtype(num_nodes: int) -> type:

@@ -18,7 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import NetweaveError
-from .graph import Graph, from_edges, load_graph
+from .graph import Graph, from_edges
+from .saved import load_graph
 from .npz_archive import NpzArchive
 from .splits import per_class_split
 from .validate import checked_matrix, csr_from_arrays, validate_graph, whole_numbers

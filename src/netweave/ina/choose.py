@@ -13,7 +13,7 @@ is — the fastest predicted wins, ties within 1 % going to the least traffic.
 
 The cost model (all assumptions here):
 
-* **Messages** per block and host link come from :func:`~netweave.ina.occupancy.plan_replay`: the
+* **Messages** per block and host link come from :func:`~netweave.ina.replay.plan_replay`: the
   switch's best-effort aggregators replayed exactly under the interleaved arrival of the plan's
   orders, on the smallest switch's memory (half of it per block with overlap). On a star with no
   loss this is the simulator's traffic exactly when arrivals interleave as assumed.
@@ -52,7 +52,7 @@ from ..errors import NetweaveError
 from .blocks import Bound, TooManyBlocks
 from .memo import shared
 from .boundary import BoundaryRelation
-from .occupancy import Replay, plan_replay
+from .replay import Replay, plan_replay
 from .plan import BLOCKINGS, InaPlan, ina_plan
 from .strategies import AGGREGATOR_BYTES
 

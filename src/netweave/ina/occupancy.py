@@ -3,8 +3,8 @@
 Beyond the paper: SwitchGNN sizes a block by its total destination demand (§3.3), but under GAMR
 order (§3.2.2) a destination's aggregator is open only from its first to its last contribution,
 so far fewer aggregators are alive at once. This module computes that occupancy exactly, for
-block sizing (:func:`edge_set_peak`) and for the cost model that picks a blocking
-(:func:`plan_replay`, used by :mod:`~netweave.ina.choose`).
+block sizing (:func:`edge_set_peak`) and, through :func:`~netweave.ina.replay.plan_replay`, for
+the cost model that picks a blocking (:mod:`~netweave.ina.choose`).
 
 The arrival model is :func:`~netweave.ina.strategies.interleave`'s: all workers send at the same
 rate, so the ``i``-th unit of every worker arrives before the ``(i+1)``-th of any (ties by worker).
@@ -16,22 +16,17 @@ free aggregator a contribution bypasses, one copy per (unit, destination worker)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
 from ..graph.counting import compact_ids, counting_lexsort
 
-if TYPE_CHECKING:
-    from .plan import InaPlan
-
 UNLIMITED = np.iinfo(np.int64).max // 4
 
 
 @numba.njit(cache=True)
-def _replay(arrival, arrival_ptr, unit_lo, unit_hi, unit_to, unit_worker, unit_time, dest, need, owner, m, capacity,
+def replay_arrivals(arrival, arrival_ptr, unit_lo, unit_hi, unit_to, unit_worker, unit_time, dest, need, owner, m, capacity,
             chunks, num_dest, down_time, forward):
     """Blocks ``b`` replay units ``arrival[arrival_ptr[b]:arrival_ptr[b+1]]`` on fresh aggregators.
 
@@ -119,54 +114,6 @@ def worker_rank(worker: np.ndarray, position: np.ndarray) -> np.ndarray:
     return rank
 
 
-@dataclass(frozen=True, eq=False)
-class Replay:
-    """Per block ``b`` and worker ``h``: ``up``/``down`` ``(B, M)`` messages on the host links;
-    ``peak_aggregators`` ``(B,)`` most aggregators open at once; ``unaggregated`` ``(B,)``;
-    ``drained_s`` ``(B, M)`` when the switch has sent the block's last message down to each host
-    (block-relative; zeros unless rates were given)."""
-
-    up: np.ndarray
-    down: np.ndarray
-    peak_aggregators: np.ndarray
-    unaggregated: np.ndarray
-    drained_s: np.ndarray
-
-    @property
-    def messages(self) -> int:
-        return int(self.up.sum() + self.down.sum())
-
-
-def plan_replay(plan: "InaPlan", capacity: int | None = None, up_rate: np.ndarray | None = None,
-                down_rate: np.ndarray | None = None) -> Replay:
-    """Replay every block of ``plan`` on one switch of ``capacity`` aggregators (``None``: unlimited);
-    workers send their units of a block in the plan's order, interleaved. With ``up_rate`` and
-    ``down_rate`` ``(M,)`` (bytes/s), unit ``i`` of a worker reaches the switch when its NIC has sent
-    ``i + 1`` messages, and messages down queue on their host's link (``drained_s``)."""
-    m, nb = plan.num_workers, plan.num_blocks
-    chunks = -(-plan.feature_bytes // 128)
-    counts = np.diff(plan.unit_ptr)
-    key = np.repeat(np.arange(m * nb), counts)
-    rank = np.arange(plan.num_units) - np.repeat(plan.unit_ptr[:-1], counts)
-    arrival_ptr = np.zeros(nb + 1, dtype=np.int64)
-    np.cumsum(np.bincount(key % nb, minlength=nb), out=arrival_ptr[1:])
-    sizes = (plan.dest_hi - plan.dest_lo)[np.argsort(plan.dest_lo)]  # the ranges tile ``in_edges``
-    need = np.empty(plan.dst.size, dtype=np.int64)
-    need[plan.in_edges] = np.repeat(sizes, sizes)
-    dest_ids, place = compact_ids(plan.parts.size, plan.dst)
-    dest = place[plan.dst]
-    worker = key // nb
-    up_s = np.zeros(m) if up_rate is None else plan.feature_bytes / np.asarray(up_rate, dtype=float)
-    down_s = np.zeros(m) if down_rate is None else plan.feature_bytes / np.asarray(down_rate, dtype=float)
-    at = (rank + 1) * up_s[worker]
-    same_rate = np.all(up_s == up_s[0])  # then arrival times are in the order of the ranks
-    arrival = interleaved(worker, rank if same_rate else at, key % nb)
-    return Replay(*_replay(arrival, arrival_ptr, plan.unit_lo, plan.unit_hi, plan.unit_to, worker, at,
-                           dest, need, plan.parts[plan.dst], m, UNLIMITED if capacity is None else int(capacity), chunks,
-                           dest_ids.size, down_s,
-                           np.zeros(plan.dst.size, bool) if plan.forward is None else plan.forward[plan.dst]))
-
-
 def edge_set_peak(sender: np.ndarray, dst: np.ndarray, parts: np.ndarray, position: np.ndarray, chunks: int) -> int:
     """Most aggregators open at once when the edges ``sender -> dst`` go up as one block, every
     worker sending its senders by ascending ``position`` ``(E,)`` (one multicast unit per sender),
@@ -187,7 +134,7 @@ def edge_set_peak(sender: np.ndarray, dst: np.ndarray, parts: np.ndarray, positi
     dest_ids, place = compact_ids(n, dst)
     dest = place[dst]
     need = np.bincount(dest, minlength=dest_ids.size)[dest]
-    peak = _replay(arrival, np.array([0, lo.size], dtype=np.int64), lo, hi, np.full(lo.size, -1, np.int64), worker,
+    peak = replay_arrivals(arrival, np.array([0, lo.size], dtype=np.int64), lo, hi, np.full(lo.size, -1, np.int64), worker,
                    np.zeros(lo.size), dest, need, parts[dst], m, UNLIMITED, chunks, dest_ids.size, np.zeros(m),
                    np.zeros(dst.size, dtype=np.bool_))[2]
     return int(peak[0])

@@ -3,6 +3,7 @@ N spawned ranks that exchange and synchronise, and a failing rank reported in on
 
 import os
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -99,3 +100,47 @@ def test_a_failing_rank_ends_the_run_in_one_line_and_leaves_nothing(tmp_path, mo
         nwd.launch(fails_on_rank_1, dataset=DATASET, workers=2, timeout_s=30)
     assert str(e.value) == "rank 1: ValueError: boom in the user's code"
     assert os.listdir(tmp_path) == []  # the run's private directory is gone
+
+
+TORCHRUN_SCRIPT = '''
+import json, sys
+import torch
+import netweave.distributed as nwd
+
+def fn(ctx):
+    out = ctx.exchange(ctx.x[:, :2].double())
+    assert torch.equal(out[: ctx.num_local], ctx.x[:, :2].double()) and out.shape[0] == ctx.num_out
+    return {"rank": ctx.rank, "world": ctx.world, "own": ctx.own_ids.tolist()}
+
+if __name__ == "__main__":
+    r = nwd.launch(fn, dataset="%s", workers=2, timeout_s=60)
+    json.dump(r, open(sys.argv[1] + "/out-%%d.json" %% r["rank"], "w"))
+''' % DATASET
+
+
+@pytest.mark.slow
+def test_under_torchrun_every_rank_returns_its_own_value_and_train_reports_on_rank_0(tmp_path):
+    """torchrun starts the processes: launch prepares on rank 0, broadcasts, and each rank returns its
+    fn's value; ``netweave train`` prints its one JSON report from rank 0 only."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    from netweave.runtime.launcher import free_port
+
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
+    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "NETWEAVE_NO_PROGRESS": "1",
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    base = [torchrun, "--nproc_per_node", "2", "--master_addr", "127.0.0.1", "--master_port", str(free_port())]
+    (tmp_path / "script.py").write_text(TORCHRUN_SCRIPT)
+    subprocess.run(base + [str(tmp_path / "script.py"), str(tmp_path)], check=True, env=env, timeout=300,
+                   capture_output=True)
+    outs = [json.loads((tmp_path / f"out-{r}.json").read_text()) for r in range(2)]
+    assert [(o["rank"], o["world"]) for o in outs] == [(0, 2), (1, 2)]
+    assert sorted(outs[0]["own"] + outs[1]["own"]) == list(range(200))
+    base[-1] = str(free_port())
+    proc = subprocess.run(base + ["-m", "netweave", "train", DATASET, "--workers", "2", "--epochs", "2", "--json"],
+                          env=env, timeout=300, capture_output=True, text=True, check=True)
+    report = json.loads(proc.stdout)  # exactly one JSON object: rank 1 printed nothing
+    assert report["workers"] == 2 and len(report["epochs"]) == 2 and report["exchange_bytes_per_epoch"] > 0

@@ -27,9 +27,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .plan.cost import DEFAULT_COST_MODEL
-from .runtime.context import CommCounters, RankContext
-from .scenarios.distributed import DistributedScenario
+try:
+    import torch  # noqa: F401
+    import torch_geometric  # noqa: F401
+except ImportError as exc:  # one clear line instead of a traceback from deep inside the runtime
+    raise ImportError(f"netweave.distributed needs the train extra ({exc.name} is missing): "
+                      "pip install 'netweave[train]'") from None
+
+from .plan.cost import DEFAULT_COST_MODEL  # noqa: E402
+from .runtime.context import CommCounters, RankContext  # noqa: E402
+from .scenarios.distributed import DistributedScenario  # noqa: E402
 
 __all__ = ["launch", "RankContext", "CommCounters", "DistributedScenario"]
 

@@ -106,13 +106,13 @@ def init_group(rank: int, world: int, init_method: str, timeout_s: float, device
                             f"({str(exc).strip().splitlines()[0]}); check that {hint}") from None
 
 
-def exit_rank() -> None:
-    """End a spawned rank whose work is done and saved, skipping interpreter teardown, where gloo's
-    threads can abort the process ("terminate called without an active exception") and turn a
-    success into SIGABRT."""
+def exit_rank(code: int = 0) -> None:
+    """End a spawned rank whose work is done and saved (or whose error is written), skipping
+    interpreter teardown, where gloo's threads can abort the process ("terminate called without an
+    active exception" on the launching terminal) and turn the exit code into SIGABRT."""
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)
 
 
 def check_device(config: TrainScenario) -> None:
@@ -247,7 +247,7 @@ def _spawned(rank: int, world: int, job: TrainJob, fn: Callable, run_dir: str) -
         Path(run_dir, f"error-{rank}.txt").write_text(describe(exc))
         if os.environ.get("NETWEAVE_DEBUG"):
             raise
-        sys.exit(3)
+        exit_rank(3)  # a collective that timed out leaves gloo threads behind, as a success does
     exit_rank()
 
 

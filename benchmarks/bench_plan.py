@@ -54,16 +54,18 @@ from netweave.graph import load_dataset
 from netweave.partition import comm_relation, metis_partition
 from netweave.plan import spst_plan, worker_links
 from netweave.plan.cost import DEFAULT_COST_MODEL, cost_model
+from netweave.plan.transport import transport_for
 from netweave.topology import load_topology_spec
 spec, topo, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
 g = load_dataset(spec)
-links = worker_links(load_topology_spec(topo))
+topology = load_topology_spec(topo)
+links = worker_links(topology)
 comm = comm_relation(g, metis_partition(g, links.num_workers, seed=0))
 fb = g.feature_dim * 4
 times = []
 for _ in range(repeats):
     t0 = time.perf_counter()
-    plan = spst_plan(comm, links, fb, 0, model=cost_model(DEFAULT_COST_MODEL))  # as `netweave plan`
+    plan = spst_plan(comm, links, fb, 0, model=cost_model(DEFAULT_COST_MODEL, transport_for(topology)))  # as `netweave plan`
     times.append(time.perf_counter() - t0)
 print(json.dumps({"planning_s": times, "num_hops": plan.num_hops}))
 """

@@ -85,3 +85,19 @@ def test_the_default_ina_regime_is_the_papers_and_switchgnn_wins_there():
     assert sgnn["completion_us"] < host["completion_us"]
     (auto,) = [r for r in s.rows if r["strategy"].startswith("switchgnn auto: ")]
     assert auto["completion_us"] <= min(sgnn["completion_us"], straw["completion_us"], host["completion_us"])
+
+
+def test_the_exchange_section_plots_bytes_per_link_class_and_names_its_transport():
+    """The caption says SPST moves bytes off the slow links: the figure plots each link class, and
+    the PCIe-QPI-PCIe panel shows it; on a DGX-1 the default model is NCCL's and SPST wins there."""
+    (s,) = compare(CompareConfig(sections=("exchange",)))
+    assert {"NVLink_MB", "PCIe-QPI-PCIe_MB"} <= set(s.metrics) and "predicted_time_ms" in s.metrics
+    rows = {(r["planner"], r["cost_model"]): r for r in s.rows}
+    for model in ("alpha-beta", "dgcl"):
+        spst, p2p = rows[("spst", model)], rows[("p2p", model)]
+        assert spst["PCIe-QPI-PCIe_MB"] < p2p["PCIe-QPI-PCIe_MB"] / 2 and spst["speedup"] > 1
+        assert spst["NVLink_MB"] + spst["PCIe-QPI-PCIe_MB"] == pytest.approx(spst["total_MB"])
+    assert "nccl" in s.title and "tuning.cc" in s.differs and "link-class panel" in s.note
+    (g,) = compare(CompareConfig(sections=("exchange",), transport="gloo"))
+    assert "gloo" in g.title and {(r["planner"], r["stages"]) for r in g.rows if r["cost_model"] == "alpha-beta"} == \
+        {("p2p", 1), ("spst", 1)}  # gloo's 0.76 ms stages: relaying does not pay for Cora

@@ -3,7 +3,9 @@ baseline, measured in one run (issue 9).
 
 Sections (each a list of rows; a section whose optional dependency is missing is skipped with one line):
 1. **exchange** — DGCL: the graph allgather on a GPU server (``dgx1``), P2P vs SPST, predicted time and
-   bytes under the α–β cost model (the default, calibrated on gloo/TCP) and DGCL's §5.1.
+   bytes per link class (NVLink, PCIe-QPI-PCIe …) under the α–β cost model with the topology's
+   transport (NCCL's constants on GPUs, gloo's measured ones on hosts; ``transport`` overrides) and
+   under DGCL's §5.1.
 2. **ina** — SwitchGNN: one layer of a Reddit-like graph through an INA switch whose aggregators cannot
    hold it (the paper's regime), host vs strawman vs SwitchGNN.
 3. **routing** — ARO: gradient aggregation in a leaf-spine with INA switches, PS / ECMP / GRID / AggTree / ARO.
@@ -48,6 +50,7 @@ class CompareConfig:
     epochs: int = 30
     seed: int = 0
     sections: tuple[str, ...] = ("exchange", "ina", "routing", "precision", "training")
+    transport: str | None = None  # the exchange section's α–β constants (None: the topology's)
 
     def check(self) -> None:
         """Refuse, with one line and before any section runs, what some section would refuse later:
@@ -108,29 +111,49 @@ def exchange(c: CompareConfig, graph=None) -> Section:
     from .plan.cost import DEFAULT_COST_MODEL, DGCL_MODEL
     from .scenarios import ExchangeScenario
 
-    scenarios = [ExchangeScenario(dataset=c.dataset, topology=c.exchange_topology, cost_model=model, seed=c.seed)
+    scenarios = [ExchangeScenario(dataset=c.dataset, topology=c.exchange_topology, cost_model=model, seed=c.seed,
+                                  transport=c.transport)
                  for model in (DEFAULT_COST_MODEL, DGCL_MODEL.name)]  # the default first, then the paper's §5.1
     inputs = scenarios[0].prepare(graph)
     results = [sc.run(inputs) for sc in scenarios]
+    links, carrier = results[0].links, results[0].transport
+    plans = [(r, name, plan, cost) for r in results
+             for name, plan, cost in (("p2p", r.p2p, r.p2p_cost), ("spst", r.plan, r.cost)) if plan is not None]
+    classes = list(dict.fromkeys(k for *_, cost in plans for k in links.bytes_by_class(cost.link_bytes)))
+    class_columns = tuple(f"{k}_MB" for k in classes)
     s = Section(name="exchange", title=f"Embedding exchange (DGCL) of {c.dataset} on {results[0].topology_name}, "
-                                       f"{results[0].plan.feature_bytes} B per embedding",
-                columns=("planner", "cost_model", "predicted_time_ms", "stages", "total_MB", "speedup"), baseline="p2p",
-                metrics=("predicted_time_ms", "total_MB"),
-                note="SPST relays embeddings over fast links so that fewer bytes cross slow ones: under DGCL's "
-                     "bandwidth-only model it beats P2P; under the α–β model (1.6 ms per stage, measured for "
-                     "gloo/TCP) a small graph's transfers cannot pay for extra stages, and SPST's guard keeps one "
-                     "P2P stage.",
-                differs="Times are predicted, not measured on GPUs; the α–β model is netweave's addition, "
-                        "calibrated on gloo over TCP between network namespaces, not on NVLink.")
-    for r in results:
-        base = r.p2p_cost
-        for name, plan, cost in (("p2p", r.p2p, r.p2p_cost), ("spst", r.plan, r.cost)):
-            if plan is None:
-                continue
-            s.rows.append({"planner": name, "cost_model": cost.model, "predicted_time_ms": cost.total_s * 1e3,
-                           "stages": plan.num_stages, "total_MB": float(cost.link_bytes.sum()) / 1e6,
-                           "speedup": (base.total_s / cost.total_s) if base is not None and cost.total_s > 0 else None})
+                                       f"{results[0].plan.feature_bytes} B per embedding; α–β on the {carrier.name} "
+                                       "transport; bytes per link class",
+                columns=("planner", "cost_model", "predicted_time_ms", "stages", *class_columns, "total_MB", "speedup"),
+                baseline="p2p", metrics=("predicted_time_ms", *class_columns))
+    for r, name, plan, cost in plans:
+        by_class = links.bytes_by_class(cost.link_bytes)
+        s.rows.append({"planner": name, "cost_model": cost.model, "predicted_time_ms": cost.total_s * 1e3,
+                       "stages": plan.num_stages, **{f"{k}_MB": by_class.get(k, 0) / 1e6 for k in classes},
+                       "total_MB": float(cost.link_bytes.sum()) / 1e6,
+                       "speedup": (r.p2p_cost.total_s / cost.total_s) if r.p2p_cost is not None and cost.total_s > 0
+                       else None})
+    ab, paper = (next((row for row in s.rows if row["planner"] == "spst" and row["cost_model"] == m), {})
+                 for m in (DEFAULT_COST_MODEL, DGCL_MODEL.name))
+    constants = (f"α = {_us(carrier.stage_overhead_s)} per stage, ℓ = {_us(carrier.message_latency_s)} per message, "
+                 f"o = {_us(carrier.message_overhead_s)} per message of the busiest rank, η = {carrier.bandwidth_efficiency:g}")
+    s.note = (f"SPST relays embeddings over the fast links so that fewer bytes cross the slow ones: each link-class "
+              f"panel compares the bytes P2P and SPST put on that class. Under DGCL's bandwidth-only §5.1 SPST is "
+              f"{_times(paper.get('speedup'))} P2P's speed; under the α–β model with the {carrier.name} transport "
+              f"({constants}) every stage has a price, SPST keeps {ab.get('stages', '–')} stage(s) and is "
+              f"{_times(ab.get('speedup'))} P2P's speed.")
+    s.differs = (f"Times are predicted, not measured on GPUs. The α–β model is netweave's addition to §5.1; its "
+                 f"{carrier.name} constants are {carrier.source.split(':', 1)[0]} ({carrier.source.split(':', 1)[-1].strip()}).")
     return s
+
+
+def _us(seconds: float) -> str:
+    """``seconds`` in µs or ms, for a sentence."""
+    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} µs"
+
+
+def _times(speedup: float | None) -> str:
+    return "–" if speedup is None else f"{speedup:.2f} ×"
 
 
 def ina(c: CompareConfig) -> Section:

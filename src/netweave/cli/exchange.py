@@ -11,8 +11,8 @@ from ..errors import NetweaveError
 from ..outputs import check_output_file
 from ..report.console import emit_json, finish, out, table
 from .app import app
-from .options import (COST_MODEL_HELP, DATASET_HELP, TOPOLOGY_HELP, Comm, CostModelName, FeatureDimOpt, JsonOpt,
-                      Method, MethodOpt, Model, PartsFileOpt, path_str, Planner)
+from .options import (COST_MODEL_HELP, DATASET_HELP, TOPOLOGY_HELP, TRANSPORT_HELP, Comm, CostModelName, FeatureDimOpt,
+                      JsonOpt, Method, MethodOpt, Model, PartsFileOpt, path_str, Planner, TransportName)
 
 
 # -- plan ----------------------------------------------------------------------------------------
@@ -29,6 +29,7 @@ def plan(
     feature_dim: Optional[int] = FeatureDimOpt,
     seed: int = typer.Option(0, "--seed", help="Seed of the partitioner and of SPST's vertex order."),
     cost_model: Optional[CostModelName] = typer.Option(None, "--cost-model", help=COST_MODEL_HELP + " Both are reported."),
+    transport: Optional[TransportName] = typer.Option(None, "--transport", help=TRANSPORT_HELP),
     out_file: Optional[Path] = typer.Option(None, "--out", help="Write the plan (.npz, one row per hop)."),
     validate: Optional[Path] = typer.Option(None, "--validate", help="Check a saved plan (against DATASET and --topology when given)."),
     as_json: bool = JsonOpt,
@@ -44,12 +45,20 @@ def plan(
     if dataset is None or topology is None:
         raise NetweaveError("plan needs DATASET and --topology (or --validate PLAN.npz)")
     r = ExchangeScenario(dataset=dataset, topology=topology, planner=planner.value, method=method.value,
-                         cost_model=cost_model.value if cost_model else DEFAULT_COST_MODEL, feature_dim=feature_dim,
+                         cost_model=cost_model.value if cost_model else DEFAULT_COST_MODEL,
+                         transport=transport.value if transport else None, feature_dim=feature_dim,
                          parts=parts, parts_file=path_str(parts_file), seed=seed).run()
     result = r.summary()
     if finish(result, r.plan, out_file, as_json, f"{planner.value} plan of {dataset} on {r.topology_name}",
-              hidden=("bytes_per_link", "bytes_per_hop")):
+              hidden=("bytes_per_link", "bytes_per_hop", "transport_source", "transport_constants",
+                      "bytes_per_link_class", "p2p_bytes_per_link_class")):
         return
+    out.print(table(f"transport {r.transport.name}: {r.transport.source}", result["transport_constants"]))
+    p2p = result["p2p_bytes_per_link_class"] or {}
+    out.print(table("bytes per link class (all stages)",
+                    [(c, b, p2p.get(c)) for c, b in result["bytes_per_link_class"].items()] +
+                    [(c, 0, b) for c, b in p2p.items() if c not in result["bytes_per_link_class"]],
+                    ("link class", planner.value, "p2p")))
     busiest = sorted(result["bytes_per_hop"].items(), key=lambda kv: -kv[1])[:8]
     out.print(table("busiest physical hops (bytes over all stages)", busiest, ("hop", "bytes")))
 

@@ -12,7 +12,7 @@ from ..errors import NetweaveError
 from ..outputs import check_output_dir
 from ..report.console import emit_json, out, table
 from .app import app, kernels_app
-from .options import DATASET_HELP, TOPOLOGY_HELP, JsonOpt, RayOpt, WorkersOpt
+from .options import DATASET_HELP, TOPOLOGY_HELP, TRANSPORT_HELP, JsonOpt, RayOpt, TransportName, WorkersOpt
 
 
 # -- kernels -------------------------------------------------------------------------------------
@@ -53,6 +53,7 @@ def compare(
     sections: str = typer.Option("exchange,ina,routing,precision,training", "--sections",
                                  help="Which comparisons to run (comma-separated)."),
     seed: int = typer.Option(0, "--seed"),
+    transport: Optional[TransportName] = typer.Option(None, "--transport", help="Exchange section: " + TRANSPORT_HELP),
     report: Optional[Path] = typer.Option(None, "--report", help="Write report.md, a self-contained report.html, PNG figures and compare.json to DIR."),
     as_json: bool = JsonOpt,
 ):
@@ -62,7 +63,7 @@ def compare(
     check_output_dir(report, "--report")
     from ..report import section_table
 
-    config = CompareConfig(dataset, topology, epochs=epochs, seed=seed,
+    config = CompareConfig(dataset, topology, epochs=epochs, seed=seed, transport=transport.value if transport else None,
                            sections=tuple(x.strip() for x in sections.split(",") if x.strip()))
     results = run_compare(config)
     path = write_report(results, report, config) if report is not None else None

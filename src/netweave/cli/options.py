@@ -15,6 +15,8 @@ DATASET_HELP = "Dataset spec: cora, planetoid:DIR:NAME, npz:FILE, snap:FILE|GLOB
 TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1[:gpus=K], dgx1x2, pcie8, star:n=…, leafspine:leaves=…,spines=…,hosts=…, fattree:k=…, random:switches=…,degree=…,hosts=…"
 COST_MODEL_HELP = ("Cost model of the exchange: alpha-beta (default: per-stage overhead, link latency, achieved "
                    "bandwidth; calibrated on gloo/TCP) or dgcl (the paper's §5.1, bandwidth only). It picks SPST or P2P.")
+TRANSPORT_HELP = ("Whose constants the alpha-beta model uses: gloo (CPU, TCP; measured here) or nccl (GPU, NVLink/PCIe; "
+                  "NCCL's latency figures). Default: nccl when the topology's workers are GPUs, else gloo.")
 PARTITIONER_HELP = "Partitioner when no --parts-file is given (metis32: the system's 32-bit METIS, half the memory on large graphs, other parts)."
 FeatureDimOpt = typer.Option(None, "--feature-dim", help="Float32 values per embedding (default: the dataset's, else 128).")
 PartsFileOpt = typer.Option(None, "--parts-file", help="A partition .npz (from `netweave partition --out`) with one part per worker.")
@@ -40,6 +42,11 @@ class Planner(str, Enum):
 class CostModelName(str, Enum):  # netweave.plan.cost.COST_MODELS (a test keeps them equal)
     alpha_beta = "alpha-beta"
     dgcl = "dgcl"
+
+
+class TransportName(str, Enum):  # netweave.plan.transport.TRANSPORTS (a test keeps them equal)
+    gloo = "gloo"
+    nccl = "nccl"
 
 
 class Model(str, Enum):

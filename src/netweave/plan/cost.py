@@ -6,25 +6,26 @@ logical links sharing it (contention, e.g. on QPI); ``t_i^k = max_j t_ij^k``;
 ``t^k = max_i t_i^k``; ``t(S) = Σ_k t^k``. Latency is not modelled, as in the paper. Since every
 loaded hop belongs to an active link, ``t^k`` equals the largest hop time of stage k.
 
-**α–β** (``ALPHA_BETA``, the default of ``netweave plan``, ``train`` and ``compare``; beyond the
-paper; :func:`plan_cost` itself defaults to §5.1, the paper's model): the §5.1 model predicts 0.78 µs
+**α–β** (the default of ``netweave plan``, ``train`` and ``compare``; beyond the paper;
+:func:`plan_cost` itself defaults to §5.1, the paper's model): the §5.1 model predicts 0.78 µs
 for an exchange over links of 1 µs latency, and measured exchanges over shaped links take
 1.12 × its prediction + 5 ms (BENCHMARKS.md, DGCL Fig. 10; 2.17 × − 7 ms before the exchange
-posted its receives first). The α–β model adds what a real
-transport pays per stage::
+posted its receives first). The α–β model adds what a real transport pays per stage::
 
-    t^k = α + o · n^k + max_i ( λ_i + t_i^k / η )
+    t^k = α + o · n^k + max_i ( λ_i + ℓ + t_i^k / η )      (max over the links active in stage k)
 
-with ``α`` a fixed cost per stage (the rendezvous of a synchronous stage), ``o`` the cost of one
-message and ``n^k`` the most messages one rank sends or receives in stage k (one per active
-logical link at that rank), ``λ_i`` the one-way latency of logical link i (the sum of its hops'
+with ``α`` a fixed cost per stage (the rendezvous of a synchronous stage, a kernel launch), ``o``
+the cost of one message paid one after another (``n^k`` is the most messages one rank sends or
+receives in stage k, one per active logical link at that rank), ``ℓ`` the latency of one message
+paid on every link at once, ``λ_i`` the one-way latency of logical link i (the sum of its hops'
 ``latency_us``) and ``η`` the fraction of the nominal bandwidth the transport achieves. With
-``α = o = 0``, ``η = 1`` and no latency it is §5.1 exactly. The default constants are fitted
-(non-negative least squares) to the 18 measured allgathers of ``benchmarks/bench_train_netns.py``
-(gloo over TCP between network namespaces) by ``benchmarks/calibrate_cost.py``: RMS relative error
-11.5 % against 39.5 % for §5.1 and 35 % for §5.1 scaled by its best single factor; on 18 small,
-latency-bound allgathers measured after the fit (widths 4–48) it is worse than §5.1 (106 % against
-61 %, BENCHMARKS.md). Recalibrate for another transport.
+``α = o = ℓ = 0``, ``η = 1`` and no latency it is §5.1 exactly.
+
+``α``, ``o``, ``ℓ`` and ``η`` belong to the transport (:mod:`.transport`): gloo over TCP (fitted
+here to measured allgathers: α = 0.76 ms, o = 1.02 ms, ℓ = 0, η = 0.96; ``ALPHA_BETA`` is that
+model), whose CPU threads serve the peers one after another, or NCCL on a GPU server (NCCL's own
+latency constants: α = 8.4 µs, ℓ = 3.4 µs, o = 0, η = 1 on DGCL Table 1's measured link speeds),
+whose channels serve the peers in parallel. :func:`cost_model` builds the α–β model of a transport.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import scipy.sparse as sp
 
 from .links import WorkerLinks
 from .plan import GraphCommPlan
+from .transport import GLOO, Transport
 
 
 @dataclass(frozen=True)
@@ -45,41 +47,46 @@ class CostModel:
     Attributes:
         name: ``dgcl`` or ``alpha-beta`` (as on the command line).
         stage_overhead_s: ``α``, seconds per stage.
-        message_overhead_s: ``o``, seconds per message of the busiest rank.
+        message_overhead_s: ``o``, seconds per message of the busiest rank (paid in sequence).
+        message_latency_s: ``ℓ``, seconds every message adds on its own link (paid in parallel).
         bandwidth_efficiency: ``η`` in (0, 1], achieved / nominal bandwidth.
         latency: add each logical link's one-way latency ``λ_i``.
+        transport: the transport whose constants these are (None for §5.1).
     """
 
     name: str
     stage_overhead_s: float = 0.0
     message_overhead_s: float = 0.0
+    message_latency_s: float = 0.0
     bandwidth_efficiency: float = 1.0
     latency: bool = False
+    transport: str | None = None
 
 
 DGCL_MODEL = CostModel("dgcl")
-# Refitted (issue 20) to the receive-first exchange, re-measured over the same shaped links
-# (benchmarks/results/netns_recal.json): RMS relative error over the 18 fitted points 11.5 % (§5.1:
-# 39.5 %). The first fit (α = 1.562 ms, o = 0, η = 0.54) described the older send-first exchange,
-# which lost half the bandwidth. On the 18 small allgathers (widths 4–48) measured after this fit
-# (netns_validation_recal.json) its RMS relative error is 106 % against 61 % for §5.1: those are
-# latency-bound (1.7–14 ms), vary up to 3× between runs on this loaded machine, and the fitted
-# per-message cost o (3 ms per stage at 3 peers) overestimates the smallest of them.
-ALPHA_S, MESSAGE_S, ETA = 0.000764, 0.00102, 0.96
-# Fitted by benchmarks/calibrate_cost.py to benchmarks/results/netns_recal.json (gloo, TCP, netns);
-# benchmarks/results/cost_calibration.json records the fit, and a test keeps the two equal.
-ALPHA_BETA = CostModel("alpha-beta", stage_overhead_s=ALPHA_S, message_overhead_s=MESSAGE_S,
-                       bandwidth_efficiency=ETA, latency=True)
+
+
+def alpha_beta(transport: Transport) -> CostModel:
+    """The α–β model with ``transport``'s constants (α, o, ℓ, η) and link latency."""
+    return CostModel("alpha-beta", stage_overhead_s=transport.stage_overhead_s,
+                     message_overhead_s=transport.message_overhead_s, message_latency_s=transport.message_latency_s,
+                     bandwidth_efficiency=transport.bandwidth_efficiency, latency=True, transport=transport.name)
+
+
+ALPHA_BETA = alpha_beta(GLOO)  # gloo's: fitted by benchmarks/calibrate_cost.py (see .transport)
 COST_MODELS = {m.name: m for m in (ALPHA_BETA, DGCL_MODEL)}
 DEFAULT_COST_MODEL = ALPHA_BETA.name  # what the commands use unless --cost-model says otherwise
 
 
-def cost_model(name: str) -> CostModel:
-    """The model called ``name`` (``alpha-beta`` or ``dgcl``), or a one-line error."""
+def cost_model(name: str, transport: Transport | None = None) -> CostModel:
+    """The model called ``name`` (``alpha-beta`` or ``dgcl``), or a one-line error; ``alpha-beta``
+    takes ``transport``'s constants (gloo's when None), ``dgcl`` (§5.1) has none."""
     from ..errors import NetweaveError
 
     if name not in COST_MODELS:
         raise NetweaveError(f"unknown cost model {name!r}; choose one of {', '.join(COST_MODELS)}")
+    if name == ALPHA_BETA.name and transport is not None:
+        return alpha_beta(transport)
     return COST_MODELS[name]
 
 
@@ -92,7 +99,7 @@ class PlanCost:
         stage_times_s: ``(K,)`` ``t^k`` for stages 1..K.
         link_bytes: ``(K, m*m)`` bytes on every logical link per stage.
         hop_bytes: ``(K, num_hops)`` bytes on every physical hop per stage (all links sharing it).
-        link_times_s: ``(K, m*m)`` ``t_i^k`` (with the α–β model: ``λ_i + t_i^k / η`` on active links).
+        link_times_s: ``(K, m*m)`` ``t_i^k`` (with the α–β model: ``λ_i + ℓ + t_i^k / η`` on active links).
         model: the cost model's name.
     """
 
@@ -133,8 +140,8 @@ def plan_cost(plan: GraphCommPlan, links: WorkerLinks, model: CostModel = DGCL_M
     gathered = np.where(padded >= 0, hop_times[:, np.maximum(padded, 0)], 0.0)
     active = link_bytes > 0
     link_times = gathered.max(axis=2) * active
-    if model.latency or model.bandwidth_efficiency != 1.0:
-        lam = links.link_latency_s() if model.latency else 0.0
+    if model.latency or model.bandwidth_efficiency != 1.0 or model.message_latency_s:
+        lam = (links.link_latency_s() if model.latency else 0.0) + model.message_latency_s
         link_times = np.where(active, lam + link_times / model.bandwidth_efficiency, 0.0)
     stage_times = link_times.max(axis=1) if link_times.size else np.zeros(0)
     if model.stage_overhead_s or model.message_overhead_s:

@@ -5,6 +5,10 @@ there is a logical link, mapped to one physical path: the direct connection when
 else the widest of the fewest-hop paths that do not transit another worker (e.g. PCIe-QPI-PCIe on
 a DGX-1). Relaying through other workers is left to the planner. A *hop* is one direction of a
 full-duplex physical link: hop ``2e`` is link ``e`` from ``a`` to ``b``, hop ``2e+1`` from ``b`` to ``a``.
+
+A logical link's *class* names the kinds of physical link it crosses, in path order, as DGCL names
+them (dgcl.txt §3): ``NVLink`` (NV1 or NV2), ``PCIe``, ``PCIe-QPI-PCIe``, ``PCIe-IB-PCIe`` …, from the
+links' ``label``; unlabelled links (a host network) count as ``network``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class WorkerLinks:
         hop_bw: ``(2 * num_physical_links,)`` bandwidth of every hop in bytes per second.
         hop_names: ``"A->B"`` for every hop.
         hop_latency_s: ``(2 * num_physical_links,)`` one-way latency of every hop in seconds.
+        hop_labels: the ``label`` of every hop's physical link (None where it has none).
     """
 
     workers: tuple[str, ...]
@@ -39,6 +44,7 @@ class WorkerLinks:
     hop_bw: np.ndarray
     hop_names: tuple[str, ...]
     hop_latency_s: np.ndarray | None = None
+    hop_labels: tuple[str | None, ...] | None = None
 
     def link_latency_s(self) -> np.ndarray:
         """``(m*m,)`` one-way latency of every logical link: the sum over its hops (0 without hops)."""
@@ -72,6 +78,28 @@ class WorkerLinks:
         m = self.num_workers
         return f"{self.workers[l // m]}->{self.workers[l % m]}"
 
+    def link_class(self, l: int) -> str:
+        """The class of logical link ``l``: its hops' link kinds in path order, repeats merged
+        (``NVLink``, ``PCIe-QPI-PCIe``, ``network`` …; see the module docstring)."""
+        labels = self.hop_labels or ()
+        kinds: list[str] = []
+        for h in self.link_hops[self.link_ptr[l]:self.link_ptr[l + 1]]:
+            label = labels[h] if h < len(labels) else None
+            kind = "NVLink" if label in ("NV1", "NV2") or (label or "").startswith("NVLink") else (label or "network")
+            if not kinds or kinds[-1] != kind:
+                kinds.append(kind)
+        return "-".join(kinds) if kinds else "none"
+
+    def bytes_by_class(self, link_bytes: np.ndarray) -> dict[str, int]:
+        """Bytes per link class from ``(..., m*m)`` bytes per logical link (summed over leading
+        axes, e.g. stages), classes in order of first appearance, empty classes left out."""
+        per_link = np.asarray(link_bytes, dtype=np.float64).reshape(-1, self.link_ptr.size - 1).sum(axis=0)
+        out: dict[str, int] = {}
+        for l in np.flatnonzero(per_link):
+            key = self.link_class(int(l))
+            out[key] = out.get(key, 0) + int(per_link[l])
+        return out
+
 
 def worker_links(topo: Topology) -> WorkerLinks:
     """Map every ordered worker pair of ``topo`` onto its physical hops."""
@@ -99,4 +127,5 @@ def worker_links(topo: Topology) -> WorkerLinks:
     bw = np.repeat([l.bytes_per_s for l in topo.links], 2).astype(np.float64)
     names = tuple(n for l in topo.links for n in (f"{l.a}->{l.b}", f"{l.b}->{l.a}"))
     latency = np.repeat([l.latency_us * 1e-6 for l in topo.links], 2).astype(np.float64)
-    return WorkerLinks(tuple(workers), exists, ptr, np.asarray(hops, dtype=np.int64), bw, names, latency)
+    labels = tuple(l.label for l in topo.links for _ in range(2))
+    return WorkerLinks(tuple(workers), exists, ptr, np.asarray(hops, dtype=np.int64), bw, names, latency, labels)

@@ -1,8 +1,9 @@
 """What every rank of a training run receives, and the widths and predicted time of its exchanges.
 
 The job is prepared once, before any process starts, by
-:meth:`netweave.scenarios.TrainScenario.prepare` (load, partition, plan, validate); the ranks only
-read it. ``job.config`` is that scenario (the run's settings).
+:meth:`netweave.scenarios.TrainScenario.prepare` or :meth:`netweave.scenarios.DistributedScenario.prepare`
+(load, partition, plan, validate: :func:`netweave.scenarios.distributed.prepare_run`); the ranks
+only read it. ``job.config`` is that scenario (the run's settings).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..plan import GraphCommPlan, plan_cost
 from ..units import feature_bytes
 
 if TYPE_CHECKING:
+    from ..scenarios.distributed import DistributedScenario
     from ..scenarios.train import TrainScenario
 
 
@@ -27,14 +29,16 @@ class TrainJob:
     """A prepared run: settings, the partition, and (for p2p/spst) the validated plan.
 
     Attributes:
-        config: the run's settings; parts: (N,) int32 worker of each vertex.
+        config: the run's settings (a ``TrainScenario`` or ``DistributedScenario``: both carry
+            ``dataset``, ``workers``, ``comm``, ``device``, ``timeout_s``, ``normalize_features``,
+            ``seed``); parts: (N,) int32 worker of each vertex.
         plan: the plan every rank executes (None for one worker or ``allreduce``), with its
             ``num_hops``, ``num_stages`` and ``planner``.
         predicted_comm_s: the predicted seconds of one epoch's embedding exchanges on the cost
             model of ``config.cost_model``: one graph allgather per width of :func:`exchanged_widths`.
     """
 
-    config: TrainScenario
+    config: TrainScenario | DistributedScenario
     parts: np.ndarray
     plan: GraphCommPlan | None = None
     topology_name: str | None = None

@@ -1,15 +1,19 @@
-"""Start the ranks of a training run: N local processes, or the processes torchrun started.
+"""Start the ranks of a distributed run: N local processes, or the processes torchrun started.
 
-* ``train(scenario)`` (what :meth:`netweave.scenarios.TrainScenario.run` calls): prepares the job
-  once (``scenario.prepare()``: partition, plan, validation), then spawns ``--workers`` processes
-  that meet through a file store in the run's private temporary directory and talk over loopback
-  only (gloo bound to the loopback interface: nothing listens on another address), and returns
-  rank 0's :class:`~.report.TrainReport`. ``--workers 1`` trains in this process with no process
-  group at all.
+* ``run_task(scenario, fn)`` (what :func:`netweave.distributed.launch` and, with the built-in
+  models' function, :meth:`netweave.scenarios.TrainScenario.run` call): prepares the job once
+  (``scenario.prepare()``: partition, plan, validation), then spawns ``workers`` processes that
+  meet through a file store in the run's private temporary directory and talk over loopback only
+  (gloo bound to the loopback interface: nothing listens on another address); each builds its
+  :class:`~.context.RankContext` and calls ``fn(ctx)``, and rank 0's return value comes back
+  (through a file in the private directory, written by our own rank 0). ``workers=1`` runs ``fn``
+  in this process with no process group at all.
 * Under ``torchrun`` (``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT`` in the environment)
-  every process calls ``train(scenario)`` too: rank 0 prepares the job and broadcasts it, all
-  ranks train, rank 0 returns the report and the others return ``None``. The rendezvous and the
-  interfaces are then the user's (``MASTER_ADDR``, ``GLOO_SOCKET_IFNAME``), for several machines.
+  every process calls ``run_task`` too: rank 0 prepares the job and broadcasts it, all ranks run
+  ``fn``, and each returns its own ``fn``'s value. The rendezvous and the interfaces are then the
+  user's (``MASTER_ADDR``, ``GLOO_SOCKET_IFNAME``), for several machines.
+* ``train(scenario)`` is ``run_task`` with :class:`~.trainer.BuiltinTraining`, and turns rank 0's
+  results into the :class:`~.report.TrainReport` (``None`` on torchrun ranks other than 0).
 
 Every local run keeps its temporary files (the store, the heartbeats, PyG's generated modules,
 whatever the ranks write to ``TMPDIR``) in one private directory that is removed at the end: a run
@@ -28,16 +32,17 @@ from __future__ import annotations
 import datetime
 import logging
 import os
+import pickle
 import signal
 import socket
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NetweaveError
 from ..graph import load_dataset
@@ -105,13 +110,13 @@ def init_group(rank: int, world: int, init_method: str, timeout_s: float, device
                             f"({str(exc).strip().splitlines()[0]}); check that {hint}") from None
 
 
-def exit_rank() -> None:
-    """End a spawned rank whose work is done and saved, skipping interpreter teardown, where gloo's
-    threads can abort the process ("terminate called without an active exception") and turn a
-    success into SIGABRT."""
+def exit_rank(code: int = 0) -> None:
+    """End a spawned rank whose work is done and saved (or whose error is written), skipping
+    interpreter teardown, where gloo's threads can abort the process ("terminate called without an
+    active exception" on the launching terminal) and turn the exit code into SIGABRT."""
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)
 
 
 def check_device(config: TrainScenario) -> None:
@@ -142,30 +147,16 @@ def _device(device: str, local_rank: int):
     return torch.device("cpu")
 
 
-def _run(job: TrainJob, rank: int, world: int, local_world: int, local_rank: int) -> TrainReport | None:
-    """Train as one rank; rank 0 returns the report, the others None."""
+def _run(job: TrainJob, fn: Callable, rank: int, world: int, local_world: int, local_rank: int) -> Any:
+    """Run ``fn`` as one rank on its :class:`~.context.RankContext`; returns what ``fn`` returned."""
     import torch
-    import torch.distributed as dist
 
-    from .report import run_report
-    from .trainer import train_rank
+    from .context import rank_context
 
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world))
     device = _device(job.config.device, local_rank)
     graph = load_dataset(job.config.dataset)
-    t0 = time.perf_counter()
-    result = train_rank(job, graph, rank, world, device, show_progress=rank == 0)
-    train_s = time.perf_counter() - t0
-    results = [result]
-    if world > 1:
-        results = [None] * world
-        dist.all_gather_object(results, result)
-    if rank != 0:
-        return None
-    report = run_report(job, graph, results, train_s)
-    for message in report.warnings:
-        warn(message)  # on the launching terminal's stderr (spawned ranks inherit it)
-    return report
+    return fn(rank_context(job, graph, rank, world, device))
 
 
 # --- the run's private temporary directory -------------------------------------------------------
@@ -239,10 +230,9 @@ def _heartbeat(path: Path) -> None:
     threading.Thread(target=beat, name="netweave-heartbeat", daemon=True).start()
 
 
-def _spawned(rank: int, world: int, job: TrainJob, run_dir: str) -> None:
-    """Entry point of a spawned rank: errors become one line in ``error-<rank>.txt`` and exit code 3."""
-    import json
-
+def _spawned(rank: int, world: int, job: TrainJob, fn: Callable, run_dir: str) -> None:
+    """Entry point of a spawned rank: errors become one line in ``error-<rank>.txt`` and exit code 3;
+    rank 0 pickles ``fn``'s return value into ``result.pickle``."""
     _heartbeat(Path(run_dir, f"beat-{rank}"))
     tempfile.tempdir = os.path.join(run_dir, "tmp")  # as TMPDIR, should anything have cached another
     try:
@@ -250,17 +240,18 @@ def _spawned(rank: int, world: int, job: TrainJob, run_dir: str) -> None:
         import torch.distributed as dist
 
         try:
-            report = _run(job, rank, world, world, rank)
+            result = _run(job, fn, rank, world, world, rank)
             dist.barrier()  # nobody tears down while a peer still talks
         finally:
             dist.destroy_process_group()
-        if report is not None:
-            Path(run_dir, "report.json").write_text(json.dumps(report.summary()))
+        if rank == 0:
+            with open(Path(run_dir, "result.pickle"), "wb") as f:
+                pickle.dump(result, f)
     except Exception as exc:
         Path(run_dir, f"error-{rank}.txt").write_text(describe(exc))
         if os.environ.get("NETWEAVE_DEBUG"):
             raise
-        sys.exit(3)
+        exit_rank(3)  # a collective that timed out leaves gloo threads behind, as a success does
     exit_rank()
 
 
@@ -381,15 +372,11 @@ def _join(processes, run_dir: str, timeout_s: float) -> None:
             raise _not_answering(*silent)
 
 
-def spawn(job: TrainJob, run_dir: str) -> TrainReport:
-    """Run ``job`` on ``workers`` local processes (gloo on loopback, or NCCL) and return rank 0's
-    report; ``run_dir`` (from :func:`private_tempdir`) holds the store, the heartbeats and the
-    ranks' ``TMPDIR``."""
-    import json
-
+def spawn(job: TrainJob, fn: Callable, run_dir: str) -> Any:
+    """Run ``fn`` on ``workers`` local processes (gloo on loopback, or NCCL) and return rank 0's
+    return value; ``run_dir`` (from :func:`private_tempdir`) holds the store, the heartbeats, the
+    result and the ranks' ``TMPDIR``."""
     import torch.multiprocessing as mp
-
-    from .report import TrainReport
 
     world = job.config.workers
     logging.getLogger("torch.multiprocessing.spawn").setLevel(logging.ERROR)  # we report failures ourselves
@@ -397,15 +384,21 @@ def spawn(job: TrainJob, run_dir: str) -> TrainReport:
     env = {"TMPDIR": tempfile.gettempdir()}
     if interface is not None:  # gloo's and NCCL's sockets on loopback (gloo's default: the host name's address)
         env.update(GLOO_SOCKET_IFNAME=interface, NCCL_SOCKET_IFNAME=interface)
+    try:
+        pickle.dumps(fn)
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        raise NetweaveError(f"the function to run cannot be sent to the spawned ranks ({exc}); define it with def "
+                            "at the top level of a module or script (not a lambda or a nested function)") from None
     with _environ(env):
-        context = mp.start_processes(_spawned, args=(world, job, run_dir), nprocs=world,
+        context = mp.start_processes(_spawned, args=(world, job, fn, run_dir), nprocs=world,
                                      start_method="spawn", join=False)
     try:
         _join(context.processes, run_dir, job.config.timeout_s)
     except BaseException:
         _stop(context.processes, None)  # Ctrl-C or an error here: leave no rank behind
         raise
-    return TrainReport.from_summary(json.loads(Path(run_dir, "report.json").read_text()))
+    with open(Path(run_dir, "result.pickle"), "rb") as f:  # written by our own rank 0 in our private directory
+        return pickle.load(f)
 
 
 def _import_training_stack(run_dir: str) -> None:
@@ -421,24 +414,56 @@ def _import_training_stack(run_dir: str) -> None:
         raise NetweaveError(f"training needs the train extra ({exc.name} is missing): pip install 'netweave[train]'") from None
 
 
-def train(config: TrainScenario) -> TrainReport | None:
-    """Prepare and run a training job; see the module docstring for the two ways it starts."""
+@dataclass(frozen=True)
+class RunOutcome:
+    """A finished run as this process saw it: the prepared ``job``, the ``result`` (rank 0's
+    ``fn`` value; under torchrun this rank's), this process's ``rank`` and the seconds spent
+    preparing (None on torchrun ranks other than 0)."""
+
+    job: TrainJob
+    result: Any
+    rank: int
+    prepare_s: float | None
+
+
+def run_task(config, fn: Callable) -> RunOutcome:
+    """Prepare ``config`` (a :class:`~netweave.scenarios.DistributedScenario` or
+    :class:`~netweave.scenarios.TrainScenario`) and run ``fn(ctx)`` on every rank; see the module
+    docstring for the two ways it starts."""
+    if not callable(fn):
+        raise NetweaveError(f"launch needs a function to run on every rank, got {type(fn).__name__}")
     with private_tempdir() as run_dir:
         _import_training_stack(run_dir)
         check_device(config)
         if under_torchrun():
-            return _torchrun(config)
+            return _torchrun(config, fn)
         check_memory(f"--workers {config.workers}: {config.workers:,} local training processes",
                      config.workers * RANK_BYTES, "use fewer workers, or start one process per worker under "
                      "torchrun on several machines (README: Training)", this_process=False)
         t0 = time.perf_counter()
         job, _ = config.prepare()
-        setup_s = time.perf_counter() - t0
-        report = _run(job, 0, 1, 1, 0) if config.workers == 1 else spawn(job, run_dir)
-        return replace(report, prepare_s=setup_s)
+        prepare_s = time.perf_counter() - t0
+        result = _run(job, fn, 0, 1, 1, 0) if config.workers == 1 else spawn(job, fn, run_dir)
+        return RunOutcome(job, result, 0, prepare_s)
 
 
-def _torchrun(config: TrainScenario) -> TrainReport | None:
+def train(config: TrainScenario) -> TrainReport | None:
+    """Train ``config``'s built-in model (:func:`run_task` with :class:`~.trainer.BuiltinTraining`) and
+    return the run's report (None on a torchrun rank other than 0)."""
+    from .report import run_report
+    from .trainer import BuiltinTraining
+
+    outcome = run_task(config, BuiltinTraining(config))
+    if outcome.result is None:
+        return None
+    out = outcome.result
+    report = run_report(outcome.job, out.results, out.train_s, out.num_nodes, out.num_classes, outcome.prepare_s)
+    for message in report.warnings:
+        warn(message)  # on the launching terminal's stderr
+    return report
+
+
+def _torchrun(config, fn: Callable) -> RunOutcome:
     """One rank of a torchrun job: rank 0 prepares and broadcasts the job (or its error)."""
     import torch.distributed as dist
 
@@ -450,19 +475,21 @@ def _torchrun(config: TrainScenario) -> TrainReport | None:
     config = replace(config, workers=world)
     init_group(rank, world, "env://", config.timeout_s, config.device)
     try:
-        box = [None]
+        box, prepare_s = [None], None
         if rank == 0:
+            t0 = time.perf_counter()
             try:
                 box = [config.prepare()[0]]
             except NetweaveError as exc:
                 box = [str(exc)]
+            prepare_s = time.perf_counter() - t0
         dist.broadcast_object_list(box, src=0)
         if isinstance(box[0], str):
             raise NetweaveError(box[0])
         try:
-            report = _run(box[0], rank, world, local_world, local_rank)
+            result = _run(box[0], fn, rank, world, local_world, local_rank)
             dist.barrier()  # nobody tears down while a peer still talks
-            return report
+            return RunOutcome(box[0], result, rank, prepare_s)
         except Exception as exc:
             raise NetweaveError(f"rank {rank}: {describe(exc)}") from None
     finally:

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from ..errors import NetweaveError
 from ..partition import LocalGraph
 from .dropout import dropout_key, vertex_dropout
+from .local_edges import gcn_edges, local_edges
 
 MODELS = ("gcn", "sage", "gin")
 
@@ -51,16 +52,8 @@ class LocalTensors:
 def local_tensors(local: LocalGraph, degrees: np.ndarray, device="cpu") -> LocalTensors:
     """The sparse operators of ``G_d`` (see :class:`LocalTensors`) over full-graph ``degrees``."""
     n_own, n_out = local.num_local, int(local.global_ids.size)
-    counts = np.diff(local.indptr).astype(np.int64)
-    target = np.repeat(np.arange(n_own, dtype=np.int64), counts)
-    source = local.indices.astype(np.int64)
-    deg1 = degrees[local.global_ids].astype(np.float64) + 1.0
-    weight = 1.0 / np.sqrt(deg1[source] * deg1[target])
-    # GCN rows: each own row's neighbours in CSR order, then its self loop.
-    gcn_ptr = np.concatenate([[0], np.cumsum(counts + 1)])
-    order = np.argsort(np.concatenate([target, np.arange(n_own)]), kind="stable")
-    gcn_cols = np.concatenate([source, np.arange(n_own)])[order]
-    gcn_vals = np.concatenate([weight, 1.0 / deg1[:n_own]])[order].astype(np.float32)
+    source, _ = local_edges(local)
+    gcn_ptr, gcn_cols, _, gcn_vals = gcn_edges(local, degrees)
 
     def t(a):
         return torch.from_numpy(np.ascontiguousarray(a)).to(device)

@@ -7,11 +7,10 @@ bytes are summed over ranks. Summaries are medians over the epochs after the fir
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..graph import Graph
 from .job import TrainJob
 from .trainer import PER_EPOCH, RankResult
 
@@ -106,13 +105,6 @@ class TrainReport:
         """The JSON report of ``netweave train`` (units in key names; ``epochs`` a list of dicts)."""
         return asdict(self) | {"warnings": list(self.warnings)}
 
-    @classmethod
-    def from_summary(cls, data: dict) -> "TrainReport":
-        """The report back from :meth:`summary` (how a spawned rank 0 hands it to the launcher)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names} | {
-            "warnings": tuple(data["warnings"]), "epochs": tuple(EpochRecord(**e) for e in data["epochs"])})
-
     def epoch_rows(self, shown: int = 10) -> tuple[list[tuple], tuple[str, ...]]:
         """About ``shown`` epochs (the first, then every k-th) as table rows, and their columns."""
         step = max(1, len(self.epochs) // shown)
@@ -122,8 +114,10 @@ class TrainReport:
         return rows, columns
 
 
-def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: float) -> TrainReport:
-    """The run's report from every rank's result (rank 0 calls it)."""
+def run_report(job: TrainJob, results: list[RankResult], train_s: float, num_nodes: int, num_classes: int,
+               prepare_s: float | None = None) -> TrainReport:
+    """The run's report from every rank's result (the launching process, or torchrun's rank 0, calls
+    it); ``num_nodes``, ``num_classes``: the graph's; writes the logits file when asked."""
     cfg = job.config
     per_rank = np.stack([r.per_epoch for r in sorted(results, key=lambda r: r.rank)])  # (P, E, 5)
     col = {name: per_rank[:, :, i] for i, name in enumerate(PER_EPOCH)}
@@ -144,10 +138,10 @@ def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: 
         return float(np.median([getattr(row, key) for row in steady]))
 
     best = int(np.argmax(acc["val_acc"]))
-    warning = collapse_warning(results, metrics[:, 0], graph.num_classes)
+    warning = collapse_warning(results, metrics[:, 0], num_classes)
     logits_file = None
     if cfg.dump_logits:
-        logits = np.zeros((graph.num_nodes, graph.num_classes), dtype=np.float32)
+        logits = np.zeros((num_nodes, num_classes), dtype=np.float32)
         for r in results:
             logits[r.own_ids] = r.logits
         with open(cfg.dump_logits, "wb") as f:
@@ -165,4 +159,5 @@ def run_report(job: TrainJob, graph: Graph, results: list[RankResult], train_s: 
         median_sync_s=median("sync_s"), exchange_bytes_per_epoch=int(median("exchange_bytes")),
         sync_bytes_per_epoch=int(median("sync_bytes")), predicted_comm_s=job.predicted_comm_s,
         cost_model=cfg.cost_model if job.plan is not None else None, train_s=train_s,
-        collapsed=warning is not None, warnings=(warning,) if warning else (), epochs=epochs, logits_file=logits_file)
+        collapsed=warning is not None, warnings=(warning,) if warning else (), epochs=epochs, logits_file=logits_file,
+        prepare_s=prepare_s)

@@ -1,4 +1,6 @@
-"""Full-graph training on one rank: Adam, dropout, the dataset's masks, per-epoch timing.
+"""Full-graph training of the built-in models on one rank: Adam, dropout, the dataset's masks,
+per-epoch timing. The trainer is a user of :mod:`netweave.distributed`: it gets the same
+:class:`~.context.RankContext` as any user function (:class:`BuiltinTraining`).
 
 Every rank holds the same model (same seed), computes the logits of its own vertices on ``G_d``
 and the *sum* of their cross-entropy divided by the global number of training vertices; summing
@@ -22,15 +24,12 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from ..graph import Graph
-from ..partition import Partition, comm_relation
 from ..progress import epoch_bar
-from .exchange import Exchange, allreduce_gradients
+from .context import RankContext, rank_context
 from .faults import injected_fault, trigger
-from .graph_allgather import CommCounter
-from .job import TrainJob, layer_widths
-from .models import DistGNN, local_tensors
-from .rank_tables import rank_tables
-from .recipe import feature_shift, normalize_rows, param_groups
+from .job import TrainJob
+from .models import DistGNN
+from .recipe import param_groups
 
 PER_EPOCH = ("epoch_s", "comm_s", "sync_s", "exchange_bytes", "sync_bytes")
 
@@ -48,68 +47,76 @@ class RankResult:
     logit_scale: float = float("nan")  # max |logit| of the final logits, all vertices
 
 
-def _rank_data(job: TrainJob, graph: Graph, rank: int, world: int, device):
-    partition = Partition(job.parts, world, "job")
-    comm = comm_relation(graph, partition)
-    local = comm.local_graph(graph, rank)
-    g = local_tensors(local, graph.degrees, device)
-    own = local.global_ids[: local.num_local]
-    features = graph.features[own]
-    if job.config.normalize_features:
-        features = normalize_rows(features, feature_shift(graph.features))
-    features = features.toarray() if hasattr(features, "toarray") else np.asarray(features)
-    x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(device)
-    y = torch.from_numpy(graph.labels[own].astype(np.int64)).to(device)
-    masks = [torch.from_numpy(np.asarray(m[own], dtype=bool) if m is not None else np.zeros(own.size, bool)).to(device)
-             for m in (graph.train_mask, graph.val_mask, graph.test_mask)]  # an absent mask selects no vertex
-    if world == 1:
-        mode, tables = "none", None
-    elif job.plan is None:
-        mode, tables = "allreduce", None
-    else:
-        mode, tables = "plan", rank_tables(job.plan, comm, rank)
-    exchange = Exchange(mode, local.global_ids, local.num_local, graph.num_nodes, tables, device)
-    return g, x, y, masks, exchange
-
-
 def train_rank(job: TrainJob, graph: Graph, rank: int, world: int, device="cpu", show_progress=False) -> RankResult:
     """Train ``job`` as ``rank`` of ``world`` (a process group must exist when ``world > 1``)."""
-    cfg = job.config
-    g, x, y, masks, exchange = _rank_data(job, graph, rank, world, device)
-    num_train = int(graph.train_mask.sum())
+    return train_on(rank_context(job, graph, rank, world, device), job.config, show_progress)
+
+
+def train_on(ctx: RankContext, cfg, show_progress=False) -> RankResult:
+    """Train the built-in model of ``cfg`` (a :class:`~netweave.scenarios.TrainScenario`) on one rank,
+    through the same :class:`~.context.RankContext` a user's function gets."""
+    world = ctx.world
     torch.manual_seed(cfg.seed)  # identical initial parameters on every rank
-    model = DistGNN(cfg.model, layer_widths(cfg, graph), cfg.dropout, cfg.seed).to(device)
+    model = DistGNN(cfg.model, [ctx.x.shape[1]] + [cfg.hidden] * (cfg.layers - 1) + [ctx.num_classes],
+                    cfg.dropout, cfg.seed).to(ctx.device)
     params = list(model.parameters())
     optimiser = torch.optim.Adam(param_groups(model.convs, cfg.weight_decay, cfg.decay_first_layer_only), lr=cfg.lr)
-    sync = CommCounter()
+    x, y, masks = ctx.x, ctx.y, [ctx.train_mask, ctx.val_mask, ctx.test_mask]
     per_epoch = np.zeros((cfg.epochs, len(PER_EPOCH)))
     metrics = np.zeros((cfg.epochs, 7))
-    fault = injected_fault(rank)
+    fault = injected_fault(ctx.rank)
     with epoch_bar(cfg.epochs, f"training {cfg.model} on {world} worker(s)", enabled=show_progress) as advance:
         for epoch in range(cfg.epochs):
             if fault is not None and fault[1] == epoch:
                 trigger(fault[0])
-            exchange.counter.reset()
-            sync.reset()
+            ctx.reset_counters()
             t0 = time.perf_counter()
             model.train()
             optimiser.zero_grad(set_to_none=False)
-            logits = model(x, g, exchange)
-            loss = F.cross_entropy(logits[masks[0]], y[masks[0]], reduction="sum") / num_train
+            logits = model(x, ctx.tensors, ctx.exchange)
+            loss = F.cross_entropy(logits[masks[0]], y[masks[0]], reduction="sum") / ctx.num_train
             loss.backward()
-            if world > 1:
-                allreduce_gradients(params, sync)
+            ctx.sync_gradients(params)
             optimiser.step()
-            per_epoch[epoch] = (time.perf_counter() - t0, exchange.counter.seconds, sync.seconds,
-                                exchange.counter.bytes_sent, sync.bytes_sent)
-            metrics[epoch] = _evaluate(model, x, g, exchange, y, masks, float(loss.detach()), world)
+            c = ctx.counters()
+            per_epoch[epoch] = (time.perf_counter() - t0, c.exchange_s, c.sync_s, c.exchange_bytes, c.sync_bytes)
+            metrics[epoch] = _evaluate(model, x, ctx, y, masks, float(loss.detach()), world)
             advance(f"loss {metrics[epoch, 0]:.4f}  val {metrics[epoch, 3] / max(metrics[epoch, 4], 1):.3f}")
     model.eval()
     with torch.no_grad():
-        final = model(x, g, exchange)
+        final = model(x, ctx.tensors, ctx.exchange)
     spread, scale = _logit_range(final, world)
     logits = final.cpu().numpy() if cfg.dump_logits else None
-    return RankResult(rank, per_epoch, metrics, g.own_ids.cpu().numpy(), logits, spread, scale)
+    return RankResult(ctx.rank, per_epoch, metrics, ctx.own_ids.cpu().numpy(), logits, spread, scale)
+
+
+@dataclass(frozen=True)
+class TrainingOutput:
+    """What :class:`BuiltinTraining` hands back from rank 0: every rank's result, rank 0's training
+    seconds, and the graph's size (for the report)."""
+
+    results: list[RankResult]
+    train_s: float
+    num_nodes: int
+    num_classes: int
+
+
+@dataclass(frozen=True)
+class BuiltinTraining:
+    """``netweave train``'s function for :func:`~.launcher.run_task`: trains ``config``'s built-in
+    model on the rank's context; rank 0 returns a :class:`TrainingOutput`, the others None."""
+
+    config: object
+
+    def __call__(self, ctx: RankContext) -> TrainingOutput | None:
+        t0 = time.perf_counter()
+        result = train_on(ctx, self.config, show_progress=ctx.rank == 0)
+        train_s = time.perf_counter() - t0
+        results = [result]
+        if ctx.world > 1:
+            results = [None] * ctx.world
+            dist.all_gather_object(results, result)
+        return TrainingOutput(results, train_s, ctx.num_nodes, ctx.num_classes) if ctx.rank == 0 else None
 
 
 def _logit_range(logits: torch.Tensor, world: int) -> tuple[float, float]:
@@ -128,12 +135,12 @@ def _logit_range(logits: torch.Tensor, world: int) -> tuple[float, float]:
     return float((high - low).max()), float(stats[-1])
 
 
-def _evaluate(model, x, g, exchange, y, masks, loss: float, world: int) -> np.ndarray:
+def _evaluate(model, x, ctx: RankContext, y, masks, loss: float, world: int) -> np.ndarray:
     """Global loss and (correct, total) per mask, summed over ranks; runs after the epoch's figures
-    are recorded (the exchange counter is reset at the next epoch), so it is not counted."""
+    are recorded (the counters are reset at the next epoch), so it is not counted."""
     model.eval()
     with torch.no_grad():
-        pred = model(x, g, exchange).argmax(dim=1)
+        pred = model(x, ctx.tensors, ctx.exchange).argmax(dim=1)
     values = [loss]
     for m in masks:
         values += [float((pred[m] == y[m]).sum()), float(m.sum())]

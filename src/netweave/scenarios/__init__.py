@@ -5,6 +5,7 @@ DESIGN.md once and returns a typed result with ``summary()`` (a JSON-able dict, 
 names). ``cli``, ``compare``, ``repro`` and ``sweep`` parse, build a scenario, run it and render.
 """
 
+from .distributed import DistributedScenario
 from .defaults import FEATURE_DIM, PRECISION_MIX, SWITCH_MEMORY_BYTES, feature_bytes, feature_dim
 from .exchange import ExchangeResult, ExchangeScenario, PlanCheck, PlanCheckResult
 from .ina import InaResult, InaScenario, TimeslotResult, TimeslotScenario
@@ -16,5 +17,6 @@ from .train import TrainScenario
 
 __all__ = ["ExchangeScenario", "ExchangeResult", "PlanCheck", "PlanCheckResult", "RouteScenario", "RouteCheck",
            "RouteCheckResult", "InaScenario", "InaResult", "TimeslotScenario", "TimeslotResult", "PartitionScenario",
-           "PartitionResult", "TrainScenario", "ClusterScenario", "TestbedTrainScenario", "TestbedTrainResult",
-           "TestbedGnnScenario", "TestbedGnnResult", "FEATURE_DIM", "PRECISION_MIX", "SWITCH_MEMORY_BYTES", "feature_bytes", "feature_dim"]
+           "PartitionResult", "TrainScenario", "DistributedScenario", "ClusterScenario", "TestbedTrainScenario",
+           "TestbedTrainResult", "TestbedGnnScenario", "TestbedGnnResult", "FEATURE_DIM", "PRECISION_MIX",
+           "SWITCH_MEMORY_BYTES", "feature_bytes", "feature_dim"]

@@ -2,7 +2,9 @@
 
 What ``netweave plan`` runs and what ``compare``'s exchange section shows. The planner is DGCL's
 SPST (Algorithms 1–2) or P2P; the cost model is the commands' default α–β or the paper's §5.1
-(``netweave.plan.cost``), and SPST's P2P guard compares on it.
+(``netweave.plan.cost``), and SPST's P2P guard compares on it. The α–β constants are the
+transport's (``netweave.plan.transport``): ``nccl`` on a topology of GPUs, ``gloo`` on one of
+hosts, unless ``transport`` names one.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from ..errors import NetweaveError
 from ..graph import Graph
 from ..partition import CommRelation
 from ..plan import GraphCommPlan, PlanCost, WorkerLinks
-from ..plan.cost import COST_MODELS, DEFAULT_COST_MODEL
+from ..plan.cost import DEFAULT_COST_MODEL, DGCL_MODEL
+from ..plan.transport import Transport
 from .defaults import feature_bytes, feature_dim
 
 PLANNERS = ("p2p", "spst")
@@ -27,6 +30,8 @@ class ExchangeScenario:
     Attributes:
         dataset: dataset spec; topology: topology spec (its workers are the parts, in rank order).
         planner: ``spst`` or ``p2p``; cost_model: ``alpha-beta`` or ``dgcl``.
+        transport: whose α–β constants: ``gloo``, ``nccl``, or None for the topology's (GPU
+            workers: nccl, hosts: gloo).
         feature_dim: float32 values per embedding (default: the dataset's, else 128).
         method: partitioner when no ``parts_file``; parts: must equal the topology's workers (the default).
         seed: seed of the partitioner and SPST's vertex order.
@@ -36,6 +41,7 @@ class ExchangeScenario:
     topology: str = "dgx1"
     planner: str = "spst"
     cost_model: str = DEFAULT_COST_MODEL
+    transport: str | None = None
     feature_dim: int | None = None
     method: str = "metis"
     parts: int | None = None
@@ -43,12 +49,15 @@ class ExchangeScenario:
     seed: int = 0
 
     def check(self) -> None:
-        """Reject an unknown planner or cost model with one line."""
+        """Reject an unknown planner, cost model or transport with one line."""
         from ..plan.cost import cost_model
+        from ..plan.transport import transport
 
         if self.planner not in PLANNERS:
             raise NetweaveError(f"unknown planner {self.planner!r}; use one of {', '.join(PLANNERS)}")
         cost_model(self.cost_model)
+        if self.transport is not None:
+            transport(self.transport)
 
     def prepare(self, graph: Graph | None = None) -> "ExchangeInputs":
         """Load, partition and relate: the inputs every planner and cost model of this scenario
@@ -57,6 +66,7 @@ class ExchangeScenario:
         from ..graph import load_dataset
         from ..partition import comm_relation, load_partition, partition_by_method
         from ..plan import worker_links
+        from ..plan.transport import transport_for
         from ..topology import load_topology_spec
 
         topo = load_topology_spec(self.topology)
@@ -72,7 +82,7 @@ class ExchangeScenario:
             parts = partition_by_method(graph, self.method, self.parts, topo, self.seed)
         comm = comm_relation(graph, parts)
         return ExchangeInputs(key=self.inputs_key(), graph=graph, topology_name=topo.name, links=links, comm=comm,
-                              partition_time_s=time.perf_counter() - t0)
+                              partition_time_s=time.perf_counter() - t0, topology_transport=transport_for(topo))
 
     def inputs_key(self) -> tuple:
         """The fields that :meth:`prepare` depends on."""
@@ -81,14 +91,16 @@ class ExchangeScenario:
     def run(self, inputs: "ExchangeInputs | None" = None) -> "ExchangeResult":
         """Plan and cost; ``inputs`` from :meth:`prepare` of a scenario with the same :meth:`inputs_key`."""
         from ..plan import p2p_plan, plan_cost, spst_plan
-        from ..plan.cost import cost_model
+        from ..plan.cost import alpha_beta, cost_model
+        from ..plan.transport import transport
 
         self.check()
-        model = cost_model(self.cost_model)
         if inputs is None:
             inputs = self.prepare()
         elif inputs.key != self.inputs_key():
             raise ValueError(f"inputs prepared for {inputs.key}, not {self.inputs_key()}")
+        carrier = inputs.topology_transport if self.transport is None else transport(self.transport)
+        model = cost_model(self.cost_model, carrier)
         links, comm = inputs.links, inputs.comm
         fb = feature_bytes(feature_dim(self.feature_dim, inputs.graph))
         t1 = time.perf_counter()
@@ -102,9 +114,11 @@ class ExchangeScenario:
         else:
             plan = direct
         t3 = time.perf_counter()
-        costs = {name: plan_cost(plan, links, m) for name, m in COST_MODELS.items()}
+        costs = {name: plan_cost(plan, links, m) for name, m in (("alpha-beta", alpha_beta(carrier)),
+                                                                  ("dgcl", DGCL_MODEL))}
         return ExchangeResult(
             scenario=self, topology_name=inputs.topology_name, plan=plan, links=links, cost=costs[model.name],
+            transport=carrier,
             p2p=direct, p2p_cost=None if direct is None else plan_cost(direct, links, model),
             time_by_model_s={name: c.total_s for name, c in costs.items()},
             partition_time_s=inputs.partition_time_s,
@@ -122,6 +136,7 @@ class ExchangeInputs:
     links: WorkerLinks
     comm: CommRelation
     partition_time_s: float
+    topology_transport: Transport
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,6 +148,7 @@ class ExchangeResult:
         cost: the plan's cost on the scenario's model; p2p, p2p_cost: the P2P plan and its cost on the
             same model (None when some pair of workers has no logical link).
         time_by_model_s: the plan's predicted seconds under every cost model, by name.
+        transport: whose constants the α–β model used (reported even under §5.1, which has none).
     """
 
     scenario: ExchangeScenario
@@ -140,6 +156,7 @@ class ExchangeResult:
     plan: GraphCommPlan
     links: object
     cost: PlanCost
+    transport: Transport
     p2p: GraphCommPlan | None
     p2p_cost: PlanCost | None
     time_by_model_s: dict[str, float] = field(default_factory=dict)
@@ -161,11 +178,14 @@ class ExchangeResult:
             "dataset": s.dataset, "topology": self.topology_name, "planner": s.planner,
             "num_workers": links.num_workers, "feature_bytes": self.plan.feature_bytes,
             "num_hops": self.plan.num_hops, "num_stages": self.plan.num_stages, "cost_model": self.cost.model,
-            "predicted_time_s": self.cost.total_s,
+            "transport": self.transport.name, "transport_constants": self.transport.constants(),
+            "transport_source": self.transport.source, "predicted_time_s": self.cost.total_s,
             **{f"{name.replace('-', '_')}_predicted_time_s": t for name, t in self.time_by_model_s.items()},
             "stage_times_s": self.cost.stage_times_s.tolist(),
             "p2p_predicted_time_s": None if self.p2p_cost is None else self.p2p_cost.total_s,
             "speedup_vs_p2p": self.speedup_vs_p2p, "total_bytes": int(per_link.sum()),
+            "bytes_per_link_class": links.bytes_by_class(per_link),
+            "p2p_bytes_per_link_class": None if self.p2p_cost is None else links.bytes_by_class(self.p2p_cost.link_bytes),
             "bytes_per_link": {links.link_name(l): int(b) for l, b in enumerate(per_link) if b},
             "bytes_per_hop": {links.hop_names[h]: int(b) for h, b in enumerate(per_hop) if b},
             "planning_time_s": self.planning_time_s, "partition_time_s": self.partition_time_s,

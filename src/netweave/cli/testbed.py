@@ -45,6 +45,7 @@ def testbed_train(
     precisions: Optional[str] = typer.Option(None, "--precisions", help="Workers per precision, e.g. fp8:2,fp16:2 (the default; with --workers N: fp8:2,fp16:N-2)."),
     routing: str = typer.Option("pahina", "--routing", help="pahina, atp or grid (their control plane picks the aggregating switches), aro or ecmp (flows merge at every switch they share: multi-level; one precision), ps (every gradient to the PS, no INA) or ring (gloo's ring all-reduce, fp32, no PS)."),
     dataplane: str = typer.Option("xdp", "--dataplane", help="xdp (in the kernel) or user (the reference, in each switch's agent)."),
+    mode: str = typer.Option("stream", "--mode", help="stream (every chunk's sum multicast down by the switches as it completes, the optimizer on every worker; beyond the paper) or ps (PAHInA §IV-C: sums to the PS, which steps and multicasts the parameters)."),
     topology: Optional[str] = typer.Option(None, "--topology", help="The cluster (default star:n=WORKERS+1); its first host is the PS. " + TOPOLOGY_HELP),
     model: str = typer.Option("lenet5", "--model", help="lenet5, resnet18 or resnet50."),
     data: str = typer.Option("digits", "--data", help="digits (scikit-learn's, real) or cifar-synthetic (CIFAR-10-shaped, for throughput)."),
@@ -63,7 +64,7 @@ def testbed_train(
 
     scenario = TestbedTrainScenario(workers=workers_n, precisions=precisions, routing=routing, dataplane=dataplane,
                                     topology=topology, model=model, data=data, epochs=epochs, steps=steps, scale=scale,
-                                    batch=batch, switch_gbps=switch_gbps, lr=lr, seed=seed)
+                                    batch=batch, switch_gbps=switch_gbps, lr=lr, seed=seed, mode=mode)
     scenario.prepare()  # every bad value in one line before the progress bar
     with epoch_bar(epochs, f"{routing} on the testbed", enabled=not as_json) as advance:
         def on_epoch(e: dict) -> None:

@@ -85,6 +85,7 @@ class TestbedTrainScenario:
     seed: int = 0
     timeout_s: float = 60.0
     eval_samples: int | None = None
+    mode: str = "stream"
 
     def worker_precisions(self) -> list[str]:
         """One precision per worker, from ``workers`` and ``precisions`` (checked)."""
@@ -118,6 +119,7 @@ class TestbedTrainScenario:
             (self.model in MODELS, f"--model {self.model!r}: use one of {', '.join(MODELS)}"),
             (self.data in DATASETS, f"--data {self.data!r}: use one of {', '.join(DATASETS)}"),
             (self.dataplane in ("xdp", "user"), f"--dataplane {self.dataplane!r}: use xdp or user"),
+            (self.mode in ("stream", "ps"), f"--mode {self.mode!r}: use stream or ps"),
             (bool(precisions) and all(p in ("fp8", "fp16", "fp32") for p in precisions),
              "--precisions: give each worker fp8, fp16 or fp32"),
             (self.batch % max(len(precisions), 1) == 0,
@@ -129,7 +131,7 @@ class TestbedTrainScenario:
         return TrainRun(topology=topo, precisions=tuple(precisions), routing=self.routing, dataplane=self.dataplane,
                         model=self.model, data=self.data, epochs=self.epochs, steps=self.steps, scale=self.scale,
                         batch=self.batch, lr=self.lr, seed=self.seed, switch_gbps=self.switch_gbps,
-                        timeout_s=self.timeout_s, eval_samples=self.eval_samples)
+                        timeout_s=self.timeout_s, eval_samples=self.eval_samples, mode=self.mode)
 
     def run(self, on_epoch=None) -> "TestbedTrainResult":
         """Train (as root); ``on_epoch(record)`` after every epoch."""
@@ -151,6 +153,7 @@ class TestbedTrainResult:
     def summary(self) -> dict:
         s, r = self.scenario, self.run
         return {"workers": self.precisions, "routing": s.routing, "dataplane": s.dataplane if r.agents else None,
+                "mode": s.mode if s.routing not in ("ring", "ps") else None,
                 "scale": s.scale, "model": s.model, "data": s.data, **(r.plan.summary() if r.plan else {}),
                 **r.summary, "epochs": r.epochs, "switches": r.agents}
 

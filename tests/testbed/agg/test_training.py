@@ -47,12 +47,18 @@ def single_process(epochs: int, batch: int = 64, lr: float = 0.05, seed: int = 0
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("routing", ["pahina", "ps"])
-def test_two_fp32_workers_follow_the_single_process_run(routing):
-    r = train_on_testbed(["fp32", "fp32"], routing=routing, epochs=2, timeout_s=60)
-    assert np.allclose([e["loss"] for e in r.epochs], single_process(2), atol=1e-4)  # fixed point: 2^-25 per value
+@pytest.mark.parametrize("routing, mode", [("pahina", "stream"), ("pahina", "ps"), ("ps", "ps")])
+def test_two_fp32_workers_follow_the_single_process_run(routing, mode):
+    """fp32 on the wire: the PS's fixed point resolves 2^-25, the streaming block floating point
+    2^-26 of a chunk's largest value (and a chunk whose value would not fit goes again, exactly)."""
+    r = train_on_testbed(["fp32", "fp32"], routing=routing, mode=mode, epochs=2, timeout_s=60)
+    assert np.allclose([e["loss"] for e in r.epochs], single_process(2), atol=1e-4)
     steps = r.summary["steps"]
-    if routing == "pahina":  # every gradient chunk was aggregated by the switch, once per step
+    if mode == "stream":  # every chunk (512 fp32 values) summed by the switch's XDP program, once a round
+        retried = sum(e["chunks_retried"] for e in r.epochs)
+        assert r.agent["counters"]["results"] == steps * -(-r.summary["parameters"] // 512) + retried
+        assert r.agent["counters"]["mismatched"] == 0 and r.agent["counters"]["unknown"] == 0
+    elif routing == "pahina":  # every gradient chunk was aggregated by the switch, once per step
         assert r.agent["counters"]["results"] == steps * -(-r.summary["parameters"] // 256)
     else:
         assert r.agent is None and r.epochs[-1]["collector"]["raw"] == 2 * steps * -(-r.summary["parameters"] // 256)
@@ -91,7 +97,8 @@ def test_a_killed_worker_ends_the_run_at_once_with_one_line(tmp_path):
 def test_four_fp32_workers_aggregated_at_two_leaves_of_a_tree_follow_the_single_process_run():
     """ATP on the bridge tree: each leaf switch's XDP program sums its two workers, the PS adds the
     two leaves' results, the parameters come back by multicast; the loss is plain PyTorch's."""
-    r = train_on_testbed(["fp32"] * 4, routing="atp", epochs=1, timeout_s=60, topology="tree:leaves=2,hosts=2")
+    r = train_on_testbed(["fp32"] * 4, routing="atp", mode="ps", epochs=1, timeout_s=60,
+                         topology="tree:leaves=2,hosts=2")
     assert sorted(r.agents) == ["L0", "L1"]
     assert np.allclose([e["loss"] for e in r.epochs], single_process(1), atol=1e-4)
     chunks = -(-r.summary["parameters"] // 256)
@@ -107,7 +114,7 @@ def test_aro_aggregates_in_two_levels_and_follows_the_single_process_run(datapla
     """ARO on the bridge tree: each leaf's data plane (XDP, or the userspace reference) sums its two
     workers and sends the sum on as DATA of the root's aggregator, which sums the leaves for the
     PS; the loss is plain PyTorch's."""
-    r = train_on_testbed(["fp32"] * 4, routing="aro", dataplane=dataplane, epochs=1, timeout_s=60,
+    r = train_on_testbed(["fp32"] * 4, routing="aro", dataplane=dataplane, mode="ps", epochs=1, timeout_s=60,
                          topology="tree:leaves=2,hosts=2")
     assert sorted(r.agents) == ["L0", "L1", "R0"]
     assert np.allclose([e["loss"] for e in r.epochs], single_process(1), atol=1e-4)
@@ -116,6 +123,23 @@ def test_aro_aggregates_in_two_levels_and_follows_the_single_process_run(datapla
     assert all(a["counters"]["results"] >= r.summary["steps"] * chunks for a in r.agents.values())
     assert r.epochs[-1]["collector"]["results"] == r.summary["steps"] * chunks  # one sum per chunk at the PS
     assert r.epochs[-1]["collector"]["raw"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataplane", ["xdp", "user"])
+def test_streaming_through_two_levels_follows_the_single_process_run(dataplane):
+    """ARO's two-level tree, streaming: each leaf sums its two workers and sends the partial sum up
+    as DATA of the root's aggregator, whose complete sums come down to all four workers (the root's
+    devmap broadcast, then each leaf's); the loss is plain PyTorch's, and the data planes agree."""
+    r = train_on_testbed(["fp32"] * 4, routing="aro", dataplane=dataplane, epochs=1, timeout_s=60,
+                         topology="tree:leaves=2,hosts=2")
+    assert np.allclose([e["loss"] for e in r.epochs], single_process(1), atol=1e-4)
+    chunks = r.summary["steps"] * -(-r.summary["parameters"] // 512) + r.epochs[-1]["chunks_retried"]
+    counters = {name: a["counters"] for name, a in r.agents.items()}
+    assert counters["R0"]["results"] == chunks and counters["R0"]["accepted"] == 2 * chunks
+    assert counters["L0"]["partials"] == counters["L1"]["partials"] == chunks
+    if dataplane == "xdp":  # every switch forwarded the root's sums down the tree
+        assert counters["L0"]["forwarded"] >= chunks and counters["L1"]["forwarded"] >= chunks
 
 
 @pytest.mark.slow

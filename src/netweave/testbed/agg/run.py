@@ -19,16 +19,20 @@ from dataclasses import dataclass, field
 
 from ...topology import Topology
 from ..net.multicast import group_address, start_routers
-from ..net.ports import AGGREGATION, CONTROL, PARAMETERS
+from ...errors import NetweaveError
+from ..net.ports import AGGREGATION, CONTROL, PARAMETERS, RESULTS
 from ..net.supervisor import Supervisor
 from .agent import AgentConfig
 from .plan import PSEUDO, TrainingPlan, multicast_gbps
 from .ps import GroupEndpoint, PsConfig
 from .ring import RingConfig
 from .steps import DIVERGED
+from .stream_xdp import StreamSwitch
+from .streampacket import stream_bytes
 from .worker import WorkerConfig
 
 MULTICAST_GROUP = group_address(1)  # the parameters, from the PS to every worker
+RESULTS_GROUP = group_address(2)  # the streaming aggregation's complete sums, from the switches to every worker
 DEFAULT_MEMORY = 8 << 20  # an aggregating switch's memory when the topology gives none
 PACING = 0.9  # senders keep to 90 % of their planned rate: headers and HTB's bursts take the rest
 REASONS = {DIVERGED: "the loss diverged: {name}: {line}; the run was stopped (lower --lr)"}
@@ -40,6 +44,10 @@ class TrainRun:
 
     Attributes:
         topology: the cluster; precisions: one entry (fp8/fp16/fp32) per worker; routing, dataplane;
+        mode: ``stream`` (every chunk's complete sum multicast down by the switches, the optimizer on
+        every worker: :mod:`.stream_worker`; netweave's, beyond the paper) or ``ps`` (pahina.txt
+        §IV-C as published: sums to the PS, which normalises, steps and multicasts the parameters;
+        the only mode of routing ``ps``);
         model, data: names; epochs; steps: at most this many global batches per epoch (None: all);
         scale: factor on every link rate; batch: the global batch; lr, momentum, seed;
         switch_gbps: INA capacity (Gb/s per precision, before ``scale``) of switches whose topology
@@ -62,6 +70,7 @@ class TrainRun:
     switch_gbps: float = 100.0
     timeout_s: float = 60.0
     eval_samples: int | None = None
+    mode: str = "stream"
 
 
 @dataclass
@@ -125,6 +134,104 @@ def agent_configs(plan: TrainingPlan, cluster, dataplane: str, timeout_s: float)
     return configs
 
 
+def stream_plan(plan: TrainingPlan, cluster):
+    """The streaming run's wiring: per switch its :class:`~.stream_xdp.StreamSwitch` (every switch
+    runs the program: aggregators aggregate, all forward RESULTs along the distribution tree, the
+    parameter multicast's tree from the PS), the groups the PS host aggregates itself (no INA for
+    them), every worker's own stream and the streams every worker receives."""
+    from ..net.multicast import multicast_tree
+    from .stream_worker import StreamSpec
+
+    tree = multicast_tree(cluster, plan.ps, list(plan.hosts.values()))
+    by_switch = {g.switch: g for g in plan.groups.values() if g.switch is not None}
+    roots = {g.agg_id: g for g in plan.groups.values() if g.parent is None}
+
+    def root_of(g):
+        return g if g.parent is None else root_of(plan.groups[g.parent])
+
+    def under(g) -> dict[int, str]:  # the real workers a group's sums add, with their wire precision
+        out = {}
+        for w, p in g.workers.items():
+            out |= under(plan.groups[w - PSEUDO]) if w >= PSEUDO else {w: p}
+        return out
+
+    streams = tuple(StreamSpec(r.agg_id, p, sum(q == p for q in under(r).values()),
+                               cluster.address[r.switch or plan.ps])
+                    for r in roots.values() for p in sorted(set(under(r).values()), key=["fp8", "fp16", "fp32"].index))
+    own = {w: next(i for i, s in enumerate(streams) if s.agg_id == root_of(plan.group_of(w)).agg_id
+                   and s.precision == plan.wire(w)) for w in plan.hosts}
+    switches = {}
+    for node in cluster.switches:
+        g = by_switch.get(node)
+        hop = cluster.next_hop[node, plan.ps]
+        parent = plan.groups[g.parent] if g is not None and g.parent is not None else None
+        switches[node] = StreamSwitch(
+            agg_id=g.agg_id if g else 0, port=AGGREGATION, results_port=RESULTS, group=RESULTS_GROUP,
+            address=cluster.address[node], members=dict(g.workers) if g else {}, memory_bytes=plan.topology.node(node).aggregator_memory or DEFAULT_MEMORY,
+            parent=(parent.agg_id, PSEUDO + g.agg_id) if parent else None,
+            parent_address=cluster.address[parent.switch] if parent else None,
+            up=None if hop == plan.ps else cluster.interface[node, hop],
+            down=tuple(cluster.interface[node, d] for d in tree.get(node, (None, []))[1]))
+    at_ps = [g for g in plan.groups.values() if g.switch is None]
+    return switches, at_ps, streams, own
+
+
+def _check_memory(switches: dict, size: int) -> None:
+    """A step's chunks must fit each aggregator's memory at once (the workers keep no window)."""
+    from .blockfp import chunks
+
+    for name, s in switches.items():
+        need = sum(chunks(size, p) for p in set(s.members.values()))
+        if s.agg_id and need > s.max_keys:
+            raise NetweaveError(f"switch {name}: streaming a step of this model needs {need:,} keys in flight, its "
+                                f"aggregator memory holds {s.max_keys:,}; give it more memory (aggregator_memory "
+                                "in the topology) or use --mode ps")
+
+
+def _start_stream(run: TrainRun, plan: TrainingPlan, p, supervisor: Supervisor, common: dict):
+    """The streaming run's roles: an agent on every switch (and at the PS for groups without INA),
+    then the workers; returns (the leader, the agents)."""
+    from ..net.bpf import attach_pass
+    from .stream_agent import StreamAgentConfig
+    from .stream_worker import StreamWorkerConfig
+
+    switches, at_ps, streams, own = stream_plan(plan, p)
+    size = parameter_count(run.model, run.data)
+    _check_memory(switches, size)
+    workers = {w: p.address[h] for w, h in plan.hosts.items()}
+    agents = {name: supervisor.start(f"the agent of switch {name}", p.namespace[name],
+                                     "netweave.testbed.agg.stream_agent",
+                                     StreamAgentConfig(switch=s, dataplane=run.dataplane, address=p.address[name],
+                                                       workers=workers), ready=True)
+              for name, s in switches.items() if s.agg_id or run.dataplane == "xdp"}
+    for g in at_ps:  # no INA for these workers: the PS host sums them, in userspace
+        switch = StreamSwitch(agg_id=g.agg_id, port=AGGREGATION, results_port=RESULTS, group=RESULTS_GROUP,
+                              members=dict(g.workers))
+        agents[plan.ps] = supervisor.start(f"the aggregator at the PS {plan.ps}", p.namespace[plan.ps],
+                                           "netweave.testbed.agg.stream_agent",
+                                           StreamAgentConfig(switch=switch, dataplane="user",
+                                                             address=p.address[plan.ps], workers=workers), ready=True)
+    if run.dataplane == "xdp":
+        for h in plan.hosts.values():
+            attach_pass(p.namespace[h], _uplink(p, h))
+    slowest = max(stream_bytes(plan.wire(w), size) * 8 / (plan.topology.access(h)[1].gbps * run.scale * 1e9)
+                  for w, h in plan.hosts.items())
+    leader = None
+    for w, h in plan.hosts.items():
+        g = plan.group_of(w)
+        target = (p.address[g.switch] if g.switch else p.address[plan.ps], AGGREGATION)
+        role = supervisor.start(f"worker {w} ({h})", p.namespace[h], "netweave.testbed.agg.stream_worker",
+                                StreamWorkerConfig(**common, rank=w - 1, workers=len(plan.hosts), wor_id=w,
+                                                   agg_id=g.agg_id, target=target, stream=own[w], streams=streams,
+                                                   address=p.address[h], interface=_uplink(p, h),
+                                                   results_group=RESULTS_GROUP, results_port=RESULTS,
+                                                   retransmit_s=0.1 + 2 * slowest,
+                                                   rate_bps=PACING * plan.rate_gbps[w] * 1e9 if plan.rate_gbps.get(w)
+                                                   else None))
+        leader = leader or role
+    return leader, agents
+
+
 def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> TestbedRun:
     """Train ``run.model`` on ``run.data`` with one worker per entry of ``run.precisions`` through
     ``run.routing``'s aggregation on ``run.topology`` at ``run.scale`` (see the module docstring)."""
@@ -140,6 +247,10 @@ def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> Test
                   momentum=run.momentum)
     with Testbed(plan_cluster(run.topology, scale=run.scale, routes=plan.routes or None)) as p, \
             Supervisor(run.timeout_s, REASONS) as supervisor:
+        if run.mode == "stream" and run.routing not in ("ring", "ps"):
+            leader, agents = _start_stream(run, plan, p, supervisor, common)
+            _follow_and_report(supervisor, leader, agents, {}, result, on_epoch)
+            return result
         agents = {} if run.routing == "ring" else {
             switch: supervisor.start(f"the agent of switch {switch}", p.namespace[switch], "netweave.testbed.agg.agent",
                                      config, ready=True)
@@ -177,19 +288,27 @@ def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> Test
                     rate_bps=PACING * plan.rate_gbps[w] * 1e9 if plan.rate_gbps.get(w) else None,
                     interface=_uplink(p, h), ps_control=(ps_address, CONTROL), multicast_timeout_s=2.0))
 
-        def on_line(record: dict) -> bool:
-            if "done" in record:
-                result.summary = record
-                return True
-            result.epochs.append(record)
-            if on_epoch:
-                on_epoch(record)
-            return False
-
-        supervisor.follow(leader, on_line)
-        for role in supervisor.roles:  # the other ranks, the PS's workers: done with the leader
-            if role is not leader and role not in agents.values() and role not in routers.values():
-                role.proc.wait(timeout=run.timeout_s)
-        result.agents = {switch: supervisor.finish(role) for switch, role in agents.items()}
-        result.multicast = {switch: supervisor.finish(role) for switch, role in routers.items()}
+        _follow_and_report(supervisor, leader, agents, routers, result, on_epoch)
     return result
+
+
+def _follow_and_report(supervisor: Supervisor, leader, agents: dict, routers: dict, result: TestbedRun,
+                       on_epoch) -> None:
+    """Follow the leader's epoch lines to its final one, wait for the other ranks, collect the
+    agents' and routers' counters."""
+
+    def on_line(record: dict) -> bool:
+        if "done" in record:
+            result.summary = record
+            return True
+        result.epochs.append(record)
+        if on_epoch:
+            on_epoch(record)
+        return False
+
+    supervisor.follow(leader, on_line)
+    for role in supervisor.roles:  # the other ranks, the PS's workers: done with the leader
+        if role is not leader and role not in agents.values() and role not in routers.values():
+            role.proc.wait(timeout=supervisor.timeout_s)
+    result.agents = {switch: supervisor.finish(role) for switch, role in agents.items()}
+    result.multicast = {switch: supervisor.finish(role) for switch, role in routers.items()}

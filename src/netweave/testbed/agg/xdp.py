@@ -15,7 +15,6 @@ It runs inside the switch's namespace (:mod:`.agent`), where interface indexes m
 from __future__ import annotations
 
 import ctypes
-import socket
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 from ...dataplane.fixedpoint import value_bytes
 from ...dataplane.packet import PRECISION_CODE
 from ...errors import NetweaveError
-from ..net.bpf import RING_CALLBACK, compile_program, libbpf
+from ..net.bpf import RING_CALLBACK, XdpObject, compile_program
 
 SOURCE = "agg/bpf/ina_agg.bpf.c"
 MAX_SLOTS = 256  # values per packet (bpf source)
@@ -66,69 +65,39 @@ class AggregatorConfig:
         return {w: 1 << i for i, w in enumerate(sorted(self.workers))}
 
 
-class XdpAggregator:
+class XdpAggregator(XdpObject):
     """The aggregator loaded and attached to ``interfaces`` of the current namespace (context manager)."""
 
     def __init__(self, config: AggregatorConfig, interfaces: list[str], obj: Path | None = None):
         if len(config.workers) > 64:
             raise NetweaveError(f"aggregator {config.agg_id}: {len(config.workers)} workers exceed the 64-bit bitmap")
-        self.config, self.lib = config, libbpf()
-        self.obj = self.lib.bpf_object__open_file(str(obj or compile_program(SOURCE, aggregator_defines())).encode(), None)
-        if not self.obj:
-            raise NetweaveError(f"libbpf could not open the aggregator object (errno {ctypes.get_errno()})")
-        self.links, self._ring = [], None
+        self.config, self._ring = config, None
+        super().__init__(obj or compile_program(SOURCE, aggregator_defines()), "ina_aggregate", interfaces,
+                         {"state": config.max_keys, "data": config.max_keys}, "the XDP aggregator")
         try:
-            for name in ("state", "data"):
-                self.lib.bpf_map__set_max_entries(self._map(name), config.max_keys)
-            if self.lib.bpf_object__load(self.obj):
-                raise NetweaveError("the kernel refused the XDP aggregator (verifier); run with LIBBPF_LOG_LEVEL=debug")
             self._configure()
             self._open_ring()
-            prog = self.lib.bpf_object__find_program_by_name(self.obj, b"ina_aggregate")
-            for dev in interfaces:
-                link = self.lib.bpf_program__attach_xdp(prog, socket.if_nametoindex(dev))
-                if not link:
-                    raise NetweaveError(f"could not attach XDP to {dev} (errno {ctypes.get_errno()})")
-                self.links.append(link)
+            self.attach()
         except BaseException:
             self.close()
             raise
 
-    def _map(self, name: str):
-        m = self.lib.bpf_object__find_map_by_name(self.obj, name.encode())
-        if not m:
-            raise NetweaveError(f"the aggregator object has no map {name!r}")
-        return m
-
-    def fd(self, name: str) -> int:
-        return self.lib.bpf_map__fd(self._map(name))
-
-    def _update(self, name: str, key: bytes, value: bytes) -> None:
-        k, v = ctypes.create_string_buffer(key, len(key)), ctypes.create_string_buffer(value, len(value))
-        if self.lib.bpf_map_update_elem(self.fd(name), k, v, 0):
-            raise NetweaveError(f"could not write the aggregator's {name} map (errno {ctypes.get_errno()})")
 
     def _configure(self) -> None:
         c = self.config
-        self._update("cfg", struct.pack("=I", 0), struct.pack("=IIQII", c.port, c.agg_id, int(c.timeout_s * 1e9),
+        self.update("cfg", struct.pack("=I", 0), struct.pack("=IIQII", c.port, c.agg_id, int(c.timeout_s * 1e9),
                                                                  *(c.parent or (0, 0))))
         full = {}
         for wor, bit in c.bits().items():
             code = PRECISION_CODE[c.workers[wor]]
-            self._update("workers", struct.pack("=I", wor), struct.pack("=QII", bit, code, 0))
+            self.update("workers", struct.pack("=I", wor), struct.pack("=QII", bit, code, 0))
             full[code] = full.get(code, 0) | bit
         for code, bitmap in full.items():
-            self._update("full", struct.pack("=I", code), struct.pack("=Q", bitmap))
+            self.update("full", struct.pack("=I", code), struct.pack("=Q", bitmap))
 
     def counters(self) -> dict[str, int]:
         """The data plane's counters, summed over CPUs."""
-        cpus = self.lib.libbpf_num_possible_cpus()
-        out = {}
-        for i, name in enumerate(COUNTERS):
-            values = (ctypes.c_uint64 * cpus)()
-            self.lib.bpf_map_lookup_elem(self.fd("counters"), ctypes.byref(ctypes.c_uint32(i)), values)
-            out[name] = int(sum(values))
-        return out
+        return self.percpu_counters("counters", COUNTERS)
 
     def _open_ring(self) -> None:
         code_precision = {v: k for k, v in PRECISION_CODE.items()}
@@ -162,18 +131,7 @@ class XdpAggregator:
         return [w for w, bit in self.config.bits().items() if self.config.workers[w] == precision and not bitmap & bit]
 
     def close(self) -> None:
-        for link in self.links:
-            self.lib.bpf_link__destroy(link)
-        self.links = []
         if self._ring:
             self.lib.ring_buffer__free(self._ring)
             self._ring = None
-        if self.obj:
-            self.lib.bpf_object__close(self.obj)
-            self.obj = None
-
-    def __enter__(self) -> "XdpAggregator":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        super().close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -40,6 +41,29 @@ def compile_program(source: str, defines: dict[str, int] | None = None, cache: P
     return cached_build("bpf", src.name.split(".")[0], digest(src.read_bytes(), " ".join(flags)), ".o", build, cache)
 
 
+PASS = "net/bpf/pass.bpf.c"
+PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+-]+")  # a path that may stand in an ip/tc command line
+
+
+def plain_object(source: str, defines: dict[str, int] | None = None) -> Path:
+    """:func:`compile_program`, refused when the object's path holds characters that ``ip`` or
+    ``tc`` could misread (a cache directory with a space or a newline: ``$XDG_CACHE_HOME``)."""
+    path = compile_program(source, defines)
+    if not PLAIN_PATH.fullmatch(str(path)):
+        raise NetweaveError(f"the BPF object's path {ascii(str(path))} has characters iproute2 would misread; "
+                            "point XDG_CACHE_HOME at a plain directory")
+    return path
+
+
+def attach_pass(namespace: str, interface: str) -> None:
+    """Attach the pass program to ``interface`` of ``namespace`` (a host's uplink): veth delivers
+    frames a switch redirects (a devmap broadcast) only to a peer with an XDP program. It goes with
+    the namespace."""
+    from .netns import run
+
+    run(["ip", "-n", namespace, "link", "set", "dev", interface, "xdp", "obj", str(plain_object(PASS)), "sec", "xdp"])
+
+
 RING_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
 
 
@@ -65,3 +89,85 @@ def libbpf() -> ctypes.CDLL:
         f = getattr(lib, fn)
         f.restype, f.argtypes = res, args
     return lib
+
+
+class XdpObject:
+    """A BPF object opened and loaded through libbpf, its XDP program attached to interfaces of the
+    current namespace as BPF links (detached when they close: at :meth:`close`, or when the
+    process ends), its maps written and read by name. Context manager.
+
+    Args:
+        path: the compiled object; program: the XDP program's name; interfaces: where it attaches;
+        max_entries: map name → entries, set before loading (a switch's memory); what: the
+        object's name in error lines.
+    """
+
+    def __init__(self, path: Path, program: str, interfaces: list[str], max_entries: dict[str, int] | None = None,
+                 what: str = "the XDP program"):
+        self.what, self.lib, self.links = what, libbpf(), []
+        self.obj = self.lib.bpf_object__open_file(str(path).encode(), None)
+        if not self.obj:
+            raise NetweaveError(f"libbpf could not open {what} (errno {ctypes.get_errno()})")
+        try:
+            for name, entries in (max_entries or {}).items():
+                self.lib.bpf_map__set_max_entries(self.map(name), max(1, int(entries)))
+            if self.lib.bpf_object__load(self.obj):
+                raise NetweaveError(f"the kernel refused {what} (verifier); run with LIBBPF_LOG_LEVEL=debug")
+            self.prog = self.lib.bpf_object__find_program_by_name(self.obj, program.encode())
+            if not self.prog:
+                raise NetweaveError(f"{what} has no program {program!r}")
+            self._interfaces = list(interfaces)
+        except BaseException:
+            self.close()
+            raise
+
+    def attach(self) -> None:
+        """Attach the program to every interface given."""
+        import socket
+
+        for dev in self._interfaces:
+            link = self.lib.bpf_program__attach_xdp(self.prog, socket.if_nametoindex(dev))
+            if not link:
+                raise NetweaveError(f"could not attach {self.what} to {dev} (errno {ctypes.get_errno()})")
+            self.links.append(link)
+
+    def map(self, name: str):
+        m = self.lib.bpf_object__find_map_by_name(self.obj, name.encode())
+        if not m:
+            raise NetweaveError(f"{self.what} has no map {name!r}")
+        return m
+
+    def fd(self, name: str) -> int:
+        return self.lib.bpf_map__fd(self.map(name))
+
+    def update(self, name: str, key: bytes, value: bytes) -> None:
+        k, v = ctypes.create_string_buffer(key, len(key)), ctypes.create_string_buffer(value, len(value))
+        if self.lib.bpf_map_update_elem(self.fd(name), k, v, 0):
+            raise NetweaveError(f"could not write the map {name!r} of {self.what} (errno {ctypes.get_errno()})")
+
+    def delete(self, name: str, key: bytes) -> None:
+        self.lib.bpf_map_delete_elem(self.fd(name), ctypes.create_string_buffer(key, len(key)))
+
+    def percpu_counters(self, name: str, names: tuple[str, ...]) -> dict[str, int]:
+        """A per-CPU array of u64 counters, summed over CPUs, by ``names`` (its indexes' order)."""
+        cpus = self.lib.libbpf_num_possible_cpus()
+        out = {}
+        for i, counter in enumerate(names):
+            values = (ctypes.c_uint64 * cpus)()
+            self.lib.bpf_map_lookup_elem(self.fd(name), ctypes.byref(ctypes.c_uint32(i)), values)
+            out[counter] = int(sum(values))
+        return out
+
+    def close(self) -> None:
+        for link in self.links:
+            self.lib.bpf_link__destroy(link)
+        self.links = []
+        if getattr(self, "obj", None):
+            self.lib.bpf_object__close(self.obj)
+            self.obj = None
+
+    def __enter__(self) -> "XdpObject":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

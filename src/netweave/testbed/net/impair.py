@@ -8,14 +8,12 @@ lane (see :meth:`~.cluster.ClusterPlan.tc_batch`), so later ones overtake them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import NetweaveError
 
 SOURCE = "net/bpf/impair.bpf.c"
-PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
 
 
 @dataclass(frozen=True)
@@ -43,13 +41,8 @@ class Impairment:
 
 
 def impair_object(impairment: Impairment) -> Path:
-    """The compiled program of ``impairment`` (with its probabilities as ``-D`` defines). Its path
-    goes into ``tc -batch`` lines, so it must be plain: a cache directory with a space, a newline
-    or a quote in its name (``$XDG_CACHE_HOME``) is refused, never spliced."""
-    from .bpf import compile_program
+    """The compiled program of ``impairment`` (with its probabilities as ``-D`` defines); its path
+    goes into ``tc -batch`` lines, so it must be plain (:func:`~.bpf.plain_object`)."""
+    from .bpf import plain_object
 
-    path = compile_program(SOURCE, impairment.defines())
-    if not PLAIN_PATH.fullmatch(str(path)):
-        raise NetweaveError(f"the impairment program's path {ascii(str(path))} has characters tc's batch mode "
-                            "would misread; point XDG_CACHE_HOME at a plain directory")
-    return path
+    return plain_object(SOURCE, impairment.defines())

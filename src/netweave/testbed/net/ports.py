@@ -15,6 +15,7 @@ IPV4_HEADER, UDP_HEADER = 20, 8  # bytes, IPv4 without options
 # gradient aggregation (testbed.agg)
 AGGREGATION = 47000  # UDP: DATA/RESULT/NACK packets between workers, switches and the PS
 CONTROL = 47001  # TCP: the PS's step headers and the workers' answers; gloo's rendezvous for the ring
+RESULTS = 47002  # UDP: the complete sums of the streaming aggregation, multicast down to every worker
 PARAMETERS = 47100  # UDP: the parameters, multicast from the PS
 # the SwitchGNN exchange (testbed.gnn)
 GNN_SWITCH = 47200  # TCP: the workers' streams to the switch agent

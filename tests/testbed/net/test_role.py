@@ -13,7 +13,7 @@ from netweave.testbed.agg.agent import AgentConfig
 from netweave.testbed.agg.ps import GroupEndpoint, PsConfig
 from netweave.testbed.agg.ring import RingConfig
 from netweave.testbed.agg.stream_agent import StreamAgentConfig
-from netweave.testbed.agg.stream_worker import StreamSpec, StreamWorkerConfig
+from netweave.testbed.agg.stream_client import StreamEndpoint, StreamSpec, StreamWorkerConfig
 from netweave.testbed.agg.stream_xdp import StreamSwitch
 from netweave.testbed.agg.worker import WorkerConfig
 from netweave.testbed.gnn.switch import SwitchConfig
@@ -39,10 +39,10 @@ EXAMPLES = [
                                           address="10.79.0.2", members={1: "fp8", 1003: "fp8"}, memory_bytes=1 << 20,
                                           parent=(1, 1002), parent_address="10.79.0.1", up="e0", down=("e1", "e2")),
                       dataplane="user", address="10.79.0.2", workers={1: "10.78.0.2", 2: "10.78.0.3"}),
-    StreamWorkerConfig(**COMMON, rank=0, workers=2, wor_id=1, agg_id=2, target=("10.79.0.2", 47000), stream=1,
-                       streams=(StreamSpec(1, "fp8", 1, "10.79.0.1"), StreamSpec(1, "fp16", 1, "10.79.0.1")),
-                       address="10.78.0.2", interface="e1", results_group="239.78.0.2", results_port=47002,
-                       retransmit_s=0.1, rate_bps=None),
+    StreamWorkerConfig(**COMMON, endpoint=StreamEndpoint(
+        rank=0, workers=2, wor_id=1, agg_id=2, target=("10.79.0.2", 47000), port=47000, stream=1,
+        streams=(StreamSpec(1, "fp8", 1, "10.79.0.1"), StreamSpec(1, "fp16", 1, "10.79.0.1")), address="10.78.0.2",
+        interface="e1", results_group="239.78.0.2", results_port=47002, retransmit_s=0.1, timeout_s=60.0)),
     RouterConfig(routes=(Route("10.78.0.1", "239.78.0.1", "e0", ("e1", "e2")),), interfaces=("e0", "e1", "e2")),
     SwitchConfig(address="10.79.0.1", port=47200, workers=4, memory_bytes=200_000, plans=None),
     GnnWorkerConfig(rank=2, workers=4, address="10.78.0.4", peers={0: "10.78.0.2", 3: "10.78.0.5"},

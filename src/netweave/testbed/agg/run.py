@@ -23,7 +23,7 @@ from ...errors import NetweaveError
 from ..net.ports import AGGREGATION, CONTROL, PARAMETERS, RESULTS
 from ..net.supervisor import Supervisor
 from .agent import AgentConfig
-from .plan import PSEUDO, TrainingPlan, multicast_gbps
+from .plan import PSEUDO, Group, TrainingPlan, multicast_gbps
 from .ps import GroupEndpoint, PsConfig
 from .ring import RingConfig
 from .steps import DIVERGED
@@ -134,45 +134,87 @@ def agent_configs(plan: TrainingPlan, cluster, dataplane: str, timeout_s: float)
     return configs
 
 
+CHILD = 2000  # a child aggregator's member id at its parent in a streaming tree: CHILD + 4 agg_id + precision code
+
+
+def child_member(agg_id: int, precision: str) -> int:
+    """The member id of aggregator ``agg_id``'s partial sums of ``precision`` at its parent (one per
+    precision: a switch that sums fp8 and fp16 workers sends two partial streams up)."""
+    from ...dataplane.packet import PRECISION_CODE
+
+    return CHILD + 4 * agg_id + PRECISION_CODE[precision]
+
+
+def stream_tree(plan: TrainingPlan, cluster) -> dict[int, Group]:
+    """The aggregation tree of a streaming run: the plan's aggregators, their children's partial
+    sums as members per precision (:func:`child_member`), and — where the plan has several
+    aggregators whose sums would each come down, and the switch at the PS (the distribution root)
+    can aggregate — that switch on top, adding their sums of each precision, so that one stream per
+    precision comes down instead of one per aggregator and precision. PAHInA adds them at its PS
+    (§IV-C); adding them in the switch in front of it is netweave's (sums of one precision add
+    exactly, the workers' q limit counting every worker of that precision)."""
+    groups = {a: Group(g.agg_id, g.switch, {w: p for w, p in g.workers.items() if w < PSEUDO}, g.parent)
+              for a, g in plan.groups.items()}
+    top_switch = cluster.neighbours(plan.ps)[0]
+    roots = [g for g in groups.values() if g.parent is None and g.switch is not None]
+    if len(roots) > 1 and plan.topology.node(top_switch).ina:
+        top = next((g for g in roots if g.switch == top_switch), None)
+        top = top or Group(max(groups) + 1, top_switch, {})
+        groups[top.agg_id] = top
+        for g in roots:
+            if g is not top:
+                groups[g.agg_id] = Group(g.agg_id, g.switch, g.workers, top.agg_id)
+    for g in list(groups.values()):  # each child's partial sums, one member per precision
+        if g.parent is not None:
+            for p in set(under(groups, g).values()):
+                groups[g.parent].workers[child_member(g.agg_id, p)] = p
+    return groups
+
+
+def under(groups: dict[int, Group], g: Group) -> dict[int, str]:
+    """The workers whose values ``g``'s sums add (its own and its children's), with their wire precision."""
+    out = {w: p for w, p in g.workers.items() if w < PSEUDO}
+    for child in groups.values():
+        if child.parent == g.agg_id:
+            out |= under(groups, child)
+    return out
+
+
 def stream_plan(plan: TrainingPlan, cluster):
     """The streaming run's wiring: per switch its :class:`~.stream_xdp.StreamSwitch` (every switch
     runs the program: aggregators aggregate, all forward RESULTs along the distribution tree, the
     parameter multicast's tree from the PS), the groups the PS host aggregates itself (no INA for
     them), every worker's own stream and the streams every worker receives."""
     from ..net.multicast import multicast_tree
-    from .stream_worker import StreamSpec
+    from .stream_client import StreamSpec
 
     tree = multicast_tree(cluster, plan.ps, list(plan.hosts.values()))
-    by_switch = {g.switch: g for g in plan.groups.values() if g.switch is not None}
-    roots = {g.agg_id: g for g in plan.groups.values() if g.parent is None}
+    groups = stream_tree(plan, cluster)
+    by_switch = {g.switch: g for g in groups.values() if g.switch is not None}
+    roots = [g for g in groups.values() if g.parent is None]
 
     def root_of(g):
-        return g if g.parent is None else root_of(plan.groups[g.parent])
+        return g if g.parent is None else root_of(groups[g.parent])
 
-    def under(g) -> dict[int, str]:  # the real workers a group's sums add, with their wire precision
-        out = {}
-        for w, p in g.workers.items():
-            out |= under(plan.groups[w - PSEUDO]) if w >= PSEUDO else {w: p}
-        return out
-
-    streams = tuple(StreamSpec(r.agg_id, p, sum(q == p for q in under(r).values()),
+    streams = tuple(StreamSpec(r.agg_id, p, sum(q == p for q in under(groups, r).values()),
                                cluster.address[r.switch or plan.ps])
-                    for r in roots.values() for p in sorted(set(under(r).values()), key=["fp8", "fp16", "fp32"].index))
-    own = {w: next(i for i, s in enumerate(streams) if s.agg_id == root_of(plan.group_of(w)).agg_id
+                    for r in roots for p in sorted(set(under(groups, r).values()), key=["fp8", "fp16", "fp32"].index))
+    own = {w: next(i for i, s in enumerate(streams) if s.agg_id == root_of(groups[plan.group_of(w).agg_id]).agg_id
                    and s.precision == plan.wire(w)) for w in plan.hosts}
     switches = {}
     for node in cluster.switches:
         g = by_switch.get(node)
         hop = cluster.next_hop[node, plan.ps]
-        parent = plan.groups[g.parent] if g is not None and g.parent is not None else None
+        parent = groups[g.parent] if g is not None and g.parent is not None else None
         switches[node] = StreamSwitch(
             agg_id=g.agg_id if g else 0, port=AGGREGATION, results_port=RESULTS, group=RESULTS_GROUP,
-            address=cluster.address[node], members=dict(g.workers) if g else {}, memory_bytes=plan.topology.node(node).aggregator_memory or DEFAULT_MEMORY,
-            parent=(parent.agg_id, PSEUDO + g.agg_id) if parent else None,
+            address=cluster.address[node], members=dict(g.workers) if g else {},
+            memory_bytes=plan.topology.node(node).aggregator_memory or DEFAULT_MEMORY,
+            parent=(parent.agg_id, child_member(g.agg_id, "fp8") - 1) if parent else None,
             parent_address=cluster.address[parent.switch] if parent else None,
             up=None if hop == plan.ps else cluster.interface[node, hop],
             down=tuple(cluster.interface[node, d] for d in tree.get(node, (None, []))[1]))
-    at_ps = [g for g in plan.groups.values() if g.switch is None]
+    at_ps = [g for g in groups.values() if g.switch is None]
     return switches, at_ps, streams, own
 
 
@@ -188,22 +230,24 @@ def _check_memory(switches: dict, size: int) -> None:
                                 "in the topology) or use --mode ps")
 
 
-def _start_stream(run: TrainRun, plan: TrainingPlan, p, supervisor: Supervisor, common: dict):
-    """The streaming run's roles: an agent on every switch (and at the PS for groups without INA),
-    then the workers; returns (the leader, the agents)."""
+def start_stream(plan: TrainingPlan, cluster, supervisor: Supervisor, size: int, dataplane: str, scale: float,
+                 timeout_s: float, role):
+    """The roles of a streaming aggregation of ``size`` values: an agent on every switch (and at
+    the PS for groups without INA), then one endpoint role per worker, ``role(w, endpoint) →
+    (module, config)``; returns (the first worker's role, the agents)."""
     from ..net.bpf import attach_pass
     from .stream_agent import StreamAgentConfig
-    from .stream_worker import StreamWorkerConfig
+    from .stream_client import StreamEndpoint
 
+    p = cluster
     switches, at_ps, streams, own = stream_plan(plan, p)
-    size = parameter_count(run.model, run.data)
     _check_memory(switches, size)
     workers = {w: p.address[h] for w, h in plan.hosts.items()}
     agents = {name: supervisor.start(f"the agent of switch {name}", p.namespace[name],
                                      "netweave.testbed.agg.stream_agent",
-                                     StreamAgentConfig(switch=s, dataplane=run.dataplane, address=p.address[name],
+                                     StreamAgentConfig(switch=s, dataplane=dataplane, address=p.address[name],
                                                        workers=workers), ready=True)
-              for name, s in switches.items() if s.agg_id or run.dataplane == "xdp"}
+              for name, s in switches.items() if s.agg_id or dataplane == "xdp"}
     for g in at_ps:  # no INA for these workers: the PS host sums them, in userspace
         switch = StreamSwitch(agg_id=g.agg_id, port=AGGREGATION, results_port=RESULTS, group=RESULTS_GROUP,
                               members=dict(g.workers))
@@ -211,25 +255,24 @@ def _start_stream(run: TrainRun, plan: TrainingPlan, p, supervisor: Supervisor, 
                                            "netweave.testbed.agg.stream_agent",
                                            StreamAgentConfig(switch=switch, dataplane="user",
                                                              address=p.address[plan.ps], workers=workers), ready=True)
-    if run.dataplane == "xdp":
+    if dataplane == "xdp":
         for h in plan.hosts.values():
             attach_pass(p.namespace[h], _uplink(p, h))
-    slowest = max(stream_bytes(plan.wire(w), size) * 8 / (plan.topology.access(h)[1].gbps * run.scale * 1e9)
+    slowest = max(stream_bytes(plan.wire(w), size) * 8 / (plan.topology.access(h)[1].gbps * scale * 1e9)
                   for w, h in plan.hosts.items())
-    leader = None
+    first = None
     for w, h in plan.hosts.items():
         g = plan.group_of(w)
         target = (p.address[g.switch] if g.switch else p.address[plan.ps], AGGREGATION)
-        role = supervisor.start(f"worker {w} ({h})", p.namespace[h], "netweave.testbed.agg.stream_worker",
-                                StreamWorkerConfig(**common, rank=w - 1, workers=len(plan.hosts), wor_id=w,
-                                                   agg_id=g.agg_id, target=target, stream=own[w], streams=streams,
-                                                   address=p.address[h], interface=_uplink(p, h),
-                                                   results_group=RESULTS_GROUP, results_port=RESULTS,
-                                                   retransmit_s=0.1 + 2 * slowest,
-                                                   rate_bps=PACING * plan.rate_gbps[w] * 1e9 if plan.rate_gbps.get(w)
-                                                   else None))
-        leader = leader or role
-    return leader, agents
+        endpoint = StreamEndpoint(rank=w - 1, workers=len(plan.hosts), wor_id=w, agg_id=g.agg_id, target=target,
+                                  port=AGGREGATION, stream=own[w], streams=streams, address=p.address[h],
+                                  interface=_uplink(p, h), results_group=RESULTS_GROUP, results_port=RESULTS,
+                                  retransmit_s=0.1 + 2 * slowest, timeout_s=timeout_s,
+                                  rate_bps=PACING * plan.rate_gbps[w] * 1e9 if plan.rate_gbps.get(w) else None)
+        module, config = role(w, endpoint)
+        started = supervisor.start(f"worker {w} ({h})", p.namespace[h], module, config)
+        first = first or started
+    return first, agents
 
 
 def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> TestbedRun:
@@ -248,7 +291,12 @@ def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> Test
     with Testbed(plan_cluster(run.topology, scale=run.scale, routes=plan.routes or None)) as p, \
             Supervisor(run.timeout_s, REASONS) as supervisor:
         if run.mode == "stream" and run.routing not in ("ring", "ps"):
-            leader, agents = _start_stream(run, plan, p, supervisor, common)
+            from .stream_client import StreamWorkerConfig
+
+            leader, agents = start_stream(plan, p, supervisor, parameter_count(run.model, run.data), run.dataplane,
+                                          run.scale, run.timeout_s, lambda w, endpoint: (
+                                              "netweave.testbed.agg.stream_worker",
+                                              StreamWorkerConfig(**common, endpoint=endpoint)))
             _follow_and_report(supervisor, leader, agents, {}, result, on_epoch)
             return result
         agents = {} if run.routing == "ring" else {

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...dataplane.packet import PRECISION_CODE
 from ..net.batchio import recv_batch, send_batch, set_receive_buffer
 from ..net.netns import interfaces
 from ..net.role import RoleConfig
@@ -105,9 +106,10 @@ class UserStream:
         self.counters["resent" if again else "partials" if self.s.parent else "results"] += 1
         total, exponent, want, flags, members = self.kept[key]
         u = total[None, :]
-        if self.s.parent:  # below the root: one member's DATA at the parent
+        if self.s.parent:  # below the root: one member's DATA at the parent (one member per precision)
             agg, member = self.s.parent
-            rows, lengths = sp.build(sp.DATA, agg, member, precision, step, chunk, u, exponent, want, flags,
+            rows, lengths = sp.build(sp.DATA, agg, member + PRECISION_CODE[precision], precision, step, chunk, u,
+                                     exponent, want, flags,
                                      chunk * u.shape[1] + total.size, members)
             send_batch(self.sock, rows, lengths, (self.s.parent_address, self.s.port))
             return

@@ -34,12 +34,13 @@ class StreamSwitch:
 
     Attributes:
         agg_id: its aggregator (0: it aggregates nothing and forwards RESULTs); members: member id →
-        wire precision (workers, or child aggregators as PSEUDO + their id); port, results_port: the
-        UDP ports of DATA and RESULTs; memory_bytes: its aggregator memory; parent: (the parent's
-        agg_id, this one's member id there) below the root of a tree, with ``parent_address``;
-        group: the results' IPv4 multicast group; address: the switch's own (its RESULTs' source);
-        up: the interface toward the distribution root
-        (None at the root); down: its interfaces toward workers on the distribution tree.
+        wire precision (workers, and each child aggregator's partial sums of one precision:
+        :func:`~.run.child_member`); port, results_port: the UDP ports of DATA and RESULTs;
+        memory_bytes: its aggregator memory; parent: (the parent's agg_id, this one's member id
+        there less the precision code) below the root of a tree, with ``parent_address``; group:
+        the results' IPv4 multicast group; address: the switch's own (its RESULTs' source); up:
+        the interface toward the distribution root (None at the root); down: its interfaces
+        toward workers on the distribution tree.
     """
 
     agg_id: int

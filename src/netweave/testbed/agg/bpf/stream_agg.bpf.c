@@ -62,7 +62,8 @@ struct config {
     __u32 results_port;  /* UDP port of RESULTs, host order */
     __u32 agg_id;        /* this switch's aggregator (0: none, it only forwards RESULTs) */
     __u32 parent_agg;    /* below the root of its tree: the parent aggregator, else 0 */
-    __u32 parent_wor;    /* this aggregator's member id at its parent */
+    __u32 parent_wor;    /* this aggregator's member id at its parent, less the precision code (one member
+                            per precision: a switch summing fp8 and fp16 sends two partial streams up) */
     __be32 parent_ip;    /* the parent switch's address (network order) */
     __be32 group_ip;     /* the results' IP multicast group (network order) */
     __u32 up_ifindex;    /* toward the distribution root (0 at the root) */
@@ -193,8 +194,9 @@ static __always_inline int emit(struct xdp_md *ctx, struct config *c, struct kep
         hdr[4] = KIND_DATA;
         hdr[5] = (__u8)(c->parent_agg >> 8);
         hdr[6] = (__u8)c->parent_agg;
-        hdr[7] = (__u8)(c->parent_wor >> 8);
-        hdr[8] = (__u8)c->parent_wor;
+        __u32 member = c->parent_wor + hdr[9];
+        hdr[7] = (__u8)(member >> 8);
+        hdr[8] = (__u8)member;
         ip->daddr = c->parent_ip;
         ip_checksum(ip);
         return XDP_PASS;  /* the kernel routes it to the parent */

@@ -58,7 +58,7 @@ def testbed_train(
     as_json: bool = JsonOpt,
 ):
     """Train a model data-parallel through in-network aggregation on an emulated cluster."""
-    from ..progress import epoch_bar
+    from ..progress import epoch_bar, warn
     from ..report.console import emit_json, out, table
     from ..scenarios.testbed import TestbedTrainScenario
 
@@ -70,10 +70,16 @@ def testbed_train(
         def on_epoch(e: dict) -> None:
             out.print(f"epoch {e['epoch']}: loss {e['loss']:.4f}, test accuracy {e['test_acc']:.3f}, "
                       f"{e['epoch_s']:.2f} s (compute {e['compute_s']:.2f} s, upload {e['upload_s']:.2f} s), "
-                      f"{e['samples_per_s']:,.0f} samples/s")
+                      f"{e['samples_per_s']:,.0f} samples/s; {e.get('bound', '?')}-bound (busiest link "
+                      f"{e.get('busiest_link', '?')} {100 * e.get('busiest_link_busy', 0):.0f} % busy, CPUs "
+                      f"{100 * e.get('cpu_busy', 0):.0f} %)")
             advance(f"loss {e['loss']:.3f}")
 
-        summary = scenario.run(on_epoch=None if as_json else on_epoch).summary()
+        result = scenario.run(on_epoch=None if as_json else on_epoch)
+        summary = result.summary()
+    if result.cpu_bound_epochs():
+        warn(f"epochs {', '.join(map(str, result.cpu_bound_epochs()))} were CPU-bound (the CPUs busy, the links "
+             "not): the step times measure this machine, not the network; lower --scale until the links bind")
     if as_json:
         return emit_json(summary)
     out.print(table("summary", {k: v for k, v in summary.items() if k not in ("epochs", "done", "switches")}))

@@ -150,6 +150,11 @@ class TestbedTrainResult:
     run: object
     precisions: list[str]
 
+    def cpu_bound_epochs(self) -> list[int]:
+        """The epochs after the first (which starts every process) that the CPUs, not the links,
+        bound (:mod:`netweave.testbed.net.accounting`)."""
+        return [e["epoch"] for e in self.run.epochs[1:] if e.get("bound") == "cpu"]
+
     def summary(self) -> dict:
         s, r = self.scenario, self.run
         return {"workers": self.precisions, "routing": s.routing, "dataplane": s.dataplane if r.agents else None,

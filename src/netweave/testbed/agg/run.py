@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...topology import Topology
+from ..net.accounting import Accountant, bpf_stats
 from ..net.multicast import group_address, start_routers
 from ...errors import NetweaveError
 from ..net.ports import AGGREGATION, CONTROL, PARAMETERS, RESULTS
@@ -289,7 +290,8 @@ def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> Test
                   data=run.data, steps=run.steps, eval_samples=run.eval_samples, epochs=run.epochs, lr=run.lr,
                   momentum=run.momentum)
     with Testbed(plan_cluster(run.topology, scale=run.scale, routes=plan.routes or None)) as p, \
-            Supervisor(run.timeout_s, REASONS) as supervisor:
+            Supervisor(run.timeout_s, REASONS) as supervisor, bpf_stats():
+        accountant = Accountant(p)
         if run.mode == "stream" and run.routing not in ("ring", "ps"):
             from .stream_client import StreamWorkerConfig
 
@@ -297,7 +299,7 @@ def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> Test
                                           run.scale, run.timeout_s, lambda w, endpoint: (
                                               "netweave.testbed.agg.stream_worker",
                                               StreamWorkerConfig(**common, endpoint=endpoint)))
-            _follow_and_report(supervisor, leader, agents, {}, result, on_epoch)
+            _follow_and_report(supervisor, leader, agents, {}, result, on_epoch, accountant)
             return result
         agents = {} if run.routing == "ring" else {
             switch: supervisor.start(f"the agent of switch {switch}", p.namespace[switch], "netweave.testbed.agg.agent",
@@ -336,19 +338,26 @@ def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> Test
                     rate_bps=PACING * plan.rate_gbps[w] * 1e9 if plan.rate_gbps.get(w) else None,
                     interface=_uplink(p, h), ps_control=(ps_address, CONTROL), multicast_timeout_s=2.0))
 
-        _follow_and_report(supervisor, leader, agents, routers, result, on_epoch)
+        _follow_and_report(supervisor, leader, agents, routers, result, on_epoch, accountant)
     return result
 
 
 def _follow_and_report(supervisor: Supervisor, leader, agents: dict, routers: dict, result: TestbedRun,
-                       on_epoch) -> None:
+                       on_epoch, accountant=None) -> None:
     """Follow the leader's epoch lines to its final one, wait for the other ranks, collect the
-    agents' and routers' counters."""
+    agents' and routers' counters; with an ``accountant``, every epoch also says what bound it
+    (:mod:`netweave.testbed.net.accounting`)."""
+    last = accountant.snapshot() if accountant else None
 
     def on_line(record: dict) -> bool:
+        nonlocal last
         if "done" in record:
             result.summary = record
             return True
+        if accountant:
+            now = accountant.snapshot()
+            record |= accountant.interval(last, now, record["steps"], record["epoch_s"])
+            last = now
         result.epochs.append(record)
         if on_epoch:
             on_epoch(record)

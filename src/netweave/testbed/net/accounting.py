@@ -1,0 +1,135 @@
+"""Whether a testbed run measured the network: per interval, how busy the links on the critical
+path were and how busy the machine's CPUs were (issue 31).
+
+An emulated cluster shares this machine's cores among its workers' compute, its endpoints, its
+switches' data planes and the kernel's forwarding; a run whose CPUs are saturated measures them,
+not the links, whatever its step time says. :class:`Accountant` snapshots, at every epoch
+boundary,
+
+* every link direction's bytes sent (the kernel's interface counters, in each namespace) and turns
+  them into busy time at the link's shaped rate: ``bytes × 8 / rate``; the busiest direction is the
+  run's network lower bound (no schedule finishes before its busiest link has sent its bytes);
+* the CPUs' busy time (``/proc/stat``: everything that ran, compute, endpoints, softirqs);
+* the kernel's own accounting of the BPF programs (``kernel.bpf_stats_enabled``: run time and
+  packets of the aggregation and pass programs: the data plane's CPU);
+
+and :func:`bound` names what limited the interval: ``network`` when its busiest link was busy
+at least :data:`NETWORK_BUSY` of the time, ``cpu`` when the CPUs were at least :data:`CPU_BUSY`
+busy and the links were not, else ``neither`` (waits: latency, timeouts, stragglers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NETWORK_BUSY = 0.8  # the busiest link sent during at least this share of the interval
+CPU_BUSY = 0.9  # the CPUs were busy at least this share of the interval
+BPF_PROGRAMS = ("stream_aggregate", "ina_aggregate", "pass")
+
+
+def cpu_busy_s() -> float:
+    """Seconds all CPUs were busy since boot (``/proc/stat``'s first line less idle and iowait)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    ticks = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / ticks
+
+
+def bpf_run_time() -> dict[str, tuple[int, int]]:
+    """Program name → (run time ns, runs) over the loaded programs of :data:`BPF_PROGRAMS` (zeros
+    unless ``kernel.bpf_stats_enabled`` is 1)."""
+    done = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True)
+    try:
+        progs = json.loads(done.stdout or "[]")
+    except ValueError:
+        return {}
+    out: dict[str, tuple[int, int]] = {}
+    for p in progs:
+        if p.get("name") in BPF_PROGRAMS:
+            t, n = out.get(p["name"], (0, 0))
+            out[p["name"]] = (t + p.get("run_time_ns", 0), n + p.get("run_cnt", 0))
+    return out
+
+
+class bpf_stats:
+    """``with bpf_stats():`` — the kernel accounts BPF programs' run time inside the block (it
+    costs a clock read per run), as it was before after it."""
+
+    PATH = Path("/proc/sys/kernel/bpf_stats_enabled")
+
+    def __enter__(self):
+        try:
+            self.previous = self.PATH.read_text().strip()
+            self.PATH.write_text("1")
+        except OSError:
+            self.previous = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            self.PATH.write_text(self.previous)
+
+
+@dataclass
+class Snapshot:
+    """The counters at one instant: per (node, neighbour) bytes sent, CPU busy seconds, BPF time."""
+
+    t: float
+    sent: dict[tuple[str, str], int]
+    cpu_s: float
+    bpf: dict[str, tuple[int, int]]
+
+
+@dataclass
+class Accountant:
+    """Snapshots of a cluster (a :class:`~.cluster.ClusterPlan`) and what each interval between two
+    of them was bound by."""
+
+    cluster: object
+    snapshots: list[Snapshot] = field(default_factory=list)
+
+    def snapshot(self) -> Snapshot:
+        sent = {}
+        for node, ns in self.cluster.namespace.items():
+            done = subprocess.run(["ip", "-n", ns, "-j", "-s", "link", "show"], capture_output=True, text=True)
+            by_name = {link["ifname"]: link["stats64"]["tx"]["bytes"] for link in json.loads(done.stdout or "[]")
+                       if "stats64" in link}
+            for peer in self.cluster.neighbours(node):
+                sent[node, peer] = int(by_name.get(self.cluster.interface[node, peer], 0))
+        snap = Snapshot(time.monotonic(), sent, cpu_busy_s(), bpf_run_time())
+        self.snapshots.append(snap)
+        return snap
+
+    def interval(self, a: Snapshot, b: Snapshot, steps: int, busy_s: float | None = None) -> dict:
+        """What limited the interval between snapshots ``a`` and ``b`` of ``steps`` steps, of which
+        ``busy_s`` (default: all of it) were the steps themselves (the links' share is of those)."""
+        wall = b.t - a.t
+        busy = {}
+        for key in b.sent:
+            kbit = self.cluster.shaping[key].rate_kbit
+            busy[key] = (b.sent[key] - a.sent.get(key, 0)) * 8 / (kbit * 1e3)
+        (node, peer), link_s = max(busy.items(), key=lambda kv: kv[1]) if busy else (("", ""), 0.0)
+        cpu_share = (b.cpu_s - a.cpu_s) / (wall * (os.cpu_count() or 1)) if wall > 0 else 0.0
+        bpf = {name: (b.bpf.get(name, (0, 0))[0] - a.bpf.get(name, (0, 0))[0],
+                      b.bpf.get(name, (0, 0))[1] - a.bpf.get(name, (0, 0))[1]) for name in b.bpf}
+        steps_s = busy_s if busy_s else wall
+        link_share = link_s / steps_s if steps_s > 0 else 0.0
+        return {"busiest_link": f"{node}->{peer}", "busiest_link_s_per_step": link_s / max(steps, 1),
+                "busiest_link_busy": link_share, "cpu_busy": cpu_share,
+                "data_plane_cpu_s_per_step": sum(t for t, _ in bpf.values()) / 1e9 / max(steps, 1),
+                "data_plane_ns_per_packet": {name: t / n for name, (t, n) in bpf.items() if n},
+                "bound": bound(link_share, cpu_share)}
+
+
+def bound(link_share: float, cpu_share: float) -> str:
+    """``network``, ``cpu`` or ``neither`` (see the module docstring)."""
+    if link_share >= NETWORK_BUSY:
+        return "network"
+    if cpu_share >= CPU_BUSY:
+        return "cpu"
+    return "neither"

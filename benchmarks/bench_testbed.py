@@ -1,5 +1,7 @@
 """Benchmark: data-parallel training through the emulated bridge tree, per aggregation scheme,
-measured against the route model's prediction (issue 18, part 4; PAHInA §VI-B, Figures 4–8).
+measured against the route model's prediction (issue 18, part 4; PAHInA §VI-B, Figures 4–8), with
+PAHInA's data path as published (``--mode ps``: sums to the PS, which steps and multicasts the
+parameters). The streaming data path of issue 31 has its own benchmark: ``bench_stream.py``.
 
 Cluster: ``tree:leaves=2,hosts=4,gbps=25,host_gbps=10-25,seed=0,memory=128MB`` — the PS on the root
 switch, two leaf switches of four hosts, host links drawn from 10–25 Gb/s as in the paper's testbed,
@@ -61,7 +63,7 @@ def measure(model: str, workers: int, scheme: str) -> dict:
     data, batch, epochs, steps, scale, evaluated = SETTINGS[model]
     r = train(TrainRun(topology=load_topology_spec(TOPOLOGY), precisions=tuple(precisions(workers, scheme)),
                        routing=scheme, epochs=epochs, scale=scale, batch=batch, model=model, data=data, steps=steps,
-                       eval_samples=evaluated, timeout_s=300, lr=0.05 if model == "lenet5" else 0.002))
+                       eval_samples=evaluated, timeout_s=300, lr=0.05 if model == "lenet5" else 0.002, mode="ps"))
     steady = r.epochs[1:] or r.epochs
     per_step = [s for e in steady for s in e["step_s"]]
     count = sum(e["steps"] for e in steady)

@@ -378,6 +378,25 @@ def training_metrics(a: Assignment, rates: Rates, model: TrainingModel = Trainin
         ina_efficiency=1.0 - at_ps / sent, min_worker_rate_gbps=min(rates.worker_gbps.values()))
 
 
+def allreduce_metrics(topo: Topology, task: Task, model: TrainingModel = TrainingModel(),
+                      kind: str = "ring") -> TrainingMetrics:
+    """The same metrics for a host all-reduce among the task's workers (fp32 gradients, no PS, no
+    INA: what users run without this paper): the iteration is the compute and the all-reduce's
+    network bound (:func:`netweave.route.allreduce.allreduce_time_s`)."""
+    from .allreduce import allreduce_time_s, ring_edge_bytes
+
+    size = model.model_mb * 1e6
+    allreduce_s = allreduce_time_s(topo, list(task.workers), size, kind)
+    iteration_s = model.compute_s + allreduce_s
+    sent = len(task.workers) * ring_edge_bytes(len(task.workers), size) if kind == "ring" else 2 * size * (len(task.workers) - 1)
+    rate = sent / len(task.workers) * 8 / allreduce_s / 1e9 if allreduce_s > 0 else 0.0
+    return TrainingMetrics(
+        training_time_s=model.iterations * iteration_s, iteration_time_s=iteration_s, upload_time_s=allreduce_s,
+        ps_aggregation_time_s=0.0, throughput_samples_per_s=model.global_batch / iteration_s,
+        gradient_sending_rate_gbps=sent * 8 / allreduce_s / 1e9 if allreduce_s > 0 else 0.0, ina_efficiency=0.0,
+        min_worker_rate_gbps=rate)
+
+
 def aggregation_paths(net: Network, a: Assignment) -> dict[str, list[str]]:
     """Each worker's node path: its widest path to its aggregator, then the aggregator's to the PS."""
     ps = a.task.ps

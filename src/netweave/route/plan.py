@@ -21,6 +21,7 @@ from .evaluate import Routes, evaluate_routes
 from .jobs import PRECISIONS, Job, Task, check_jobs
 from .pahina import TrainingMetrics
 
+ALLREDUCE_FIELDS = ("iteration_time_s", "upload_time_s", "throughput_samples_per_s", "training_time_s")
 ALGORITHMS = {"aro": None, "ecmp": ecmp_routes, "grid": grid_routes, "aggtree": aggtree_routes, "ps": ps_routes}
 
 
@@ -62,6 +63,7 @@ class RouteResult:
     optimal: bool | None
     upper_bound_gbps: float
     evaluated_rates_gbps: dict[str, float] = field(default_factory=dict)
+    allreduce_rates_gbps: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def min_rate_gbps(self) -> float:
@@ -77,7 +79,8 @@ class RouteResult:
                 "tasks": {name: t.summary() for name, t in self.tasks.items()},
                 "objective_gbps": self.objective_gbps, "solve_time_s": self.solve_time_s, "optimal": self.optimal,
                 "upper_bound_gbps": self.upper_bound_gbps, "evaluated_rates_gbps": self.evaluated_rates_gbps,
-                "min_rate_gbps": self.min_rate_gbps, "total_rate_gbps": self.total_rate_gbps}
+                "min_rate_gbps": self.min_rate_gbps, "total_rate_gbps": self.total_rate_gbps,
+                "allreduce_rates_gbps": self.allreduce_rates_gbps}
 
     def save(self, path: str | Path) -> None:
         save_routes(self, path)
@@ -90,6 +93,8 @@ class PrecisionResult:
     Attributes:
         output_streams_gbps: rate of every aggregated stream ``"switch:precision"`` toward the PS.
         base_rate_gbps: eq. 2's base rate ``m``.
+        allreduce: the same task's metrics under a host ring and tree all-reduce of fp32 gradients
+            (no PS, no INA: the baseline users run without it; :func:`~.pahina.allreduce_metrics`).
     """
 
     algorithm: str
@@ -100,12 +105,17 @@ class PrecisionResult:
     base_rate_gbps: float
     solve_time_s: float
     metrics: "TrainingMetrics"
+    allreduce: dict[str, "TrainingMetrics"] = field(default_factory=dict)
 
     def summary(self) -> dict:
         return {"algorithm": self.algorithm, "topology": self.topology, "seed": self.seed,
                 "tasks": {name: t.summary() for name, t in self.tasks.items()},
                 "output_streams_gbps": self.output_streams_gbps, "base_rate_gbps": self.base_rate_gbps,
-                "solve_time_s": self.solve_time_s, **self.metrics.summary()}
+                "solve_time_s": self.solve_time_s, **self.metrics.summary(),
+                "allreduce": {kind: {k: v for k, v in m.summary().items() if k in ALLREDUCE_FIELDS}
+                              for kind, m in self.allreduce.items()},
+                "speedup_vs_ring": (self.allreduce["ring"].iteration_time_s / self.metrics.iteration_time_s
+                                    if "ring" in self.allreduce and self.metrics.iteration_time_s > 0 else None)}
 
     def save(self, path: str | Path) -> None:
         save_routes(self, path)
@@ -133,7 +143,21 @@ def route_jobs(topo: Topology, jobs: list[Job], algorithm: str, seed: int = 0, t
     return RouteResult(algorithm=algorithm, topology=topo.name, seed=seed,
                        tasks={t.name: TaskRoute(t.ps, rates[t.name], routes[t.name]) for j in jobs for t in j.tasks},
                        objective_gbps=objective, solve_time_s=solve, optimal=optimal,
-                       upper_bound_gbps=upper_bound(topo, jobs), evaluated_rates_gbps=ev.rates_gbps)
+                       upper_bound_gbps=upper_bound(topo, jobs), evaluated_rates_gbps=ev.rates_gbps,
+                       allreduce_rates_gbps=allreduce_rates(topo, jobs))
+
+
+def allreduce_rates(topo: Topology, jobs: list[Job]) -> dict[str, dict[str, float]]:
+    """Per task, the rate a host ring and tree all-reduce among its workers achieves, in ARO's unit:
+    the gradient bytes each worker contributes per second (Gb/s), ``S × 8 / allreduce time``, with
+    every task alone on the network (the baseline without INA; :mod:`.allreduce`)."""
+    from .allreduce import KINDS, allreduce_time_s
+
+    out = {}
+    for task in (t for j in jobs for t in j.tasks):
+        out[task.name] = {kind: 8 / allreduce_time_s(topo, list(task.workers), 1.0, kind) / 1e9
+                          if len(task.workers) > 1 else float("inf") for kind in KINDS}
+    return out
 
 
 def check_one_precision(jobs: list[Job], algorithm: str) -> None:
@@ -193,7 +217,8 @@ def load_routes(path: str | Path) -> tuple[Routes, list[Job]]:
 def route_precision(topo: Topology, jobs: list[Job], scheme: str, seed: int = 0, switch_gbps: float = 100.0,
                     model=None) -> PrecisionResult:
     """The precision-aware control plane (PAHInA or a baseline) on the one task of ``jobs``."""
-    from .pahina import TrainingModel, aggregation_paths, plan_precision
+    from .allreduce import KINDS
+    from .pahina import TrainingModel, aggregation_paths, allreduce_metrics, plan_precision
 
     check_jobs(jobs, topo)
     tasks = [t for j in jobs for t in j.tasks]
@@ -203,8 +228,9 @@ def route_precision(topo: Topology, jobs: list[Job], scheme: str, seed: int = 0,
     t0 = time.perf_counter()
     assign, rates, net, metrics = plan_precision(topo, task, scheme, seed, switch_gbps, model or TrainingModel())
     solve = time.perf_counter() - t0
+    baselines = {kind: allreduce_metrics(topo, task, model or TrainingModel(), kind) for kind in KINDS}
     route = TaskRoute(task.ps, min(rates.worker_gbps.values()), aggregation_paths(net, assign), worker_rates_gbps=rates.worker_gbps,
                       aggregators=assign.target, precisions=task.precision_of())
     return PrecisionResult(algorithm=scheme, topology=topo.name, seed=seed, tasks={task.name: route},
                            output_streams_gbps={f"{s}:{p}": y for (s, p), y in rates.output_gbps.items()},
-                           base_rate_gbps=rates.m, solve_time_s=solve, metrics=metrics)
+                           base_rate_gbps=rates.m, solve_time_s=solve, metrics=metrics, allreduce=baselines)

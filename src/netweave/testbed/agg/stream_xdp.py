@@ -57,8 +57,9 @@ class StreamSwitch:
 
     @property
     def max_keys(self) -> int:
-        """Keys in flight the memory holds (each kept sum counted twice: the LRU keeps 2 per key)."""
-        return max(1, self.memory_bytes // (ENTRY_BYTES + 2 * KEPT_BYTES))
+        """Keys in flight the memory holds: each an entry while it sums and its kept sum after (the
+        workers collect a whole step's sums before the next step's keys come)."""
+        return max(1, self.memory_bytes // (ENTRY_BYTES + KEPT_BYTES))
 
     def bits(self) -> dict[int, int]:
         return {m: 1 << i for i, m in enumerate(sorted(self.members))}
@@ -73,7 +74,7 @@ class StreamXdp(XdpObject):
         self.switch = switch
         keys = switch.max_keys
         super().__init__(obj or compile_program(SOURCE), "stream_aggregate", interfaces,
-                         {"entries": keys, "done": 2 * keys}, "the streaming aggregator")
+                         {"entries": keys, "done": keys}, "the streaming aggregator")
         try:
             self._configure()
             self.attach()

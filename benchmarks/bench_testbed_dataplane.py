@@ -1,5 +1,7 @@
 """Benchmark: the aggregation data plane's own ceiling, XDP in the kernel vs the userspace service,
-in the same run (issue 18, part 4). Needs root, clang and libbpf.
+in the same run (issue 18, part 4), and the streaming aggregator of issue 31 beside the paper's
+(``stream-xdp``, ``stream-user``: its probe, :mod:`netweave.testbed.agg.stream_probe`, 3 fp16
+workers, 2 KiB of payload a packet). Needs root, clang and libbpf.
 
 Three fp16 workers send ``--packets`` DATA packets each (256 values in int32 containers, 1 KiB of payload) through the
 INA switch of ``star:n=4`` (scale 1: 100 Gb/s HTB classes, so the CPU is the limit) to the PS,
@@ -8,6 +10,7 @@ which collects every sum. Per data plane:
 * ``ns_per_packet``: CPU time the aggregator spends per DATA packet. XDP: the kernel's own
   accounting of the program (``kernel.bpf_stats_enabled``: run_time_ns / run_cnt, every packet the
   program saw); userspace: the agent process's CPU time over the packets it aggregated.
+* ``ns_per_kib``: the same per KiB of payload (the paper's packets carry 1 KiB, the stream's 2 KiB).
 * ``packets_per_s_one_core`` = 1e9 / ns_per_packet and the matching ``gbps_one_core`` (payload bytes).
 * ``wall_s`` and ``packets_per_s_end_to_end``: the exchange as a whole, bounded by the Python
   senders and collector, not by the data plane.
@@ -104,9 +107,34 @@ def run(dataplane: str, packets: int) -> dict:
         ns, count = report["agent_cpu_s"] * 1e9, report["counters"]["accepted"]
     per = ns / max(count, 1)
     return {"dataplane": dataplane, "packets": data_packets, "wall_s": wall,
-            "packets_per_s_end_to_end": data_packets / wall, "ns_per_packet": per,
+            "packets_per_s_end_to_end": data_packets / wall, "ns_per_packet": per, "ns_per_kib": per,
             "packets_per_s_one_core": 1e9 / per, "gbps_one_core": 1e9 / per * MAX_SLOTS * 4 * 8 / 1e9,
             "counted_packets": count, "results": report["counters"]["results"], "nacks": report["nacks_sent"]}
+
+
+def run_stream(dataplane: str, packets: int) -> dict:
+    """The streaming aggregator: 3 fp16 workers, ``packets`` packets each per step, 3 steps."""
+    import tempfile
+
+    from netweave.testbed.agg.stream_probe import probe_on_testbed
+
+    size = packets * 1024  # fp16: 1,024 values, 2 KiB, a packet
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.monotonic()
+        report = probe_on_testbed(load_topology_spec("star:n=4"), ["fp16"] * 3, out, "pahina", dataplane, size, 3,
+                                  scale=1.0, timeout_s=300)
+        wall = time.monotonic() - t0
+    agent = report["agents"]["S0"]
+    data_packets = 3 * 3 * packets
+    if dataplane == "xdp":
+        ns, count = report["bpf"].get("stream_aggregate", (0, 0))
+    else:
+        ns, count = agent["agent_cpu_s"] * 1e9, agent["counters"]["accepted"]
+    per = ns / max(count, 1)
+    return {"dataplane": f"stream-{dataplane}", "packets": data_packets, "wall_s": wall,
+            "packets_per_s_end_to_end": data_packets / wall, "ns_per_packet": per, "ns_per_kib": per / 2,
+            "packets_per_s_one_core": 1e9 / per, "gbps_one_core": 1e9 / per * 2048 * 8 / 1e9,
+            "counted_packets": count, "results": agent["counters"]["results"], "nacks": 0}
 
 
 def main() -> None:
@@ -118,11 +146,13 @@ def main() -> None:
     Path("/proc/sys/kernel/bpf_stats_enabled").write_text("1")
     try:
         runs = {plane: [run(plane, args.packets) for _ in range(args.repeats)] for plane in ("xdp", "user")}
+        runs |= {f"stream-{plane}": [run_stream(plane, args.packets) for _ in range(args.repeats)]
+                 for plane in ("xdp", "user")}
     finally:
         Path("/proc/sys/kernel/bpf_stats_enabled").write_text(previous)
     rows = []
     for plane, rs in runs.items():
-        med = {k: statistics.median(r[k] for r in rs) for k in ("ns_per_packet", "packets_per_s_one_core",
+        med = {k: statistics.median(r[k] for r in rs) for k in ("ns_per_packet", "ns_per_kib", "packets_per_s_one_core",
                                                                    "gbps_one_core", "wall_s", "packets_per_s_end_to_end")}
         rows.append({"dataplane": plane, **med, "runs": rs})
     meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, kernel {platform.release()}",
@@ -131,13 +161,14 @@ def main() -> None:
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "testbed_dataplane.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(f"\n{meta['command']} — {meta['machine']}, load {meta['load_1min']:.1f}, medians of {args.repeats}\n")
-    print("| data plane | ns per packet | packets/s on one core | Gb/s of payload on one core | end to end (s) | end-to-end packets/s |")
-    print("|---|---|---|---|---|---|")
+    print("| data plane | ns per packet | ns per KiB | packets/s on one core | Gb/s of payload on one core | end to end (s) | end-to-end packets/s |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['dataplane']} | {r['ns_per_packet']:,.0f} | {r['packets_per_s_one_core']:,.0f} | "
+        print(f"| {r['dataplane']} | {r['ns_per_packet']:,.0f} | {r['ns_per_kib']:,.0f} | {r['packets_per_s_one_core']:,.0f} | "
               f"{r['gbps_one_core']:.2f} | {r['wall_s']:.2f} | {r['packets_per_s_end_to_end']:,.0f} |")
-    x, u = rows[0], rows[1]
-    print(f"\nXDP costs {u['ns_per_packet'] / x['ns_per_packet']:.0f}x less CPU per packet than the userspace service.")
+    x, u, sx = rows[0], rows[1], rows[2]
+    print(f"\nXDP costs {u['ns_per_packet'] / x['ns_per_packet']:.0f}x less CPU per packet than the userspace service; "
+          f"the streaming XDP aggregator {x['ns_per_kib'] / sx['ns_per_kib']:.1f}x less per KiB than the paper's.")
 
 
 if __name__ == "__main__":

@@ -68,7 +68,9 @@ def probe_on_testbed(topology, precisions: list[str], out: str, routing: str = "
                      size: int = 20_000, steps: int = 4, seed: int = 0, scale: float = 0.1, impairment=None,
                      timeout_s: float = 60.0) -> dict:
     """Run the probe on ``topology`` with one worker per precision (see the module docstring);
-    returns the agents' reports and the first worker's line."""
+    returns the agents' reports, the first worker's line and the BPF programs' run time (if
+    ``kernel.bpf_stats_enabled``)."""
+    from ..net.accounting import bpf_run_time
     from ..net.cluster import plan_cluster
     from ..net.lifecycle import Testbed
     from ..net.supervisor import Supervisor
@@ -85,8 +87,9 @@ def probe_on_testbed(topology, precisions: list[str], out: str, routing: str = "
             StreamProbeConfig(endpoint=endpoint, size=size, steps=steps, seed=seed, out=out)))
         workers = [r for r in supervisor.roles if r.name.startswith("worker")]
         supervisor.wait(workers, timeout_s * steps)
+        bpf = bpf_run_time()  # while the agents still hold their programs (loaded for this run: from zero)
         return {"agents": {name: supervisor.finish(role) for name, role in agents.items()},
-                "worker": json.loads(workers[0].stdout.strip().splitlines()[-1]), "plan": plan}
+                "worker": json.loads(workers[0].stdout.strip().splitlines()[-1]), "plan": plan, "bpf": bpf}
 
 
 def main() -> None:

@@ -40,13 +40,13 @@ def test_the_package_exports_the_api_and_one_rank_runs_here():
     ({"workers": 2, "comm": "ring"}, "--comm ring is not one of p2p, spst, allreduce"),
     ({"device": "tpu"}, "--device tpu must be cpu or cuda"),
     ({"timeout_s": float("inf")}, "must be a finite number of seconds"),
-    ({"workers": 500}, "fewer than --workers 500"),
+    ({"workers": 12, "dataset": "rmat:n=10,m=30,feat=6,classes=3,seed=2"}, "fewer than --workers 12"),
     ({"workers": 2, "topology": "dgx1"}, "has 8 workers but --workers is 2"),
     ({"workers": 2, "cost_model": "exact"}, "unknown cost model 'exact'"),
 ])
 def test_bad_settings_fail_in_one_line_before_any_rank_starts(settings, message):
     with pytest.raises(NetweaveError, match=message):
-        nwd.launch(whole_graph_rank, dataset=DATASET, **settings)
+        nwd.launch(whole_graph_rank, **{"dataset": DATASET, **settings})
 
 
 def test_a_function_the_ranks_cannot_import_is_refused_before_spawning():

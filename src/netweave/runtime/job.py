@@ -9,7 +9,7 @@ only read it. ``job.config`` is that scenario (the run's settings).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -19,9 +19,35 @@ from ..graph.memory import check_memory
 from ..plan import GraphCommPlan, plan_cost
 from ..units import feature_bytes
 
-if TYPE_CHECKING:
-    from ..scenarios.distributed import DistributedScenario
-    from ..scenarios.train import TrainScenario
+class RunSettings(Protocol):
+    """What the runtime reads of a run's settings. :class:`netweave.scenarios.DistributedScenario`
+    and :class:`netweave.scenarios.TrainScenario` are two; the runtime names only this shape, so it
+    does not depend on the layer that wires it."""
+
+    dataset: str
+    workers: int
+    comm: str
+    device: str  # cpu (gloo) | cuda (NCCL)
+    timeout_s: float
+    normalize_features: bool
+    seed: int
+    cost_model: str
+
+    def prepare(self, graph: Graph | None = None) -> tuple[TrainJob, Graph]: ...
+
+
+class TrainSettings(RunSettings, Protocol):
+    """A built-in model's training settings (:class:`netweave.scenarios.TrainScenario`'s recipe fields)."""
+
+    model: str
+    epochs: int
+    hidden: int
+    layers: int
+    lr: float
+    weight_decay: float
+    dropout: float
+    decay_first_layer_only: bool
+    dump_logits: str | None
 
 
 @dataclass
@@ -38,7 +64,7 @@ class TrainJob:
             model of ``config.cost_model``: one graph allgather per width of :func:`exchanged_widths`.
     """
 
-    config: TrainScenario | DistributedScenario
+    config: RunSettings
     parts: np.ndarray
     plan: GraphCommPlan | None = None
     topology_name: str | None = None
@@ -48,12 +74,12 @@ class TrainJob:
     planner: str | None = None
 
 
-def layer_widths(config: TrainScenario, graph: Graph) -> list[int]:
+def layer_widths(config: TrainSettings, graph: Graph) -> list[int]:
     """``[in, hidden, ..., classes]``: the ``layers + 1`` embedding widths of the model."""
     return [graph.feature_dim] + [config.hidden] * (config.layers - 1) + [graph.num_classes]
 
 
-def exchanged_widths(config: TrainScenario, graph: Graph) -> tuple[list[int], list[int]]:
+def exchanged_widths(config: TrainSettings, graph: Graph) -> tuple[list[int], list[int]]:
     """Embedding widths exchanged per epoch: every layer's input forward, and backward the
     gradients of every layer input except the features (they need none)."""
     inputs = layer_widths(config, graph)[:-1]

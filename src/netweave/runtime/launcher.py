@@ -48,10 +48,9 @@ from ..errors import NetweaveError
 from ..graph import load_dataset
 from ..graph.memory import check_memory
 from ..progress import warn
-from .job import TrainJob
+from .job import RunSettings, TrainJob, TrainSettings
 
 if TYPE_CHECKING:
-    from ..scenarios.train import TrainScenario
     from .report import TrainReport
 
 _PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "Broken pipe", "Socket closed")
@@ -119,7 +118,7 @@ def exit_rank(code: int = 0) -> None:
     os._exit(code)
 
 
-def check_device(config: TrainScenario) -> None:
+def check_device(config: RunSettings) -> None:
     """Refuse ``--device cuda`` where it cannot work, before anything is prepared or spawned:
     no CUDA device visible to torch, or (local runs) more ranks than GPUs, since NCCL needs one
     GPU per rank."""
@@ -426,7 +425,7 @@ class RunOutcome:
     prepare_s: float | None
 
 
-def run_task(config, fn: Callable) -> RunOutcome:
+def run_task(config: RunSettings, fn: Callable) -> RunOutcome:
     """Prepare ``config`` (a :class:`~netweave.scenarios.DistributedScenario` or
     :class:`~netweave.scenarios.TrainScenario`) and run ``fn(ctx)`` on every rank; see the module
     docstring for the two ways it starts."""
@@ -447,7 +446,7 @@ def run_task(config, fn: Callable) -> RunOutcome:
         return RunOutcome(job, result, 0, prepare_s)
 
 
-def train(config: TrainScenario) -> TrainReport | None:
+def train(config: TrainSettings) -> TrainReport | None:
     """Train ``config``'s built-in model (:func:`run_task` with :class:`~.trainer.BuiltinTraining`) and
     return the run's report (None on a torchrun rank other than 0)."""
     from .report import run_report
@@ -463,7 +462,7 @@ def train(config: TrainScenario) -> TrainReport | None:
     return report
 
 
-def _torchrun(config, fn: Callable) -> RunOutcome:
+def _torchrun(config: RunSettings, fn: Callable) -> RunOutcome:
     """One rank of a torchrun job: rank 0 prepares and broadcasts the job (or its error)."""
     import torch.distributed as dist
 

@@ -27,7 +27,7 @@ from ..graph import Graph
 from ..progress import epoch_bar
 from .context import RankContext, rank_context
 from .faults import injected_fault, trigger
-from .job import TrainJob
+from .job import TrainJob, TrainSettings
 from .models import DistGNN
 from .recipe import param_groups
 
@@ -52,7 +52,7 @@ def train_rank(job: TrainJob, graph: Graph, rank: int, world: int, device="cpu",
     return train_on(rank_context(job, graph, rank, world, device), job.config, show_progress)
 
 
-def train_on(ctx: RankContext, cfg, show_progress=False) -> RankResult:
+def train_on(ctx: RankContext, cfg: TrainSettings, show_progress=False) -> RankResult:
     """Train the built-in model of ``cfg`` (a :class:`~netweave.scenarios.TrainScenario`) on one rank,
     through the same :class:`~.context.RankContext` a user's function gets."""
     world = ctx.world

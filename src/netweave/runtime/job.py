@@ -74,9 +74,14 @@ class TrainJob:
     planner: str | None = None
 
 
+def model_dims(in_dim: int, hidden: int, layers: int, classes: int) -> list[int]:
+    """``[in, hidden, ..., classes]``: the ``layers + 1`` embedding widths of a ``layers``-layer GNN."""
+    return [in_dim] + [hidden] * (layers - 1) + [classes]
+
+
 def layer_widths(config: TrainSettings, graph: Graph) -> list[int]:
-    """``[in, hidden, ..., classes]``: the ``layers + 1`` embedding widths of the model."""
-    return [graph.feature_dim] + [config.hidden] * (config.layers - 1) + [graph.num_classes]
+    """:func:`model_dims` of ``config``'s model on ``graph``."""
+    return model_dims(graph.feature_dim, config.hidden, config.layers, graph.num_classes)
 
 
 def exchanged_widths(config: TrainSettings, graph: Graph) -> tuple[list[int], list[int]]:

@@ -27,7 +27,7 @@ from ..graph import Graph
 from ..progress import epoch_bar
 from .context import RankContext, rank_context
 from .faults import injected_fault, trigger
-from .job import TrainJob, TrainSettings
+from .job import TrainJob, TrainSettings, model_dims
 from .models import DistGNN
 from .recipe import param_groups
 
@@ -52,12 +52,28 @@ def train_rank(job: TrainJob, graph: Graph, rank: int, world: int, device="cpu",
     return train_on(rank_context(job, graph, rank, world, device), job.config, show_progress)
 
 
+def forward_backward(model, optimiser, x, tensors, exchange, y, train, num_train: int) -> torch.Tensor:
+    """One full-graph step up to the gradients (dropout on): the logits of this rank's vertices
+    through ``exchange``, the *sum* of their training cross-entropy over ``num_train`` (all ranks'
+    training vertices), backward. Returns the loss: this rank's share of the global mean.
+
+    x: (n_own, F) float32; y: (n_own,) int64; train: (n_own,) bool; tensors: the rank's local
+    graph (:func:`~.models.local_tensors`). Summing the gradients over ranks then gives the
+    single-process gradient."""
+    model.train()
+    optimiser.zero_grad(set_to_none=False)
+    logits = model(x, tensors, exchange)
+    loss = F.cross_entropy(logits[train], y[train], reduction="sum") / num_train
+    loss.backward()
+    return loss
+
+
 def train_on(ctx: RankContext, cfg: TrainSettings, show_progress=False) -> RankResult:
     """Train the built-in model of ``cfg`` (a :class:`~netweave.scenarios.TrainScenario`) on one rank,
     through the same :class:`~.context.RankContext` a user's function gets."""
     world = ctx.world
     torch.manual_seed(cfg.seed)  # identical initial parameters on every rank
-    model = DistGNN(cfg.model, [ctx.x.shape[1]] + [cfg.hidden] * (cfg.layers - 1) + [ctx.num_classes],
+    model = DistGNN(cfg.model, model_dims(ctx.x.shape[1], cfg.hidden, cfg.layers, ctx.num_classes),
                     cfg.dropout, cfg.seed).to(ctx.device)
     params = list(model.parameters())
     optimiser = torch.optim.Adam(param_groups(model.convs, cfg.weight_decay, cfg.decay_first_layer_only), lr=cfg.lr)
@@ -71,11 +87,7 @@ def train_on(ctx: RankContext, cfg: TrainSettings, show_progress=False) -> RankR
                 trigger(fault[0])
             ctx.reset_counters()
             t0 = time.perf_counter()
-            model.train()
-            optimiser.zero_grad(set_to_none=False)
-            logits = model(x, ctx.tensors, ctx.exchange)
-            loss = F.cross_entropy(logits[masks[0]], y[masks[0]], reduction="sum") / ctx.num_train
-            loss.backward()
+            loss = forward_backward(model, optimiser, x, ctx.tensors, ctx.exchange, y, masks[0], ctx.num_train)
             ctx.sync_gradients(params)
             optimiser.step()
             c = ctx.counters()

@@ -6,7 +6,8 @@ the same training in one process as the reference every run is checked against.
   layer's width), each worker's :class:`~netweave.runtime.ina_exchange.SumLayout` and its peer
   tables; written as ``.npz`` files that the processes load with ``allow_pickle=False``.
 * :func:`train_epochs`: full-graph GCN training (Adam, decay on the first layer) over any
-  exchange, with the gradients and the loss summed by ``allreduce``.
+  exchange, the trainer's step (:func:`netweave.runtime.trainer.forward_backward`) with the
+  gradients and the loss summed by ``allreduce``.
 * :func:`single_process`: the same model, data and seed on the whole graph in one process.
 """
 
@@ -46,7 +47,7 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
     from ...ina.plan import ina_plan
     from ...partition import Partition, metis_partition
     from ...runtime.ina_exchange import cross_adjacency, sum_layout
-    from ...runtime.job import check_trainable
+    from ...runtime.job import check_trainable, model_dims
     from ...runtime.recipe import feature_shift, normalize_rows
 
     if workers < 2:
@@ -60,7 +61,7 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
     x = normalize_rows(graph.features, feature_shift(graph.features))
     parts = metis_partition(graph, workers, seed).parts.astype(np.int64)
     rel = boundary_relation(graph, Partition(parts, workers, "metis"))
-    dims = [graph.feature_dim] + [hidden] * (layers - 1) + [graph.num_classes]
+    dims = model_dims(graph.feature_dim, hidden, layers, graph.num_classes)
     plans, planned = [], []
     for layer in range(layers):
         plan = ina_plan(rel, "switchgnn", 4 * dims[layer], memory_bytes, "gamr", seed, blocking=blocking, forward=True)
@@ -96,20 +97,16 @@ def train_epochs(model, x, g, exchange, *, y, train, num_train: int, epochs: int
     loss (sum over the own training vertices / all of them), backward, ``allreduce`` of the
     gradients and the loss (None: one process), step. Returns the final eval-mode logits."""
     import torch
-    import torch.nn.functional as F
 
     from ...runtime.recipe import param_groups
+    from ...runtime.trainer import forward_backward
 
     params = list(model.parameters())
     opt = torch.optim.Adam(param_groups(model.convs, weight_decay, True), lr=lr)
     for epoch in range(epochs):
         before = measure() if measure else {}
         t0 = time.perf_counter()
-        model.train()
-        opt.zero_grad(set_to_none=False)
-        logits = model(x, g, exchange)
-        loss = F.cross_entropy(logits[train], y[train], reduction="sum") / num_train
-        loss.backward()
+        loss = forward_backward(model, opt, x, g, exchange, y, train, num_train)
         t1 = time.perf_counter()
         flat = torch.cat([p.grad.reshape(-1) for p in params] + [loss.detach().reshape(1)]).double()
         if allreduce is not None:

@@ -57,6 +57,7 @@ from ..ina.strategies import AGGREGATOR_BYTES
 from . import engine
 from .background import HADOOP_CDF, HADOOP_SIZES, mean_gap_s
 from .network import SimNetwork
+from .state import COLUMN, COUNTER, Counter, Network, Options, Plan, State
 
 
 @dataclass(frozen=True)
@@ -145,8 +146,7 @@ class SimResult:
                 "peak_aggregator_bytes": int(self.peak_aggregator_bytes.max(initial=0)), **self.counters}
 
 
-COUNTERS = ("dropped_messages", "lost_messages", "ecn_marks", "pulled_destinations", "fetches", "resends",
-            "unaggregated_messages", "aggregation_results", "control_bytes", "background_bytes", "events")
+COUNTERS = Counter._fields  # the names of SimResult.counters
 
 
 def _group_count(key: np.ndarray) -> np.ndarray:
@@ -201,33 +201,42 @@ def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
         cross = src_leaf != dst_leaf
         need2[cross] = _group_count(plan.block[cross] * n + plan.dst[cross])
     carried = np.zeros((n, 0)) if values is None else np.ascontiguousarray(values, dtype=np.float64)
-    nbins = int(min(np.ceil(config.horizon_s / (config.bin_us * 1e-6)), 2_000_000)) + 1
-    recover = config.loss > 0 or config.buffer_bytes is not None
-    iopt = np.array([m, nl, ns, plan.feature_bytes, config.control_bytes, config.mtu_bytes, plan.num_blocks,
-                     int(recover), int(config.congestion_control), config.seed, carried.shape[1],
-                     int(plan.overlap and plan.num_blocks > 1)], dtype=np.int64)  # one block: nothing to overlap
-    host_delay = float(net.delay[:m].max())
-    fopt = np.array([np.inf if config.buffer_bytes is None else config.buffer_bytes, config.ecn_bytes, config.loss,
-                     config.timeout_us * 1e-6, config.ai_gbps * 1e9 / 8, config.ai_every_us * 1e-6,
-                     config.decrease_every_us * 1e-6, config.min_gbps * 1e9 / 8,
-                     mean_gap_s(config.background_load, net.host_rate()), config.bin_us * 1e-6, config.horizon_s,
-                     2 * host_delay])
-    capacity = _capacity(plan, net, chunks, dvert.size)
-    t_end, finish, lbytes, maxq, bins, stats, peak, sums = engine.simulate_kernel(
-        iopt, fopt, net.leaf_of, net.rate, net.delay, plan.parts.astype(np.int64), dest_index, plan.src, plan.dst,
-        need1, need2, plan.unit_lo, plan.unit_hi, plan.unit_to, plan.unit_ptr, plan.in_edges,
-        plan.dest_v, plan.dest_lo, plan.dest_hi, plan.dest_ptr, capacity, chunks, carried,
-        HADOOP_SIZES, HADOOP_CDF, nbins, dvert,
-        np.zeros(plan.dst.size, dtype=np.bool_) if plan.forward is None else plan.forward[plan.dst])
-    if stats[11] == 2:
+    dt = config.bin_us * 1e-6
+    nbins = int(min(np.ceil(config.horizon_s / dt), 2_000_000)) + 1
+    opt = Options(hosts=m, leaves=nl, spines=ns, blocks=int(plan.num_blocks), feature_bytes=int(plan.feature_bytes),
+                  control_bytes=int(config.control_bytes), mtu_bytes=int(config.mtu_bytes), dim=int(carried.shape[1]),
+                  chunks=int(chunks), bins=nbins, seed=int(config.seed),
+                  recover=bool(config.loss > 0 or config.buffer_bytes is not None),
+                  congestion_control=bool(config.congestion_control),
+                  overlap=bool(plan.overlap and plan.num_blocks > 1),  # one block: nothing to overlap
+                  buffer_bytes=np.inf if config.buffer_bytes is None else float(config.buffer_bytes),
+                  ecn_bytes=float(config.ecn_bytes), loss=float(config.loss), timeout_s=config.timeout_us * 1e-6,
+                  ai_rate=config.ai_gbps * 1e9 / 8, ai_every_s=config.ai_every_us * 1e-6,
+                  decrease_every_s=config.decrease_every_us * 1e-6, min_rate=config.min_gbps * 1e9 / 8,
+                  background_gap_s=mean_gap_s(config.background_load, net.host_rate()), bin_s=dt,
+                  horizon_s=float(config.horizon_s), cnp_delay_s=2 * float(net.delay[:m].max()))
+    network = Network(leaf_of=net.leaf_of, rate=net.rate, delay=net.delay, background_sizes=HADOOP_SIZES,
+                      background_cdf=HADOOP_CDF)
+    kernel_plan = Plan(parts=plan.parts.astype(np.int64), src=plan.src, dst=plan.dst, need1=need1, need2=need2,
+                       forward=np.zeros(plan.dst.size, dtype=np.bool_) if plan.forward is None else plan.forward[plan.dst],
+                       unit_lo=plan.unit_lo, unit_hi=plan.unit_hi, unit_to=plan.unit_to, unit_ptr=plan.unit_ptr,
+                       in_edges=plan.in_edges, dest_v=plan.dest_v, dest_lo=plan.dest_lo, dest_hi=plan.dest_hi,
+                       dest_ptr=plan.dest_ptr, dest_index=dest_index, dest_vertex=dvert, values=carried)
+    state = State.new(opt, network, kernel_plan, _capacity(plan, net, chunks, dvert.size))
+    status = engine.run(opt, network, kernel_plan, state)
+    if status == engine.HORIZON:
         raise NetweaveError(f"the simulation did not finish within {config.horizon_s} simulated seconds; "
                             "raise --horizon or lower the loss rate")
-    if stats[11] == 1:
+    if status == engine.STALLED:
         raise NetweaveError("the simulation stalled (messages were lost with no recovery); this is a bug, please report it")
-    last = min(int(t_end / (config.bin_us * 1e-6)) + 1, nbins)
-    dt = config.bin_us * 1e-6
-    timeline = np.column_stack([np.arange(last) * dt, bins[:last, 0] * 8 / dt / 1e9, bins[:last, 1] * 8 / dt / 1e9,
-                                bins[:last, 2], bins[:last, 3]])
-    counters = {name: int(stats[i]) for i, name in enumerate(COUNTERS)}
-    return SimResult(float(t_end), finish, lbytes[:m].copy(), lbytes[m:2 * m].copy(), int(lbytes[2 * m:].sum()),
-                     maxq, peak * AGGREGATOR_BYTES, counters, timeline, None if values is None else sums)
+    hosts, links, timeline = state.hosts, state.links, state.timeline
+    t_end = max(0.0, float(hosts.finish_t.max(initial=0.0)))
+    last = min(int(t_end / dt) + 1, nbins)
+    timeline = np.column_stack([np.arange(last) * dt, timeline[:last, COLUMN.delivered_bytes] * 8 / dt / 1e9,
+                                timeline[:last, COLUMN.result_bytes] * 8 / dt / 1e9,
+                                timeline[:last, COLUMN.aggregator_bytes], timeline[:last, COLUMN.max_queue_bytes]])
+    counters = {name: int(state.counters[slot]) for name, slot in COUNTER._asdict().items()}
+    sent = links.data_bytes
+    return SimResult(t_end, hosts.finish_t, sent[:m].copy(), sent[m:2 * m].copy(), int(sent[2 * m:].sum()),
+                     links.max_backlog, state.aggregators.peak * chunks * AGGREGATOR_BYTES, counters, timeline,
+                     None if values is None else state.destinations.sums)

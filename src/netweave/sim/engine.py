@@ -19,7 +19,9 @@ An event is one heap tuple ``(time, seq, event, node) + Message``: a message in 
 arrival event, so nothing else needs to grow; ``seq`` keeps events of equal time in the order they
 were scheduled. Every handler takes the :class:`Sim` (the run's :class:`~netweave.sim.state.Options`,
 inputs and state, and the queue) and a few scalars; a handler that may complete hosts returns how
-many it completed.
+many it completed. Handlers read the state as ``sim.hosts.block[h]``: binding a group of arrays
+(``hosts = sim.hosts``) would make numba count a reference to each of its arrays on every call,
+so a local names one array, where a loop uses it, or the options (scalars).
 
 Blocks are synchronised through the coordinating switch, with a barrier between blocks (the paper)
 or, when the plan asks for ``overlap``, double-buffered: two consecutive blocks may be in flight,
@@ -43,10 +45,11 @@ from numba.experimental import structref
 
 from .state import COLUMN, COUNTER
 
-# events
-ARRIVE, SEND, TIMER, CNP, BG, SAMPLE = 0, 1, 2, 3, 4, 5
+# events and message kinds: np.int64, as a Python int would reach a compiled function as a literal
+# type, one compilation per value
+ARRIVE, SEND, TIMER, CNP, BG, SAMPLE = np.arange(6, dtype=np.int64)
 # message kinds (RAW..RESEND carry features: data)
-RAW, COPY, RESULT, PARTIAL, RESEND, FETCH, DONE, NEXT, BGPKT = 0, 1, 2, 3, 4, 5, 6, 7, 8
+RAW, COPY, RESULT, PARTIAL, RESEND, FETCH, DONE, NEXT, BGPKT = np.arange(9, dtype=np.int64)
 # edge states: pending, in a switch aggregator, bypassed in a copy, delivered, pulled by the host
 PENDING, AGGREGATED, BYPASSED, CREDITED, PULLED = 0, 1, 2, 3, 4
 # how a run ended
@@ -107,8 +110,7 @@ structref.define_proxy(Sim, SimType, ["opt", "net", "plan", "links", "hosts", "d
 def run(opt, net, plan, state):
     """Simulate one layer on ``state`` (changed in place); FINISHED, STALLED (nothing left to happen
     before every host holds its sums) or HORIZON (past ``opt.horizon_s``)."""
-    queue = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0),
-              np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
+    queue = [entry(0.0, 0, ARRIVE, 0, signal(0))]  # typed by its first item
     queue.pop()
     sim = Sim(opt=opt, net=net, plan=plan, links=state.links, hosts=state.hosts, dests=state.destinations,
               switches=state.switches, aggs=state.aggregators, payloads=state.payloads, coord=state.coordinator,
@@ -117,8 +119,7 @@ def run(opt, net, plan, state):
     finished = start(sim)
     while sim.queue and finished < opt.hosts:
         ev = heapq.heappop(sim.queue)
-        t, event, node = ev[0], ev[2], ev[3]
-        msg = Message(ev[4], ev[5], ev[6], ev[7], ev[8], ev[9], ev[10], ev[11], ev[12], ev[13], ev[14])
+        t, event, node, msg = ev[0], ev[2], ev[3], Message(*ev[4:])
         sim.counters[COUNTER.events] += 1
         if t > opt.horizon_s:
             return HORIZON
@@ -183,11 +184,17 @@ def partial(to, dest, need, block, size, origin, spine, sums):
 
 
 @numba.njit(cache=True)
+def entry(t, seq, event, node, msg):
+    """An event's heap tuple: ordered by time, then by the order in which events were scheduled."""
+    return (t, np.int64(seq), np.int64(event), np.int64(node), msg.kind, msg.to, msg.a, msg.b, msg.block, msg.size,
+            msg.origin, msg.spine, msg.count, msg.cover, msg.row)
+
+
+@numba.njit(cache=True)
 def push(sim, t, event, node, msg):
     """Schedule ``event`` at ``node`` for time ``t``."""
     sim.seq += 1
-    heapq.heappush(sim.queue, (t, sim.seq, np.int64(event), np.int64(node), msg.kind, msg.to, msg.a, msg.b,
-                               msg.block, msg.size, msg.origin, msg.spine, msg.count, msg.cover, msg.row))
+    heapq.heappush(sim.queue, entry(t, sim.seq, event, node, msg))
 
 
 @numba.njit(cache=True)
@@ -390,34 +397,10 @@ def host_timer(sim, t, h, generation):
     opt = sim.opt
     if generation != sim.hosts.timer[h] or sim.hosts.finished[h]:
         return
-    tmo = opt.timeout_s
     if opt.overlap:
-        # pull every incomplete destination of every block the host awaits that may be in
-        # flight (blocks <= known + 1); repeat DONE(block - 1) while blocked on its NEXT
-        nb = opt.blocks
-        pending = False
-        for p in range(2):
-            bp = sim.hosts.awaits[h, p]
-            if bp < nb and bp <= sim.hosts.known[h] + 1 and sim.hosts.remaining[h, p] > 0:
-                pending = True
-        if pending and t >= sim.hosts.last_progress[h] + tmo:
-            for p in range(2):
-                bp = sim.hosts.awaits[h, p]
-                if bp < nb and bp <= sim.hosts.known[h] + 1 and sim.hosts.remaining[h, p] > 0:
-                    pull(sim, t, h, bp, p)
-            sim.hosts.last_progress[h] = t
-        dn = sim.hosts.block[h] - 1
-        again = sim.hosts.waiting[h] and sim.hosts.reported[h, dn & 1] >= dn
-        if again and t >= sim.hosts.done_t[h] + tmo:  # the DONE or the NEXT was lost: say DONE again
-            send(sim, t, h, control(DONE, -1, dn, opt.control_bytes, h))
-            sim.hosts.done_t[h] = t
-        nxt = t + tmo
-        if pending:
-            nxt = sim.hosts.last_progress[h] + tmo
-        if again:
-            nxt = min(nxt, sim.hosts.done_t[h] + tmo) if pending else sim.hosts.done_t[h] + tmo
-        push(sim, nxt, TIMER, h, signal(sim.hosts.timer[h]))
+        overlap_timer(sim, t, h)
         return
+    tmo = opt.timeout_s
     if sim.hosts.waiting[h]:
         if t >= sim.hosts.done_t[h] + tmo:  # the DONE or the NEXT was lost: say DONE again
             send(sim, t, h, control(DONE, -1, sim.hosts.block[h], opt.control_bytes, h))
@@ -428,6 +411,36 @@ def host_timer(sim, t, h, generation):
         pull(sim, t, h, sim.hosts.block[h], 0)
         sim.hosts.last_progress[h] = t
     push(sim, sim.hosts.last_progress[h] + tmo, TIMER, h, signal(sim.hosts.timer[h]))
+
+
+@numba.njit(cache=True)
+def overlap_timer(sim, t, h):
+    """Overlap: the timer of host ``h`` pulls every incomplete destination of every block it awaits that may
+    be in flight (blocks <= known + 1), and repeats DONE(block - 1) while blocked on its NEXT."""
+    opt = sim.opt
+    tmo, nb = opt.timeout_s, opt.blocks
+    pending = False
+    for p in range(2):
+        bp = sim.hosts.awaits[h, p]
+        if bp < nb and bp <= sim.hosts.known[h] + 1 and sim.hosts.remaining[h, p] > 0:
+            pending = True
+    if pending and t >= sim.hosts.last_progress[h] + tmo:
+        for p in range(2):
+            bp = sim.hosts.awaits[h, p]
+            if bp < nb and bp <= sim.hosts.known[h] + 1 and sim.hosts.remaining[h, p] > 0:
+                pull(sim, t, h, bp, p)
+        sim.hosts.last_progress[h] = t
+    dn = sim.hosts.block[h] - 1
+    again = sim.hosts.waiting[h] and sim.hosts.reported[h, dn & 1] >= dn
+    if again and t >= sim.hosts.done_t[h] + tmo:  # the DONE or the NEXT was lost: say DONE again
+        send(sim, t, h, control(DONE, -1, dn, opt.control_bytes, h))
+        sim.hosts.done_t[h] = t
+    nxt = t + tmo
+    if pending:
+        nxt = sim.hosts.last_progress[h] + tmo
+    if again:
+        nxt = min(nxt, sim.hosts.done_t[h] + tmo) if pending else sim.hosts.done_t[h] + tmo
+    push(sim, nxt, TIMER, h, signal(sim.hosts.timer[h]))
 
 
 @numba.njit(cache=True)
@@ -720,17 +733,24 @@ def switch_receive(sim, t, x, msg):
     if msg.kind == RAW:
         multicast(sim, t, x, p, stale, msg)
         return
-    if msg.kind == RESEND and not stale:  # release the aggregator of the destination, bypass it from now on (§3.4)
-        sw, blk = x - m, msg.block
-        dv = sim.plan.dest_index[sim.plan.dst[msg.a]]
-        sim.switches.bypass[sw, p, dv] = blk
-        slot = sim.switches.slot[sw, p, dv]
-        if slot >= 0 and sim.aggs.block[slot] == blk:
-            release(sim, sw, p, dv, slot)
+    if msg.kind == RESEND and not stale:
+        bypass(sim, x, p, msg)
     if msg.kind == PARTIAL and x >= m + nl:  # level 2 at the spine
         aggregate_partial(sim, t, x, p, stale, msg)
         return
     send(sim, t, x, msg)
+
+
+@numba.njit(cache=True)
+def bypass(sim, x, p, msg):
+    """A resent feature passes switch ``x``: it releases the aggregator of its destination, which is bypassed
+    for the rest of the block (§3.4, "Resend"); the resend goes on to the host."""
+    sw, blk = x - sim.opt.hosts, msg.block
+    dv = sim.plan.dest_index[sim.plan.dst[msg.a]]
+    sim.switches.bypass[sw, p, dv] = blk
+    slot = sim.switches.slot[sw, p, dv]
+    if slot >= 0 and sim.aggs.block[slot] == blk:
+        release(sim, sw, p, dv, slot)
 
 
 @numba.njit(cache=True)

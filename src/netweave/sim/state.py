@@ -110,7 +110,7 @@ class Network(NamedTuple):
 
 
 class Plan(NamedTuple):
-    """The plan's arrays (C cross edges, n vertices, D destination vertices), see :class:`~netweave.ina.plan.InaPlan`."""
+    """The plan's arrays (C cross edges, n vertices, D destinations); see :class:`~netweave.ina.plan.InaPlan`."""
 
     parts: np.ndarray  # (n,) worker of every vertex
     src: np.ndarray  # (C,) sender of every cross edge

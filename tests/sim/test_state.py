@@ -13,7 +13,8 @@ from netweave.ina.plan import ina_plan
 from netweave.partition import metis_partition
 from netweave.sim import SimConfig, sim_network, simulate
 from netweave.sim.simulate import _capacity, _kernel_plan, _options
-from netweave.sim.state import COLUMN, COUNTER, Column, Counter, Network, Options, State
+from netweave.sim.engine import COLUMN, COUNTER, Column, Counter
+from netweave.sim.state import Network, Options, State
 from netweave.topology import load_topology_spec
 
 SIM = Path(__file__).resolve().parents[2] / "src" / "netweave" / "sim"

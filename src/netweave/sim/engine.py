@@ -19,9 +19,11 @@ An event is one heap tuple ``(time, seq, event, node) + Message``: a message in 
 arrival event, so nothing else needs to grow; ``seq`` keeps events of equal time in the order they
 were scheduled. Every handler takes the :class:`Sim` (the run's :class:`~netweave.sim.state.Options`,
 inputs and state, and the queue) and a few scalars; a handler that may complete hosts returns how
-many it completed. Handlers read the state as ``sim.hosts.block[h]``: binding a group of arrays
-(``hosts = sim.hosts``) would make numba count a reference to each of its arrays on every call,
-so a local names one array, where a loop uses it, or the options (scalars).
+many it completed. The counters and the timeline's columns are named (:class:`Counter`,
+:class:`Column`): ``counters[COUNTER.ecn_marks] += 1``. Handlers read the state as
+``sim.hosts.block[h]``: binding a group of arrays (``hosts = sim.hosts``) would make numba count
+a reference to each of its arrays on every call, so a local names one array, where a loop uses
+it, or the options (scalars).
 
 Blocks are synchronised through the coordinating switch, with a barrier between blocks (the paper)
 or, when the plan asks for ``overlap``, double-buffered: two consecutive blocks may be in flight,
@@ -29,8 +31,9 @@ so every piece of per-block state of the hosts (per destination) and of the swit
 switch and destination) has a second copy, chosen by the block's parity ``block % 2``. Without
 overlap there is one copy and the event sequence is the barrier's.
 
-All compiled code of the simulator is in this one file: numba's cache notices a change to the file
-of a cached function, not to the files of the functions it calls.
+All compiled code of the simulator is in this one file, with the constants it bakes in (the slots of
+:data:`COUNTER` and :data:`COLUMN`): numba's cache notices a change to the file of a cached
+function, not to the files of the functions and constants it uses.
 """
 
 from __future__ import annotations
@@ -43,7 +46,39 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from .state import COLUMN, COUNTER
+
+class Counter(NamedTuple):
+    """What a run counts: the names of :data:`COUNTER`'s slots, in the order of the counters array."""
+
+    dropped_messages: int  # tail drops at a switch port
+    lost_messages: int  # random loss on a link
+    ecn_marks: int  # each reflected to its origin as a CNP
+    pulled_destinations: int  # destinations a host pulled after a timeout (§3.4)
+    fetches: int  # fetch requests sent by pulling hosts
+    resends: int  # features resent marked "bypass"
+    unaggregated_messages: int  # copies and forwarded partial sums
+    aggregation_results: int  # complete aggregators emitted
+    control_bytes: int  # DONE, NEXT, FETCH and PARTIAL-without-payload bytes
+    background_bytes: int
+    events: int  # events the loop took from the queue
+
+
+#: The slot of every counter: ``counters[COUNTER.ecn_marks] += 1``.
+COUNTER = Counter(*range(len(Counter._fields)))
+
+
+class Column(NamedTuple):
+    """The timeline's columns, per ``bin_s`` bin: the names of :data:`COLUMN`'s slots."""
+
+    delivered_bytes: int  # bytes received by hosts (spread over their arrival)
+    result_bytes: int  # of which complete aggregation results
+    aggregator_bytes: int  # aggregator memory in use (max)
+    max_queue_bytes: int  # largest switch backlog (max)
+
+
+#: The column of every timeline series: ``timeline[k, COLUMN.delivered_bytes]``.
+COLUMN = Column(*range(len(Column._fields)))
+
 
 # events and message kinds: np.int64, as a Python int would reach a compiled function as a literal
 # type, one compilation per value

@@ -57,7 +57,8 @@ from ..ina.strategies import AGGREGATOR_BYTES
 from . import engine
 from .background import HADOOP_CDF, HADOOP_SIZES, mean_gap_s
 from .network import SimNetwork
-from .state import COLUMN, COUNTER, Counter, Network, Options, Plan, State
+from .engine import COLUMN, COUNTER, Counter
+from .state import Network, Options, Plan, State
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,15 @@ and read back by name once the run is over.
   bypassed; :class:`Aggregators` — the 128-byte aggregator slots of every switch (count, sum, free
   list, §4); :class:`Payloads` — the sums carried by result and partial-sum messages.
 * :class:`Coordinator` — the switch that synchronises the blocks (§3.3): DONE counts, NEXT.
-* :data:`COUNTER` and :data:`COLUMN` — the slots of the counters and the timeline columns, each
-  defined by one tuple of names (:class:`Counter`, :class:`Column`), exported by name.
+* the counters and the timeline, two arrays whose slots :data:`~netweave.sim.engine.COUNTER` and
+  :data:`~netweave.sim.engine.COLUMN` name (the engine holds them: its compiled code bakes them in).
 
 Where a state has "per block parity" copies, there are two with ``Options.overlap`` (the two blocks
 in flight, ``block % 2``) and one otherwise.
+
+numba keys its cache of the engine on engine.py alone and types a NamedTuple by its class and field
+types, not its field names: after reordering fields of the same type here, touch engine.py (or clear
+``sim/__pycache__``), or the cached engine reads them in the old order.
 """
 
 from __future__ import annotations
@@ -34,38 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-
-class Counter(NamedTuple):
-    """What a run counts: the names of :data:`COUNTER`'s slots, in the order of the counters array."""
-
-    dropped_messages: int  # tail drops at a switch port
-    lost_messages: int  # random loss on a link
-    ecn_marks: int  # each reflected to its origin as a CNP
-    pulled_destinations: int  # destinations a host pulled after a timeout (§3.4)
-    fetches: int  # fetch requests sent by pulling hosts
-    resends: int  # features resent marked "bypass"
-    unaggregated_messages: int  # copies and forwarded partial sums
-    aggregation_results: int  # complete aggregators emitted
-    control_bytes: int  # DONE, NEXT, FETCH and PARTIAL-without-payload bytes
-    background_bytes: int
-    events: int  # events the loop took from the queue
-
-
-#: The slot of every counter: ``counters[COUNTER.ecn_marks] += 1``.
-COUNTER = Counter(*range(len(Counter._fields)))
-
-
-class Column(NamedTuple):
-    """The timeline's columns, per ``bin_s`` bin: the names of :data:`COLUMN`'s slots."""
-
-    delivered_bytes: int  # bytes received by hosts (spread over their arrival)
-    result_bytes: int  # of which complete aggregation results
-    aggregator_bytes: int  # aggregator memory in use (max)
-    max_queue_bytes: int  # largest switch backlog (max)
-
-
-#: The column of every timeline series: ``timeline[k, COLUMN.delivered_bytes]``.
-COLUMN = Column(*range(len(Column._fields)))
+from .engine import COLUMN, COUNTER
 
 
 class Options(NamedTuple):

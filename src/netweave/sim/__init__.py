@@ -1,5 +1,5 @@
 """Simulation of in-network multicast and aggregation (switchgnn.txt): the network as the simulator
-sees it, the event-driven engine, background traffic, and the timeline."""
+sees it, the event-driven engine and its named state, background traffic, and the timeline."""
 
 from .network import SimNetwork, sim_network
 from .simulate import SimConfig, SimResult, simulate

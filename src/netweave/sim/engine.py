@@ -1,77 +1,294 @@
-"""The event loop of the switch simulator (numba). See :mod:`netweave.sim.simulate` for the model.
+"""The switch simulator's event loop (numba). See :mod:`netweave.sim.simulate` for the model and
+:mod:`netweave.sim.state` for the named structures it runs on.
 
-Every event is one heap tuple ``(time, seq, event, node, kind, dst, a, b, block, size, origin,
-spine, count, cover, vrow)``; a message in flight *is* its arrival event, so nothing else needs to
-grow. Output queues are FIFO with a virtual finish time per link direction: a message enqueued at
-``t`` leaves at ``free_at = max(free_at, t) + size / rate`` and arrives ``delay`` later, and the
-backlog it finds is ``(free_at - t) * rate`` bytes.
+:func:`run` is a small step loop, as in SimPy's ``core.py``: it takes the earliest event from the
+queue and hands it to the handler of its kind; the behaviour lives in the handlers, grouped by the
+object they model:
+
+* links: :func:`send` (route and enqueue), :func:`transmit` (an output queue: tail drop, ECN
+  marking, random loss), :func:`route`;
+* hosts: :func:`host_send` (pacing, additive increase), :func:`slow_down` (a CNP),
+  :func:`host_receive`, :func:`host_timer` (§3.4's timeout and pull), the block barrier
+  (:func:`start_block`, :func:`block_done`) and the overlapped blocks (:func:`overlap_progress`);
+* switches: :func:`switch_receive`, the aggregation of level 1 (:func:`multicast`) and 2
+  (:func:`aggregate_partial`), aggregators (:func:`open_aggregator`, :func:`current`,
+  :func:`release`), and the :func:`coordinate` of blocks;
+* the environment: :func:`background_flow` and the timeline's :func:`sample`.
+
+An event is one heap tuple ``(time, seq, event, node) + Message``: a message in flight *is* its
+arrival event, so nothing else needs to grow; ``seq`` keeps events of equal time in the order they
+were scheduled. Every handler takes the :class:`Sim` (the run's :class:`~netweave.sim.state.Options`,
+inputs and state, and the queue) and a few scalars; a handler that may complete hosts returns how
+many it completed. The counters and the timeline's columns are named (:class:`Counter`,
+:class:`Column`): ``counters[COUNTER.ecn_marks] += 1``. Handlers read the state as
+``sim.hosts.block[h]``: binding a group of arrays (``hosts = sim.hosts``) would make numba count
+a reference to each of its arrays on every call, so a local names one array, where a loop uses
+it, or the options (scalars).
 
 Blocks are synchronised through the coordinating switch, with a barrier between blocks (the paper)
 or, when the plan asks for ``overlap``, double-buffered: two consecutive blocks may be in flight,
 so every piece of per-block state of the hosts (per destination) and of the switches (per
 switch and destination) has a second copy, chosen by the block's parity ``block % 2``. Without
 overlap there is one copy and the event sequence is the barrier's.
+
+All compiled code of the simulator is in this one file, with the constants it bakes in (the slots of
+:data:`COUNTER` and :data:`COLUMN`): numba's cache notices a change to the file of a cached
+function, not to the files of the functions and constants it uses.
 """
 
 from __future__ import annotations
 
 import heapq
+from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
-# events
-ARRIVE, SEND, TIMER, CNP, BG, SAMPLE = 0, 1, 2, 3, 4, 5
-# message kinds
-RAW, COPY, RESULT, PARTIAL, RESEND, FETCH, DONE, NEXT, BGPKT = 0, 1, 2, 3, 4, 5, 6, 7, 8
+
+class Counter(NamedTuple):
+    """What a run counts: the names of :data:`COUNTER`'s slots, in the order of the counters array."""
+
+    dropped_messages: int  # tail drops at a switch port
+    lost_messages: int  # random loss on a link
+    ecn_marks: int  # each reflected to its origin as a CNP
+    pulled_destinations: int  # destinations a host pulled after a timeout (§3.4)
+    fetches: int  # fetch requests sent by pulling hosts
+    resends: int  # features resent marked "bypass"
+    unaggregated_messages: int  # copies and forwarded partial sums
+    aggregation_results: int  # complete aggregators emitted
+    control_bytes: int  # DONE, NEXT, FETCH and PARTIAL-without-payload bytes
+    background_bytes: int
+    events: int  # events the loop took from the queue
+
+
+#: The slot of every counter: ``counters[COUNTER.ecn_marks] += 1``.
+COUNTER = Counter(*range(len(Counter._fields)))
+
+
+class Column(NamedTuple):
+    """The timeline's columns, per ``bin_s`` bin: the names of :data:`COLUMN`'s slots."""
+
+    delivered_bytes: int  # bytes received by hosts (spread over their arrival)
+    result_bytes: int  # of which complete aggregation results
+    aggregator_bytes: int  # aggregator memory in use (max)
+    max_queue_bytes: int  # largest switch backlog (max)
+
+
+#: The column of every timeline series: ``timeline[k, COLUMN.delivered_bytes]``.
+COLUMN = Column(*range(len(Column._fields)))
+
+
+# events and message kinds: np.int64, as a Python int would reach a compiled function as a literal
+# type, one compilation per value
+ARRIVE, SEND, TIMER, CNP, BG, SAMPLE = np.arange(6, dtype=np.int64)
+# message kinds (RAW..RESEND carry features: data)
+RAW, COPY, RESULT, PARTIAL, RESEND, FETCH, DONE, NEXT, BGPKT = np.arange(9, dtype=np.int64)
 # edge states: pending, in a switch aggregator, bypassed in a copy, delivered, pulled by the host
 PENDING, AGGREGATED, BYPASSED, CREDITED, PULLED = 0, 1, 2, 3, 4
+# how a run ended
+FINISHED, STALLED, HORIZON = 0, 1, 2
 
-# indices of the integer options array
-O_M, O_L, O_S, O_F, O_CTRL, O_MTU, O_NB, O_RECOVER, O_CC, O_SEED, O_D, O_OVERLAP = range(12)
-# indices of the float options array
-P_BUFFER, P_ECN, P_LOSS, P_TIMEOUT, P_AI_STEP, P_AI_EVERY, P_DEC_EVERY, P_MIN_RATE, P_BG_GAP, P_DT, P_HORIZON, P_CNP_DELAY = range(12)
+
+class Message(NamedTuple):
+    """A message in flight (int64 fields). ``a`` and ``b`` by kind:
+
+    ======================= ============================== =================================
+    kind                    a                              b
+    ======================= ============================== =================================
+    RAW, COPY, RESEND       first cross edge               past the last cross edge
+    FETCH                   first in-edge (``in_edges``)   past the last one
+    RESULT                  destination index              1: a complete aggregator's sum
+    PARTIAL                 destination index              the spine aggregator's need
+    DONE, NEXT, BGPKT       0                              0
+    ======================= ============================== =================================
+
+    ``to``: the destination host (-1: the coordinator); ``spine``: the spine it crosses on a
+    leaf-spine; ``count``: the features summed in the payload; ``cover``: the edges a partial sum
+    accounts for; ``row``: its payload in :class:`~netweave.sim.state.Payloads` (-1: none). Timers
+    carry their generation in ``a``.
+    """
+
+    kind: int
+    to: int
+    a: int
+    b: int
+    block: int
+    size: int
+    origin: int
+    spine: int
+    count: int
+    cover: int
+    row: int
+
+
+@structref.register
+class SimType(types.StructRef):
+    """numba's type of :class:`Sim`."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class Sim(structref.StructRefProxy):
+    """One run: the options, inputs and state (see :mod:`~netweave.sim.state`), the event queue and the
+    number of events scheduled so far (``seq``). A reference (numba's ``structref``): handlers pass
+    one pointer, not the ~80 arrays it holds, each of which numba would count a reference to."""
+
+
+structref.define_proxy(Sim, SimType, ["opt", "net", "plan", "links", "hosts", "dests", "switches", "aggs", "payloads",
+                                      "coord", "counters", "timeline", "queue", "seq"])
 
 
 @numba.njit(cache=True)
-def _push(heap, ctr, t, ev, node, kind, dst, a, b, blk, size, org, spn, cnt, cov, vrow):
-    ctr[0] += 1
-    heapq.heappush(heap, (t, ctr[0], ev, node, kind, dst, a, b, blk, size, org, spn, cnt, cov, vrow))
+def run(opt, net, plan, state):
+    """Simulate one layer on ``state`` (changed in place); FINISHED, STALLED (nothing left to happen
+    before every host holds its sums) or HORIZON (past ``opt.horizon_s``)."""
+    queue = [entry(0.0, 0, ARRIVE, 0, signal(0))]  # typed by its first item
+    queue.pop()
+    sim = Sim(opt=opt, net=net, plan=plan, links=state.links, hosts=state.hosts, dests=state.destinations,
+              switches=state.switches, aggs=state.aggregators, payloads=state.payloads, coord=state.coordinator,
+              counters=state.counters, timeline=state.timeline, queue=queue, seq=0)
+    np.random.seed(opt.seed)
+    finished = start(sim)
+    while sim.queue and finished < opt.hosts:
+        ev = heapq.heappop(sim.queue)
+        t, event, node, msg = ev[0], ev[2], ev[3], Message(*ev[4:])
+        sim.counters[COUNTER.events] += 1
+        if t > opt.horizon_s:
+            return HORIZON
+        if event == SEND:
+            finished += host_send(sim, t, node)
+        elif event == SAMPLE:
+            sample(sim, t)
+        elif event == CNP:
+            slow_down(sim, t, node)
+        elif event == BG:
+            background_flow(sim, t, node)
+        elif event == TIMER:
+            host_timer(sim, t, node, msg.a)
+        elif node < opt.hosts:  # ARRIVE at a host
+            finished += host_receive(sim, t, node, msg)
+        else:  # ARRIVE at a switch
+            switch_receive(sim, t, node, msg)
+    return FINISHED if finished == opt.hosts else STALLED
+
+
+# ---------------------------------------------------------------------------------------------- messages
 
 
 @numba.njit(cache=True)
-def _transmit(heap, ctr, t, link, head, kind, dst, a, b, blk, size, org, spn, cnt, cov, vrow,
-              free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats):
-    """Enqueue a message on ``link`` (towards node ``head``): tail drop, ECN marking, random loss."""
-    m = iopt[O_M]
-    backlog = max(free_at[link] - t, 0.0) * rate[link]
-    data = kind <= RESEND
-    if link >= m:  # a switch output port
-        if backlog + size > fopt[P_BUFFER]:
-            stats[0] += 1  # tail drop
+def signal(a):
+    """The message of an event that is not one (SEND, TIMER with its generation ``a``, CNP, BG, SAMPLE)."""
+    return Message(np.int64(0), np.int64(0), np.int64(a), np.int64(0), np.int64(0), np.int64(0), np.int64(0),
+                   np.int64(0), np.int64(0), np.int64(0), np.int64(0))
+
+
+@numba.njit(cache=True)
+def features(kind, to, lo, hi, block, size, origin, spine):
+    """RAW, COPY, RESEND, FETCH (edges ``[lo, hi)``) or BGPKT."""
+    return Message(np.int64(kind), np.int64(to), np.int64(lo), np.int64(hi), np.int64(block), np.int64(size),
+                   np.int64(origin), np.int64(spine), np.int64(0), np.int64(0), np.int64(-1))
+
+
+@numba.njit(cache=True)
+def control(kind, to, block, size, origin):
+    """DONE (``to`` -1: the coordinator) or NEXT."""
+    return Message(np.int64(kind), np.int64(to), np.int64(0), np.int64(0), np.int64(block), np.int64(size),
+                   np.int64(origin), np.int64(0), np.int64(0), np.int64(0), np.int64(-1))
+
+
+@numba.njit(cache=True)
+def result(to, dest, aggregated, block, size, origin, count, row):
+    """A sum of ``count`` features for destination index ``dest``, down to host ``to``."""
+    return Message(np.int64(RESULT), np.int64(to), np.int64(dest), np.int64(aggregated), np.int64(block),
+                   np.int64(size), np.int64(origin), np.int64(0), np.int64(count), np.int64(0), np.int64(row))
+
+
+@numba.njit(cache=True)
+def partial(to, dest, need, block, size, origin, spine, sums):
+    """A leaf's partial sum for destination index ``dest`` (host ``to``), up to ``spine``, whose aggregator needs
+    ``need`` edges; ``sums`` = (count, cover, row)."""
+    count, cover, row = sums
+    return Message(np.int64(PARTIAL), np.int64(to), np.int64(dest), np.int64(need), np.int64(block), np.int64(size),
+                   np.int64(origin), np.int64(spine), np.int64(count), np.int64(cover), np.int64(row))
+
+
+# ---------------------------------------------------------------------------------------------- links
+
+
+@numba.njit(cache=True)
+def entry(t, seq, event, node, msg):
+    """An event's heap tuple: ordered by time, then by the order in which events were scheduled."""
+    return (t, np.int64(seq), np.int64(event), np.int64(node), msg.kind, msg.to, msg.a, msg.b, msg.block, msg.size,
+            msg.origin, msg.spine, msg.count, msg.cover, msg.row)
+
+
+@numba.njit(cache=True)
+def push(sim, t, event, node, msg):
+    """Schedule ``event`` at ``node`` for time ``t``."""
+    sim.seq += 1
+    heapq.heappush(sim.queue, entry(t, sim.seq, event, node, msg))
+
+
+@numba.njit(cache=True)
+def route(sim, x, dst, spine):
+    """Next (link, head node) from node ``x`` towards host ``dst`` (-1: the coordinator) via ``spine``."""
+    m, nl, ns = sim.opt.hosts, sim.opt.leaves, sim.opt.spines
+    leaf_of = sim.net.leaf_of
+    if x < m:
+        return x, m + leaf_of[x]
+    if x < m + nl:
+        l = x - m
+        if dst >= 0 and leaf_of[dst] == l:
+            return m + dst, dst
+        s = 0 if dst < 0 else spine
+        return 2 * m + l * ns + s, m + nl + s
+    s = x - m - nl
+    return 2 * m + nl * ns + s * nl + leaf_of[dst], m + leaf_of[dst]
+
+
+@numba.njit(cache=True)
+def send(sim, t, x, msg):
+    """Node ``x`` sends ``msg`` on towards ``msg.to`` (a host's first hop is its leaf)."""
+    link, head = route(sim, x, msg.to, msg.spine)
+    transmit(sim, t, link, head, msg)
+
+
+@numba.njit(cache=True)
+def transmit(sim, t, link, head, msg):
+    """Enqueue ``msg`` on ``link`` (towards node ``head``): tail drop, ECN marking, random loss."""
+    opt, counters = sim.opt, sim.counters
+    rate = sim.net.rate[link]
+    backlog = max(sim.links.free_at[link] - t, 0.0) * rate
+    data = msg.kind <= RESEND
+    if link >= opt.hosts:  # a switch output port
+        if backlog + msg.size > opt.buffer_bytes:
+            counters[COUNTER.dropped_messages] += 1
             return
-        q = backlog + size
-        maxq[link] = max(maxq[link], q)
-        k = min(int(t / fopt[P_DT]), bins.shape[0] - 1)
-        bins[k, 3] = max(bins[k, 3], q)
-        if iopt[O_CC] and backlog > fopt[P_ECN] and data and org >= 0:
-            stats[2] += 1  # ECN mark, reflected to the origin as a CNP
-            _push(heap, ctr, t + fopt[P_CNP_DELAY], CNP, org, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    free_at[link] = max(free_at[link], t) + size / rate[link]
-    if kind == BGPKT:
-        stats[9] += size
+        q = backlog + msg.size
+        sim.links.max_backlog[link] = max(sim.links.max_backlog[link], q)
+        k = min(int(t / opt.bin_s), sim.timeline.shape[0] - 1)
+        sim.timeline[k, COLUMN.max_queue_bytes] = max(sim.timeline[k, COLUMN.max_queue_bytes], q)
+        if opt.congestion_control and backlog > opt.ecn_bytes and data and msg.origin >= 0:
+            counters[COUNTER.ecn_marks] += 1  # reflected to the origin as a CNP (§3.4)
+            push(sim, t + opt.cnp_delay_s, CNP, msg.origin, signal(0))
+    sim.links.free_at[link] = max(sim.links.free_at[link], t) + msg.size / rate
+    if msg.kind == BGPKT:
+        counters[COUNTER.background_bytes] += msg.size
     elif data:
-        lbytes[link] += size
+        sim.links.data_bytes[link] += msg.size
     else:
-        stats[8] += size
-    if fopt[P_LOSS] > 0.0 and np.random.random() < fopt[P_LOSS]:
-        stats[1] += 1  # lost on the wire
+        counters[COUNTER.control_bytes] += msg.size
+    if opt.loss > 0.0 and np.random.random() < opt.loss:
+        counters[COUNTER.lost_messages] += 1
         return
-    _push(heap, ctr, free_at[link] + delay[link], ARRIVE, head, kind, dst, a, b, blk, size, org, spn, cnt, cov, vrow)
+    push(sim, sim.links.free_at[link] + sim.net.delay[link], ARRIVE, head, msg)
 
 
 @numba.njit(cache=True)
-def _spread(bins, col, t0, t1, size, dt):
+def spread(bins, col, t0, t1, size, dt):
     """Add ``size`` bytes received evenly over ``[t0, t1]`` to column ``col`` of the bins they overlap.
 
     A message's bytes reach a host over its serialisation time on the last link. Counting all of
@@ -94,729 +311,694 @@ def _spread(bins, col, t0, t1, size, dt):
     bins[k1, col] += size - given
 
 
-@numba.njit(cache=True)
-def _route(x, dst, spn, iopt, leaf_of):
-    """Next (link, head node) from node ``x`` towards host ``dst`` (-1: the coordinator)."""
-    m, nl, ns = iopt[O_M], iopt[O_L], iopt[O_S]
-    if x < m:
-        return x, m + leaf_of[x]
-    if x < m + nl:
-        l = x - m
-        if dst >= 0 and leaf_of[dst] == l:
-            return m + dst, dst
-        s = 0 if dst < 0 else spn
-        return 2 * m + l * ns + s, m + nl + s
-    s = x - m - nl
-    return 2 * m + nl * ns + s * nl + leaf_of[dst], m + leaf_of[dst]
+# ---------------------------------------------------------------------------------------------- environment
 
 
 @numba.njit(cache=True)
-def simulate_kernel(iopt, fopt, leaf_of, rate, delay, parts, dest_index, src, dst, need1, need2,
-                    unit_lo, unit_hi, unit_to, unit_ptr, in_edges, dest_v, dest_lo, dest_hi, dest_ptr,
-                    capacity, chunks, values, bg_size, bg_cdf, nbins, dvert, forward):
-    """Run one layer (arguments: see :func:`netweave.sim.simulate.simulate`, which builds them;
-    ``forward`` ``(C,)``: edges whose destination the plan forwards unaggregated).
+def sample(sim, t):
+    """The state at every bin start: aggregators in use, largest switch backlog."""
+    opt, timeline, free_at, rate = sim.opt, sim.timeline, sim.links.free_at, sim.net.rate
+    k = min(int(t / opt.bin_s + 0.5), opt.bins - 1)
+    timeline[k, COLUMN.aggregator_bytes] = max(timeline[k, COLUMN.aggregator_bytes],
+                                               sim.aggs.used[0] * opt.chunks * 128.0)
+    for lk in range(opt.hosts, rate.size):
+        timeline[k, COLUMN.max_queue_bytes] = max(timeline[k, COLUMN.max_queue_bytes], (free_at[lk] - t) * rate[lk])
+    if sim.queue:  # nothing else pending would be a stall: let the loop end and say so
+        push(sim, (k + 1) * opt.bin_s, SAMPLE, 0, signal(0))
 
-    Returns ``(t_end, finish_t (M,), link bytes (links,), max backlog (links,), bins (nbins, 4),
-    counters (12,), peak aggregators per switch, delivered sums (n, D))``.
-    """
-    m, nl, ns, fbytes, ctrl = iopt[O_M], iopt[O_L], iopt[O_S], iopt[O_F], iopt[O_CTRL]
-    d, nb = iopt[O_D], iopt[O_NB]
-    ov = iopt[O_OVERLAP] != 0
-    npar = 2 if ov else 1  # copies of the per-block state: one per block parity with overlap
-    nsw = nl + ns
-    np.random.seed(iopt[O_SEED])
-    coord = m if ns == 0 else m + nl
-    nlinks = rate.size
-    free_at = np.zeros(nlinks)
-    lbytes = np.zeros(nlinks, dtype=np.int64)
-    maxq = np.zeros(nlinks)
-    bins = np.zeros((nbins, 4))  # delivered bytes, aggregated-result bytes, aggregator bytes, max queue
-    stats = np.zeros(12, dtype=np.int64)
-    # 0 drops, 1 lost, 2 marks, 3 pulled vertices, 4 fetches, 5 resends, 6 unaggregated, 7 results,
-    # 8 control bytes, 9 background bytes, 10 events, 11 status (0 ok, 1 stalled, 2 horizon)
-    nd = dest_index.max() + 1 if dest_index.size else 0
-    n = parts.size
-    estate = np.zeros(src.size, dtype=np.int8)
-    # hosts: the block being sent (cur) and, per parity, the destinations still missing a sum
-    cur = np.zeros(m, dtype=np.int64)
-    ucur = np.zeros(m, dtype=np.int64)
-    uend = np.zeros(m, dtype=np.int64)
-    sent_all = np.zeros(m, dtype=np.bool_)
-    remaining = np.zeros((m, npar), dtype=np.int64)
-    waiting = np.zeros(m, dtype=np.bool_)
-    finished = np.zeros(m, dtype=np.bool_)
-    finish_t = np.zeros(m)
-    line = rate[:m].copy()
-    hrate = rate[:m].copy()
-    last_dec = np.full(m, -1.0)
-    last_inc = np.zeros(m)
-    last_prog = np.zeros(m)
-    done_t = np.zeros(m)
-    tgen = np.zeros(m, dtype=np.int64)
-    # overlap only: blocks < known[h] are globally complete as far as h has heard; hblk[h, p]: the
-    # block whose sums parity p awaits (>= B: none left); rep[h, p]: the last block of parity p
-    # whose sums were held and units sent (its DONE said, where some block waits for it)
-    known = np.zeros(m, dtype=np.int64)
-    hblk = np.zeros((m, npar), dtype=np.int64)
-    rep = np.full((m, npar), -1, dtype=np.int64)
-    # destinations, per block parity
-    need_cur = np.zeros((npar, nd), dtype=np.int64)
-    got = np.zeros((npar, nd), dtype=np.int64)
-    ind = np.zeros((npar, nd), dtype=np.int64)
-    pull_blk = np.full((npar, nd), -1, dtype=np.int64)
-    agg = np.zeros((npar, nd, d))
-    out = np.zeros((n, d))
-    # switches, per block parity
-    slot_of = np.full((nsw, npar, nd), -1, dtype=np.int32)
-    opened = np.full((nsw, npar, nd), -1, dtype=np.int32)
-    bmode = np.full((nsw, npar, nd), -1, dtype=np.int32)
-    byp = np.zeros((nsw, npar, nd), dtype=np.int32)
-    byp_blk = np.full((nsw, npar, nd), -1, dtype=np.int32)
-    sbase = np.zeros(nsw + 1, dtype=np.int64)
-    for s in range(nsw):
-        sbase[s + 1] = sbase[s] + capacity[s]
-    total = sbase[nsw]
-    s_cnt = np.zeros(total, dtype=np.int64)
-    s_cov = np.zeros(total, dtype=np.int64)
-    s_need = np.zeros(total, dtype=np.int64)
-    s_blk = np.zeros(total, dtype=np.int64)
-    s_val = np.zeros((total if d > 0 else 0, d))
-    fstack = np.zeros(total, dtype=np.int64)
-    ftop = np.zeros(nsw, dtype=np.int64)
-    for s in range(nsw):
-        for i in range(capacity[s]):
-            fstack[sbase[s] + i] = sbase[s] + capacity[s] - 1 - i
-        ftop[s] = capacity[s]
-    peak = np.zeros(nsw, dtype=np.int64)
-    used = np.zeros(1, dtype=np.int64)
-    vpool = np.zeros((((nsw * dest_v.size + 1) if d > 0 else 0), d))
-    vnext = np.zeros(1, dtype=np.int64)
-    # coordinator: cblk, the oldest block not every host holds; the barrier counts DONEs of cblk in
-    # cdone/ccount, overlap counts every block's in cgot (B x M) / ccnt (B)
-    cblk = np.zeros(1, dtype=np.int64)
-    cdone = np.zeros(m, dtype=np.bool_)
-    ccount = np.zeros(1, dtype=np.int64)
-    cgot = np.zeros((nb if ov else 0) * m, dtype=np.bool_)
-    ccnt = np.zeros(nb if ov else 0, dtype=np.int64)
-    nfin = 0
-    t_end = 0.0
-    heap = [(0.0, np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0),
-             np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
-    heap.pop()
-    ctr = np.zeros(1, dtype=np.int64)
 
-    for h in range(m):  # every host starts block 0 at t = 0
-        if ov:  # and awaits the sums of blocks 0 and 1
-            ucur[h], uend[h] = unit_ptr[h * nb], unit_ptr[h * nb + 1]
-            sent_all[h] = ucur[h] == uend[h]
+@numba.njit(cache=True)
+def background_flow(sim, t, h):
+    """A Hadoop-like flow from host ``h`` to a random other host, in MTU packets at line rate; the next one
+    after an exponential gap (§6.5, :mod:`~netweave.sim.background`)."""
+    opt = sim.opt
+    r = np.random.random()
+    j = np.searchsorted(sim.net.background_cdf, r)
+    fsize = sim.net.background_sizes[min(j, sim.net.background_sizes.size - 1)]
+    w = np.random.randint(0, opt.hosts - 1)
+    w = w + 1 if w >= h else w
+    fs = np.random.randint(0, max(opt.spines, 1))
+    left = fsize
+    while left > 0:
+        p = min(left, opt.mtu_bytes)
+        left -= p
+        send(sim, t, h, features(BGPKT, w, 0, 0, 0, p, -1, fs))
+    push(sim, t + np.random.exponential(opt.background_gap_s), BG, h, signal(0))
+
+
+# ---------------------------------------------------------------------------------------------- hosts
+
+
+@numba.njit(cache=True)
+def start(sim):
+    """Every host starts block 0 at ``t = 0`` (with overlap it awaits the sums of blocks 0 and 1);
+    background flows and the sampling begin. Returns the hosts done already (nothing to do)."""
+    opt = sim.opt
+    m, nb = opt.hosts, opt.blocks
+    for h in range(m):
+        if opt.overlap:
+            sim.hosts.unit[h], sim.hosts.unit_end[h] = sim.plan.unit_ptr[h * nb], sim.plan.unit_ptr[h * nb + 1]
+            sim.hosts.sent_all[h] = sim.hosts.unit[h] == sim.hosts.unit_end[h]
             for p in range(2):
-                _ov_rx(h, p, p, iopt, hblk, remaining, dest_ptr, dest_v, dest_lo, dest_hi, dest_index, need_cur,
-                       got, ind, agg)
-            if not sent_all[h]:
-                _push(heap, ctr, 0.0, SEND, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            if iopt[O_RECOVER]:
-                tgen[h] = 1
-                _push(heap, ctr, fopt[P_TIMEOUT], TIMER, h, 0, 0, tgen[h], 0, 0, 0, 0, 0, 0, 0, 0)
+                await_block(sim, h, p, p)
+            if not sim.hosts.sent_all[h]:
+                push(sim, 0.0, SEND, h, signal(0))
+            if opt.recover:
+                sim.hosts.timer[h] = 1
+                push(sim, opt.timeout_s, TIMER, h, signal(sim.hosts.timer[h]))
             continue
-        _start_block(heap, ctr, 0.0, h, 0, iopt, fopt, cur, ucur, uend, sent_all, remaining, waiting, tgen,
-                     last_prog, unit_ptr, dest_ptr, dest_v, dest_lo, dest_hi, dest_index, need_cur, got, ind, agg)
-    if fopt[P_BG_GAP] > 0:
+        start_block(sim, 0.0, h, 0)
+    if opt.background_gap_s > 0:
         for h in range(m):
-            _push(heap, ctr, np.random.exponential(fopt[P_BG_GAP]), BG, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    _push(heap, ctr, 0.0, SAMPLE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            push(sim, np.random.exponential(opt.background_gap_s), BG, h, signal(0))
+    push(sim, 0.0, SAMPLE, 0, signal(0))
+    finished = 0
     for h in range(m):
-        if ov:
-            nfin += _ov_progress(heap, ctr, 0.0, 0.0, h, iopt, fopt, cur, ucur, uend, sent_all, remaining, waiting,
-                                 finished, finish_t, done_t, known, hblk, rep, unit_ptr, dest_ptr, dest_v, dest_lo,
-                                 dest_hi, dest_index, need_cur, got, ind, agg, free_at, rate, delay, lbytes, maxq,
-                                 bins, stats, leaf_of)
-        elif remaining[h, 0] == 0 and sent_all[h]:
-            nfin += _block_done(heap, ctr, 0.0, h, iopt, fopt, cur, waiting, finished, finish_t, done_t, free_at,
-                                rate, delay, lbytes, maxq, bins, stats, leaf_of)
-
-    while heap and nfin < m:
-        ev = heapq.heappop(heap)
-        t, kind_ev, x = ev[0], ev[2], ev[3]
-        kind, mdst, a, b, blk, size, org = ev[4], ev[5], ev[6], ev[7], ev[8], ev[9], ev[10]
-        spn, cnt, cov, vrow = ev[11], ev[12], ev[13], ev[14]
-        stats[10] += 1
-        if t > fopt[P_HORIZON]:
-            stats[11] = 2
-            break
-        if kind_ev == SEND:
-            h = x
-            if finished[h] or waiting[h] or sent_all[h] or ucur[h] >= uend[h]:
-                continue
-            k = ucur[h]
-            ucur[h] += 1
-            if unit_to[k] < 0:
-                _transmit(heap, ctr, t, h, m + leaf_of[h], RAW, -1, unit_lo[k], unit_hi[k], cur[h], fbytes, h, 0, 0, 0, -1,
-                          free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-            else:
-                w = unit_to[k]
-                stats[6] += 1
-                _transmit(heap, ctr, t, h, m + leaf_of[h], COPY, w, unit_lo[k], unit_hi[k], cur[h], fbytes, h,
-                          (h + w) % max(ns, 1), 0, 0, -1, free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-            if ucur[h] >= uend[h]:
-                sent_all[h] = True
-                if ov:  # the next block may follow at once, paced like the next unit of this one
-                    nxt = max(t + fbytes / hrate[h], free_at[h] - fbytes / line[h])
-                    nfin += _ov_progress(heap, ctr, t, nxt, h, iopt, fopt, cur, ucur, uend, sent_all, remaining,
-                                         waiting, finished, finish_t, done_t, known, hblk, rep, unit_ptr, dest_ptr,
-                                         dest_v, dest_lo, dest_hi, dest_index, need_cur, got, ind, agg, free_at, rate,
-                                         delay, lbytes, maxq, bins, stats, leaf_of)
-                elif remaining[h, 0] == 0:
-                    nfin += _block_done(heap, ctr, t, h, iopt, fopt, cur, waiting, finished, finish_t, done_t, free_at,
-                                        rate, delay, lbytes, maxq, bins, stats, leaf_of)
-                continue
-            if iopt[O_CC] and t - last_inc[h] >= fopt[P_AI_EVERY] and t - last_dec[h] >= fopt[P_AI_EVERY]:
-                hrate[h] = min(line[h], hrate[h] + fopt[P_AI_STEP])  # additive increase (§3.4)
-                last_inc[h] = t
-            nxt = max(t + fbytes / hrate[h], free_at[h] - fbytes / line[h])
-            _push(heap, ctr, nxt, SEND, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            continue
-        if kind_ev == SAMPLE:  # the state at every bin start: aggregators in use, largest switch backlog
-            k = min(int(t / fopt[P_DT] + 0.5), nbins - 1)
-            bins[k, 2] = max(bins[k, 2], used[0] * chunks * 128.0)
-            for lk in range(m, nlinks):
-                bins[k, 3] = max(bins[k, 3], (free_at[lk] - t) * rate[lk])
-            if heap:  # nothing else pending would be a stall: let the loop end and say so
-                _push(heap, ctr, (k + 1) * fopt[P_DT], SAMPLE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            continue
-        if kind_ev == CNP:
-            h = x
-            if t - last_dec[h] >= fopt[P_DEC_EVERY] or last_dec[h] < 0:
-                hrate[h] = max(hrate[h] / 2.0, fopt[P_MIN_RATE])  # halve on an ECN mark (§3.4)
-                last_dec[h] = t
-            continue
-        if kind_ev == BG:
-            h = x
-            r = np.random.random()
-            j = np.searchsorted(bg_cdf, r)
-            fsize = bg_size[min(j, bg_size.size - 1)]
-            w = np.random.randint(0, m - 1)
-            w = w + 1 if w >= h else w
-            fs = np.random.randint(0, max(ns, 1))
-            left = fsize
-            while left > 0:
-                p = min(left, iopt[O_MTU])
-                left -= p
-                _transmit(heap, ctr, t, h, m + leaf_of[h], BGPKT, w, 0, 0, 0, p, -1, fs, 0, 0, -1,
-                          free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-            _push(heap, ctr, t + np.random.exponential(fopt[P_BG_GAP]), BG, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            continue
-        if kind_ev == TIMER:
-            h = x
-            if a != tgen[h] or finished[h]:
-                continue
-            tmo = fopt[P_TIMEOUT]
-            if ov:
-                # pull every incomplete destination of every block the host awaits that may be in
-                # flight (blocks <= known + 1); repeat DONE(cur - 1) while blocked on its NEXT
-                pending = False
-                for p in range(2):
-                    if hblk[h, p] < nb and hblk[h, p] <= known[h] + 1 and remaining[h, p] > 0:
-                        pending = True
-                if pending and t >= last_prog[h] + tmo:
-                    for p in range(2):
-                        bp = hblk[h, p]
-                        if bp < nb and bp <= known[h] + 1 and remaining[h, p] > 0:
-                            _pull(heap, ctr, t, h, bp, p, iopt, fopt, dest_ptr, dest_v, dest_lo, dest_hi, dest_index,
-                                  in_edges, src, parts, need_cur, got, ind, pull_blk, agg, estate, free_at, rate,
-                                  delay, lbytes, maxq, bins, stats, leaf_of)
-                    last_prog[h] = t
-                dn = cur[h] - 1
-                again = waiting[h] and rep[h, dn & 1] >= dn
-                if again and t >= done_t[h] + tmo:  # the DONE or the NEXT was lost: say DONE again
-                    _transmit(heap, ctr, t, h, m + leaf_of[h], DONE, -1, 0, 0, dn, ctrl, h, 0, 0, 0, -1,
-                              free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-                    done_t[h] = t
-                nxt = t + tmo
-                if pending:
-                    nxt = last_prog[h] + tmo
-                if again:
-                    nxt = min(nxt, done_t[h] + tmo) if pending else done_t[h] + tmo
-                _push(heap, ctr, nxt, TIMER, h, 0, 0, tgen[h], 0, 0, 0, 0, 0, 0, 0, 0)
-                continue
-            if waiting[h]:
-                if t >= done_t[h] + tmo:  # the DONE or the NEXT was lost: say DONE again
-                    _transmit(heap, ctr, t, h, m + leaf_of[h], DONE, -1, 0, 0, cur[h], ctrl, h, 0, 0, 0, -1,
-                              free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-                    done_t[h] = t
-                _push(heap, ctr, done_t[h] + tmo, TIMER, h, 0, 0, tgen[h], 0, 0, 0, 0, 0, 0, 0, 0)
-                continue
-            if t >= last_prog[h] + tmo:  # deadlines compare sums, never differences (rounding)
-                _pull(heap, ctr, t, h, cur[h], 0, iopt, fopt, dest_ptr, dest_v, dest_lo, dest_hi, dest_index,
-                      in_edges, src, parts, need_cur, got, ind, pull_blk, agg, estate, free_at, rate, delay, lbytes,
-                      maxq, bins, stats, leaf_of)
-                last_prog[h] = t
-            _push(heap, ctr, last_prog[h] + tmo, TIMER, h, 0, 0, tgen[h], 0, 0, 0, 0, 0, 0, 0, 0)
-            continue
-        # ARRIVE: message at node x
-        if x < m:
-            h = x
-            if kind == BGPKT:
-                continue
-            if kind == FETCH:  # resend what the requester has not credited, marked as bypass
-                for i in range(a, b):
-                    e = in_edges[i]
-                    if estate[e] != CREDITED:
-                        stats[5] += 1
-                        v = dst[e]
-                        _transmit(heap, ctr, t, h, m + leaf_of[h], RESEND, parts[v], e, e + 1, blk, fbytes, h,
-                                  v % max(ns, 1), 0, 0, -1, free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-                continue
-            if kind == NEXT:
-                if ov:  # every block < blk is complete everywhere
-                    if blk > known[h] and not finished[h]:
-                        known[h] = blk
-                        last_prog[h] = t
-                        nfin += _ov_progress(heap, ctr, t, t, h, iopt, fopt, cur, ucur, uend, sent_all, remaining,
-                                             waiting, finished, finish_t, done_t, known, hblk, rep, unit_ptr, dest_ptr,
-                                             dest_v, dest_lo, dest_hi, dest_index, need_cur, got, ind, agg, free_at,
-                                             rate, delay, lbytes, maxq, bins, stats, leaf_of)
-                    continue
-                if waiting[h] and blk == cur[h] + 1:
-                    waiting[h] = False
-                    _start_block(heap, ctr, t, h, blk, iopt, fopt, cur, ucur, uend, sent_all, remaining, waiting,
-                                 tgen, last_prog, unit_ptr, dest_ptr, dest_v, dest_lo, dest_hi, dest_index, need_cur,
-                                 got, ind, agg)
-                    if remaining[h, 0] == 0 and sent_all[h]:
-                        nfin += _block_done(heap, ctr, t, h, iopt, fopt, cur, waiting, finished, finish_t, done_t,
-                                            free_at, rate, delay, lbytes, maxq, bins, stats, leaf_of)
-                continue
-            # data for this host: its bytes arrived over the last hop's serialisation time, not at t
-            t0 = t - size / rate[m + h]
-            _spread(bins, 0, t0, t, size, fopt[P_DT])
-            if kind == RESULT and b == 1:
-                _spread(bins, 1, t0, t, size, fopt[P_DT])
-            if ov:
-                p = blk & 1
-                if blk - 1 > known[h] and not finished[h]:  # someone sends blk: its NEXT is late or lost
-                    known[h] = blk - 1
-                    last_prog[h] = t
-                    nfin += _ov_progress(heap, ctr, t, t, h, iopt, fopt, cur, ucur, uend, sent_all, remaining,
-                                         waiting, finished, finish_t, done_t, known, hblk, rep, unit_ptr, dest_ptr,
-                                         dest_v, dest_lo, dest_hi, dest_index, need_cur, got, ind, agg, free_at, rate,
-                                         delay, lbytes, maxq, bins, stats, leaf_of)
-                if finished[h] or hblk[h, p] != blk:  # a block whose sums the host holds already
-                    continue
-            else:
-                p = 0
-                if waiting[h] and blk == cur[h] + 1:  # data of the next block: its NEXT is late or lost
-                    waiting[h] = False
-                    _start_block(heap, ctr, t, h, blk, iopt, fopt, cur, ucur, uend, sent_all, remaining, waiting,
-                                 tgen, last_prog, unit_ptr, dest_ptr, dest_v, dest_lo, dest_hi, dest_index, need_cur,
-                                 got, ind, agg)
-                if blk != cur[h] or waiting[h] or finished[h]:
-                    continue
-            completed = 0
-            if kind == RESULT:
-                dv = a
-                if pull_blk[p, dv] == blk:
-                    continue
-                last_prog[h] = t
-                got[p, dv] += cnt
-                for j in range(d):
-                    agg[p, dv, j] += vpool[vrow, j]
-                if got[p, dv] == need_cur[p, dv]:
-                    completed += 1
-                    _fold(p, dv, dvert, out, agg, d)
-            else:  # COPY or RESEND: credit every carried edge once
-                for e in range(a, b):
-                    st = estate[e]
-                    if st == CREDITED or (kind == COPY and st == AGGREGATED):
-                        continue
-                    estate[e] = CREDITED
-                    last_prog[h] = t
-                    v = dst[e]
-                    dv = dest_index[v]
-                    got[p, dv] += 1
-                    ind[p, dv] += 1
-                    u = src[e]
-                    for j in range(d):
-                        out[v, j] += values[u, j]
-                    if got[p, dv] == need_cur[p, dv]:
-                        completed += 1
-                        _fold(p, dv, dvert, out, agg, d)
-            if completed:
-                remaining[h, p] -= completed
-                if ov:
-                    if remaining[h, p] == 0:
-                        nfin += _ov_progress(heap, ctr, t, t, h, iopt, fopt, cur, ucur, uend, sent_all, remaining,
-                                             waiting, finished, finish_t, done_t, known, hblk, rep, unit_ptr, dest_ptr,
-                                             dest_v, dest_lo, dest_hi, dest_index, need_cur, got, ind, agg, free_at,
-                                             rate, delay, lbytes, maxq, bins, stats, leaf_of)
-                elif remaining[h, 0] == 0 and sent_all[h]:
-                    nfin += _block_done(heap, ctr, t, h, iopt, fopt, cur, waiting, finished, finish_t, done_t,
-                                        free_at, rate, delay, lbytes, maxq, bins, stats, leaf_of)
-            continue
-        # at a switch
-        sw = x - m
-        if kind == DONE and x == coord:
-            if ov:
-                if blk < cblk[0]:  # the host missed a NEXT
-                    lk, hd = _route(x, org, 0, iopt, leaf_of)
-                    _transmit(heap, ctr, t, lk, hd, NEXT, org, 0, 0, cblk[0], ctrl, -1, 0, 0, 0, -1,
-                              free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-                elif not cgot[blk * m + org]:
-                    cgot[blk * m + org] = True
-                    ccnt[blk] += 1
-                    c0 = cblk[0]
-                    while cblk[0] < nb and ccnt[cblk[0]] == m:
-                        cblk[0] += 1
-                    if cblk[0] > c0:  # every host holds the blocks < cblk: the block after next may go
-                        for h in range(m):
-                            lk, hd = _route(x, h, 0, iopt, leaf_of)
-                            _transmit(heap, ctr, t, lk, hd, NEXT, h, 0, 0, cblk[0], ctrl, -1, 0, 0, 0, -1,
-                                      free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-                continue
-            if blk == cblk[0] and not cdone[org]:
-                cdone[org] = True
-                ccount[0] += 1
-                if ccount[0] == m:  # every host has its results: start the next block (§3.3)
-                    cblk[0] += 1
-                    ccount[0] = 0
-                    for h in range(m):
-                        cdone[h] = False
-                        lk, hd = _route(x, h, 0, iopt, leaf_of)
-                        _transmit(heap, ctr, t, lk, hd, NEXT, h, 0, 0, cblk[0], ctrl, -1, 0, 0, 0, -1,
-                                  free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-            elif blk < cblk[0]:  # the host missed its NEXT
-                lk, hd = _route(x, org, 0, iopt, leaf_of)
-                _transmit(heap, ctr, t, lk, hd, NEXT, org, 0, 0, cblk[0], ctrl, -1, 0, 0, 0, -1,
-                          free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-            continue
-        p = blk & 1 if ov else 0
-        # overlap: a block every host holds already (a late copy, or one overtaken by the pulls) is
-        # forwarded and touches no aggregator state, which belongs to the block after next by now
-        stale = ov and blk < cblk[0]
-        if kind == RAW:  # multicast into the aggregators of the unit's destinations (level 1)
-            e = a
-            while e < b:
-                w = parts[dst[e]]
-                g = e
-                while g < b and parts[dst[g]] == w:
-                    g += 1
-                nbyp = 0
-                local = leaf_of[w] == sw
-                for f in range(e, g):
-                    if stale:
-                        nbyp += 1
-                        continue
-                    if forward[f]:  # the plan forwards this destination: no aggregator, ride the copy
-                        if estate[f] == PENDING:
-                            estate[f] = BYPASSED
-                        nbyp += 1
-                        continue
-                    dv = dest_index[dst[f]]
-                    slot = _slot(sw, p, dv, blk, need1[f], slot_of, opened, bmode, s_cnt, s_cov, s_need, s_blk, s_val,
-                                 fstack, ftop, sbase, peak, used, bins, t, fopt, nbins, chunks, d, cblk)
-                    if byp_blk[sw, p, dv] != blk:
-                        byp_blk[sw, p, dv] = blk
-                        byp[sw, p, dv] = 0
-                    if slot >= 0:
-                        if estate[f] == PENDING:  # a pulled or delivered edge stays the host's business
-                            estate[f] = AGGREGATED
-                        s_cnt[slot] += 1
-                        s_cov[slot] += 1
-                        u = src[f]
-                        for j in range(d):
-                            s_val[slot, j] += values[u, j]
-                    else:
-                        if estate[f] == PENDING:
-                            estate[f] = BYPASSED
-                        nbyp += 1
-                        byp[sw, p, dv] += 1
-                        slot = _current(sw, p, dv, blk, slot_of, s_blk, fstack, ftop, sbase, used)
-                    if slot >= 0 and s_cov[slot] + byp[sw, p, dv] == s_need[slot]:
-                        _emit(heap, ctr, t, x, sw, p, dv, slot, local, dst[f], w, blk, org, need2[f], fbytes, iopt,
-                              fopt, slot_of, s_cnt, s_need, s_val, fstack, ftop, sbase, used, vpool, vnext,
-                              free_at, rate, delay, lbytes, maxq, bins, stats, leaf_of, d)
-                    elif slot < 0 and not local and ns > 0 and byp[sw, p, dv] == need1[f] and bmode[sw, p, dv] != blk:
-                        lk, hd = _route(x, w, dst[f] % ns, iopt, leaf_of)  # nothing aggregated here: tell the spine
-                        _transmit(heap, ctr, t, lk, hd, PARTIAL, w, dv, need2[f], blk, ctrl, org, dst[f] % ns, 0,
-                                  need1[f], -1, free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-                if nbyp:
-                    stats[6] += 1
-                    lk, hd = _route(x, w, (org + w) % max(ns, 1), iopt, leaf_of)
-                    _transmit(heap, ctr, t, lk, hd, COPY, w, e, g, blk, fbytes, org, (org + w) % max(ns, 1), 0, 0, -1,
-                              free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-                e = g
-            continue
-        if kind == RESEND and not stale:  # release the aggregator of the destination, bypass it from now on (§3.4)
-            dv = dest_index[dst[a]]
-            bmode[sw, p, dv] = blk
-            slot = slot_of[sw, p, dv]
-            if slot >= 0 and s_blk[slot] == blk:
-                _release(sw, p, dv, slot, slot_of, fstack, ftop, sbase, used)
-        if kind == PARTIAL and x >= m + nl:  # level 2 at the spine
-            dv = a
-            if stale:
-                if cnt > 0:
-                    stats[6] += 1
-                    lk, hd = _route(x, mdst, 0, iopt, leaf_of)
-                    _transmit(heap, ctr, t, lk, hd, RESULT, mdst, dv, 0, blk, fbytes, org, 0, cnt, 0, vrow,
-                              free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-                continue
-            if byp_blk[sw, p, dv] != blk:
-                byp_blk[sw, p, dv] = blk
-                byp[sw, p, dv] = 0
-            slot = -1
-            if bmode[sw, p, dv] != blk:
-                slot = _current(sw, p, dv, blk, slot_of, s_blk, fstack, ftop, sbase, used)
-                if slot < 0 and cnt > 0:
-                    slot = _slot(sw, p, dv, blk, b, slot_of, opened, bmode, s_cnt, s_cov, s_need, s_blk, s_val,
-                                 fstack, ftop, sbase, peak, used, bins, t, fopt, nbins, chunks, d, cblk)
-            if slot >= 0:
-                s_cnt[slot] += cnt
-                s_cov[slot] += cov
-                for j in range(d):
-                    s_val[slot, j] += vpool[vrow, j]
-            else:
-                byp[sw, p, dv] += cov
-                slot = _current(sw, p, dv, blk, slot_of, s_blk, fstack, ftop, sbase, used)
-                if cnt > 0:  # forward the partial sum unaggregated
-                    stats[6] += 1
-                    lk, hd = _route(x, mdst, 0, iopt, leaf_of)
-                    _transmit(heap, ctr, t, lk, hd, RESULT, mdst, dv, 0, blk, fbytes, org, 0, cnt, 0, vrow,
-                              free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-            if slot >= 0 and s_cov[slot] + byp[sw, p, dv] == s_need[slot]:
-                _emit(heap, ctr, t, x, sw, p, dv, slot, True, dvert[dv], mdst, blk, org, 0, fbytes, iopt, fopt,
-                      slot_of, s_cnt, s_need, s_val, fstack, ftop, sbase, used, vpool, vnext,
-                      free_at, rate, delay, lbytes, maxq, bins, stats, leaf_of, d)
-            continue
-        lk, hd = _route(x, mdst, spn, iopt, leaf_of)
-        _transmit(heap, ctr, t, lk, hd, kind, mdst, a, b, blk, size, org, spn, cnt, cov, vrow,
-                  free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-
-    if nfin < m and stats[11] == 0:
-        stats[11] = 1
-    for h in range(m):
-        t_end = max(t_end, finish_t[h])
-    return t_end, finish_t, lbytes, maxq, bins, stats, peak * chunks, out
+        if opt.overlap:
+            finished += overlap_progress(sim, 0.0, 0.0, h)
+        elif sim.hosts.remaining[h, 0] == 0 and sim.hosts.sent_all[h]:
+            finished += block_done(sim, 0.0, h)
+    return finished
 
 
 @numba.njit(cache=True)
-def _fold(p, dv, dvert, out, agg, d):
-    """Add the aggregated part of completed destination ``dv`` (block parity ``p``) into its output row."""
-    v = dvert[dv]
-    for j in range(d):
-        out[v, j] += agg[p, dv, j]
-        agg[p, dv, j] = 0.0
-
-
-@numba.njit(cache=True)
-def _release(sw, p, dv, slot, slot_of, fstack, ftop, sbase, used):
-    """Free the aggregator ``slot`` of ``dv`` (block parity ``p``) at switch ``sw``."""
-    slot_of[sw, p, dv] = -1
-    fstack[sbase[sw] + ftop[sw]] = slot
-    ftop[sw] += 1
-    used[0] -= 1
-
-
-@numba.njit(cache=True)
-def _current(sw, p, dv, blk, slot_of, s_blk, fstack, ftop, sbase, used):
-    """The open aggregator of ``dv`` at ``sw`` for block ``blk``, or -1. A stale one of an older block
-    of the same parity is freed: that block is complete everywhere (with overlap, ``blk`` is in
-    flight only once the block two before it is, so a stale one is never of a block in flight)."""
-    slot = slot_of[sw, p, dv]
-    if slot >= 0 and s_blk[slot] < blk:
-        _release(sw, p, dv, slot, slot_of, fstack, ftop, sbase, used)
-        return -1
-    return slot if slot >= 0 and s_blk[slot] == blk else -1
-
-
-@numba.njit(cache=True)
-def _slot(sw, p, dv, blk, need, slot_of, opened, bmode, s_cnt, s_cov, s_need, s_blk, s_val, fstack, ftop, sbase,
-          peak, used, bins, t, fopt, nbins, chunks, d, cblk):
-    """The aggregator of ``dv`` at switch ``sw`` in block ``blk`` (parity ``p``), opened on first use if
-    memory allows (an aggregator opens at most once per block and never for a bypassed destination);
-    -1 if none."""
-    if bmode[sw, p, dv] == blk:
-        return -1
-    slot = _current(sw, p, dv, blk, slot_of, s_blk, fstack, ftop, sbase, used)
-    if slot >= 0:
-        return slot
-    if opened[sw, p, dv] == blk or ftop[sw] == 0 or blk < cblk[0]:  # cblk: the oldest block in flight
-        return -1
-    ftop[sw] -= 1
-    slot = fstack[sbase[sw] + ftop[sw]]
-    slot_of[sw, p, dv] = slot
-    opened[sw, p, dv] = blk
-    s_cnt[slot] = 0
-    s_cov[slot] = 0
-    s_need[slot] = need
-    s_blk[slot] = blk
-    for j in range(d):
-        s_val[slot, j] = 0.0
-    used[0] += 1
-    peak[sw] = max(peak[sw], sbase[sw + 1] - sbase[sw] - ftop[sw])
-    k = min(int(t / fopt[P_DT]), nbins - 1)
-    bins[k, 2] = max(bins[k, 2], used[0] * chunks * 128.0)
-    return slot
-
-
-@numba.njit(cache=True)
-def _emit(heap, ctr, t, x, sw, p, dv, slot, local, v, w, blk, org, need2, fbytes, iopt, fopt, slot_of, s_cnt, s_need,
-          s_val, fstack, ftop, sbase, used, vpool, vnext, free_at, rate, delay, lbytes, maxq, bins, stats, leaf_of, d):
-    """A complete aggregator: its sum goes to host ``w`` (``local``) or, as a partial sum, to the spine
-    of ``v`` for the second level; the aggregator is released."""
-    vrow = 0
-    if d > 0:
-        vrow = vnext[0]
-        vnext[0] += 1
-        for j in range(d):
-            vpool[vrow, j] = s_val[slot, j]
-    stats[7] += 1
-    ns = iopt[O_S]
-    if local:
-        lk, hd = _route(x, w, 0, iopt, leaf_of)
-        _transmit(heap, ctr, t, lk, hd, RESULT, w, dv, 1, blk, fbytes, org, 0, s_cnt[slot], 0, vrow,
-                  free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
+def host_send(sim, t, h):
+    """Host ``h`` sends its next unit: a feature multicast through the switch (RAW) or a copy to one worker,
+    paced at its rate and never more than one message ahead of its NIC queue."""
+    opt = sim.opt
+    if sim.hosts.finished[h] or sim.hosts.waiting[h] or sim.hosts.sent_all[h] \
+            or sim.hosts.unit[h] >= sim.hosts.unit_end[h]:
+        return 0
+    k = sim.hosts.unit[h]
+    sim.hosts.unit[h] += 1
+    fbytes = opt.feature_bytes
+    if sim.plan.unit_to[k] < 0:
+        send(sim, t, h, features(RAW, -1, sim.plan.unit_lo[k], sim.plan.unit_hi[k], sim.hosts.block[h], fbytes, h, 0))
     else:
-        s = v % ns
-        lk, hd = _route(x, w, s, iopt, leaf_of)
-        _transmit(heap, ctr, t, lk, hd, PARTIAL, w, dv, need2, blk, fbytes, org, s, s_cnt[slot], s_need[slot], vrow,
-                  free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-    _release(sw, p, dv, slot, slot_of, fstack, ftop, sbase, used)
-
-
-@numba.njit(cache=True)
-def _start_block(heap, ctr, t, h, blk, iopt, fopt, cur, ucur, uend, sent_all, remaining, waiting, tgen, last_prog,
-                 unit_ptr, dest_ptr, dest_v, dest_lo, dest_hi, dest_index, need_cur, got, ind, agg):
-    """Barrier: host ``h`` enters block ``blk``: its units to send and the destinations it waits for."""
-    nb = iopt[O_NB]
-    cur[h] = blk
-    waiting[h] = False
-    ucur[h], uend[h] = unit_ptr[h * nb + blk], unit_ptr[h * nb + blk + 1]
-    sent_all[h] = ucur[h] == uend[h]
-    lo, hi = dest_ptr[h * nb + blk], dest_ptr[h * nb + blk + 1]
-    remaining[h, 0] = hi - lo
-    for k in range(lo, hi):
-        dv = dest_index[dest_v[k]]
-        need_cur[0, dv] = dest_hi[k] - dest_lo[k]
-        got[0, dv] = 0
-        ind[0, dv] = 0
-        for j in range(agg.shape[2]):
-            agg[0, dv, j] = 0.0
-    last_prog[h] = t
-    if not sent_all[h]:
-        _push(heap, ctr, t, SEND, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    if iopt[O_RECOVER]:
-        tgen[h] += 1
-        _push(heap, ctr, t + fopt[P_TIMEOUT], TIMER, h, 0, 0, tgen[h], 0, 0, 0, 0, 0, 0, 0, 0)
-
-
-@numba.njit(cache=True)
-def _block_done(heap, ctr, t, h, iopt, fopt, cur, waiting, finished, finish_t, done_t, free_at, rate, delay,
-                lbytes, maxq, bins, stats, leaf_of):
-    """Barrier: host ``h`` has sent its units and holds every sum of its block: 1 if that was the last
-    block, else it reports DONE to the coordinating switch and waits for the next block (§3.3)."""
-    done_t[h] = t
-    if cur[h] == iopt[O_NB] - 1:
-        finished[h] = True
-        finish_t[h] = t
-        return 1
-    waiting[h] = True
-    m = iopt[O_M]
-    _transmit(heap, ctr, t, h, m + leaf_of[h], DONE, -1, 0, 0, cur[h], iopt[O_CTRL], h, 0, 0, 0, -1,
-              free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
+        w = sim.plan.unit_to[k]
+        sim.counters[COUNTER.unaggregated_messages] += 1
+        send(sim, t, h, features(COPY, w, sim.plan.unit_lo[k], sim.plan.unit_hi[k], sim.hosts.block[h], fbytes, h,
+                                 (h + w) % max(opt.spines, 1)))
+    if sim.hosts.unit[h] >= sim.hosts.unit_end[h]:
+        sim.hosts.sent_all[h] = True
+        if opt.overlap:  # the next block may follow at once, paced like the next unit of this one
+            nxt = max(t + fbytes / sim.hosts.rate[h], sim.links.free_at[h] - fbytes / sim.hosts.line_rate[h])
+            return overlap_progress(sim, t, nxt, h)
+        if sim.hosts.remaining[h, 0] == 0:
+            return block_done(sim, t, h)
+        return 0
+    if opt.congestion_control and t - sim.hosts.last_increase[h] >= opt.ai_every_s \
+            and t - sim.hosts.last_decrease[h] >= opt.ai_every_s:
+        sim.hosts.rate[h] = min(sim.hosts.line_rate[h], sim.hosts.rate[h] + opt.ai_rate)  # additive increase (§3.4)
+        sim.hosts.last_increase[h] = t
+    nxt = max(t + fbytes / sim.hosts.rate[h], sim.links.free_at[h] - fbytes / sim.hosts.line_rate[h])
+    push(sim, nxt, SEND, h, signal(0))
     return 0
 
 
 @numba.njit(cache=True)
-def _ov_rx(h, p, blk, iopt, hblk, remaining, dest_ptr, dest_v, dest_lo, dest_hi, dest_index, need_cur, got, ind, agg):
-    """Overlap: parity ``p`` of host ``h`` now awaits the sums of block ``blk`` (nothing past the last)."""
-    nb = iopt[O_NB]
-    hblk[h, p] = blk
-    remaining[h, p] = 0
-    if blk >= nb:
-        return
-    lo, hi = dest_ptr[h * nb + blk], dest_ptr[h * nb + blk + 1]
-    remaining[h, p] = hi - lo
-    for k in range(lo, hi):
-        dv = dest_index[dest_v[k]]
-        need_cur[p, dv] = dest_hi[k] - dest_lo[k]
-        got[p, dv] = 0
-        ind[p, dv] = 0
-        for j in range(agg.shape[2]):
-            agg[p, dv, j] = 0.0
+def slow_down(sim, t, h):
+    """A CNP at host ``h``: halve its rate, at most once per ``decrease_every_s`` (§3.4)."""
+    opt = sim.opt
+    if t - sim.hosts.last_decrease[h] >= opt.decrease_every_s or sim.hosts.last_decrease[h] < 0:
+        sim.hosts.rate[h] = max(sim.hosts.rate[h] / 2.0, opt.min_rate)
+        sim.hosts.last_decrease[h] = t
 
 
 @numba.njit(cache=True)
-def _ov_progress(heap, ctr, t, tsend, h, iopt, fopt, cur, ucur, uend, sent_all, remaining, waiting, finished,
-                 finish_t, done_t, known, hblk, rep, unit_ptr, dest_ptr, dest_v, dest_lo, dest_hi, dest_index,
-                 need_cur, got, ind, agg, free_at, rate, delay, lbytes, maxq, bins, stats, leaf_of):
+def host_timer(sim, t, h, generation):
+    """The timer of host ``h`` (§3.4): after ``timeout_s`` without progress it pulls what it misses; while it
+    waits for a NEXT that may have been lost it says DONE again. A timer of an older generation is void."""
+    opt = sim.opt
+    if generation != sim.hosts.timer[h] or sim.hosts.finished[h]:
+        return
+    if opt.overlap:
+        overlap_timer(sim, t, h)
+        return
+    tmo = opt.timeout_s
+    if sim.hosts.waiting[h]:
+        if t >= sim.hosts.done_t[h] + tmo:  # the DONE or the NEXT was lost: say DONE again
+            send(sim, t, h, control(DONE, -1, sim.hosts.block[h], opt.control_bytes, h))
+            sim.hosts.done_t[h] = t
+        push(sim, sim.hosts.done_t[h] + tmo, TIMER, h, signal(sim.hosts.timer[h]))
+        return
+    if t >= sim.hosts.last_progress[h] + tmo:  # deadlines compare sums, never differences (rounding)
+        pull(sim, t, h, sim.hosts.block[h], 0)
+        sim.hosts.last_progress[h] = t
+    push(sim, sim.hosts.last_progress[h] + tmo, TIMER, h, signal(sim.hosts.timer[h]))
+
+
+@numba.njit(cache=True)
+def overlap_timer(sim, t, h):
+    """Overlap: the timer of host ``h`` pulls every incomplete destination of every block it awaits that may
+    be in flight (blocks <= known + 1), and repeats DONE(block - 1) while blocked on its NEXT."""
+    opt = sim.opt
+    tmo, nb = opt.timeout_s, opt.blocks
+    pending = False
+    for p in range(2):
+        bp = sim.hosts.awaits[h, p]
+        if bp < nb and bp <= sim.hosts.known[h] + 1 and sim.hosts.remaining[h, p] > 0:
+            pending = True
+    if pending and t >= sim.hosts.last_progress[h] + tmo:
+        for p in range(2):
+            bp = sim.hosts.awaits[h, p]
+            if bp < nb and bp <= sim.hosts.known[h] + 1 and sim.hosts.remaining[h, p] > 0:
+                pull(sim, t, h, bp, p)
+        sim.hosts.last_progress[h] = t
+    dn = sim.hosts.block[h] - 1
+    again = sim.hosts.waiting[h] and sim.hosts.reported[h, dn & 1] >= dn
+    if again and t >= sim.hosts.done_t[h] + tmo:  # the DONE or the NEXT was lost: say DONE again
+        send(sim, t, h, control(DONE, -1, dn, opt.control_bytes, h))
+        sim.hosts.done_t[h] = t
+    nxt = t + tmo
+    if pending:
+        nxt = sim.hosts.last_progress[h] + tmo
+    if again:
+        nxt = min(nxt, sim.hosts.done_t[h] + tmo) if pending else sim.hosts.done_t[h] + tmo
+    push(sim, nxt, TIMER, h, signal(sim.hosts.timer[h]))
+
+
+@numba.njit(cache=True)
+def host_receive(sim, t, h, msg):
+    """A message arrives at host ``h``: a fetch to serve, a NEXT, or features and sums to add."""
+    opt = sim.opt
+    kind, blk = msg.kind, msg.block
+    if kind == BGPKT:
+        return 0
+    if kind == FETCH:
+        serve_fetch(sim, t, h, msg)
+        return 0
+    if kind == NEXT:
+        return next_block(sim, t, h, blk)
+    # data for this host: its bytes arrived over the last hop's serialisation time, not at t
+    t0 = t - msg.size / sim.net.rate[opt.hosts + h]
+    spread(sim.timeline, COLUMN.delivered_bytes, t0, t, msg.size, opt.bin_s)
+    if kind == RESULT and msg.b == 1:
+        spread(sim.timeline, COLUMN.result_bytes, t0, t, msg.size, opt.bin_s)
+    finished = 0
+    if opt.overlap:
+        p = blk & 1
+        if blk - 1 > sim.hosts.known[h] and not sim.hosts.finished[h]:  # someone sends blk: its NEXT is late or lost
+            sim.hosts.known[h] = blk - 1
+            sim.hosts.last_progress[h] = t
+            finished += overlap_progress(sim, t, t, h)
+        if sim.hosts.finished[h] or sim.hosts.awaits[h, p] != blk:  # a block whose sums the host holds already
+            return finished
+    else:
+        p = 0
+        if sim.hosts.waiting[h] and blk == sim.hosts.block[h] + 1:  # data of the next block: its NEXT is late or lost
+            sim.hosts.waiting[h] = False
+            start_block(sim, t, h, blk)
+        if blk != sim.hosts.block[h] or sim.hosts.waiting[h] or sim.hosts.finished[h]:
+            return 0
+    if kind == RESULT:
+        completed = take_result(sim, t, h, p, msg)
+    else:
+        completed = take_features(sim, t, h, p, msg)
+    if completed:
+        sim.hosts.remaining[h, p] -= completed
+        if opt.overlap:
+            if sim.hosts.remaining[h, p] == 0:
+                finished += overlap_progress(sim, t, t, h)
+        elif sim.hosts.remaining[h, 0] == 0 and sim.hosts.sent_all[h]:
+            finished += block_done(sim, t, h)
+    return finished
+
+
+@numba.njit(cache=True)
+def take_result(sim, t, h, p, msg):
+    """A sum for destination index ``msg.a`` (block parity ``p``) at host ``h``: 1 if it completes the
+    destination. A pulled destination ignores the sums of its block (it receives every feature on
+    its own, §3.4)."""
+    dv = msg.a
+    if sim.dests.pulled[p, dv] == msg.block:
+        return 0
+    sim.hosts.last_progress[h] = t
+    sim.dests.got[p, dv] += msg.count
+    partial_sum, rows = sim.dests.partial, sim.payloads.rows
+    for j in range(sim.opt.dim):
+        partial_sum[p, dv, j] += rows[msg.row, j]
+    if sim.dests.got[p, dv] == sim.dests.need[p, dv]:
+        fold(sim, p, dv)
+        return 1
+    return 0
+
+
+@numba.njit(cache=True)
+def take_features(sim, t, h, p, msg):
+    """A COPY or RESEND at host ``h``: credit every carried edge once (§3.4's reception bitmap); the
+    destinations it completes."""
+    state, sums, values = sim.dests.edge_state, sim.dests.sums, sim.plan.values
+    completed = 0
+    for e in range(msg.a, msg.b):
+        st = state[e]
+        if st == CREDITED or (msg.kind == COPY and st == AGGREGATED):
+            continue
+        state[e] = CREDITED
+        sim.hosts.last_progress[h] = t
+        v = sim.plan.dst[e]
+        dv = sim.plan.dest_index[v]
+        sim.dests.got[p, dv] += 1
+        sim.dests.direct[p, dv] += 1
+        u = sim.plan.src[e]
+        for j in range(sim.opt.dim):
+            sums[v, j] += values[u, j]
+        if sim.dests.got[p, dv] == sim.dests.need[p, dv]:
+            completed += 1
+            fold(sim, p, dv)
+    return completed
+
+
+@numba.njit(cache=True)
+def fold(sim, p, dv):
+    """Add the aggregated part of completed destination ``dv`` (block parity ``p``) into its sum."""
+    v = sim.plan.dest_vertex[dv]
+    partial_sum, sums = sim.dests.partial, sim.dests.sums
+    for j in range(sim.opt.dim):
+        sums[v, j] += partial_sum[p, dv, j]
+        partial_sum[p, dv, j] = 0.0
+
+
+@numba.njit(cache=True)
+def serve_fetch(sim, t, h, msg):
+    """Resend the features a pulling host has not credited, marked "bypass" (§3.4)."""
+    for i in range(msg.a, msg.b):
+        e = sim.plan.in_edges[i]
+        if sim.dests.edge_state[e] != CREDITED:
+            sim.counters[COUNTER.resends] += 1
+            v = sim.plan.dst[e]
+            send(sim, t, h, features(RESEND, sim.plan.parts[v], e, e + 1, msg.block, sim.opt.feature_bytes, h,
+                                     v % max(sim.opt.spines, 1)))
+
+
+@numba.njit(cache=True)
+def next_block(sim, t, h, blk):
+    """NEXT(``blk``) at host ``h``: with overlap every block before ``blk`` is complete everywhere; at the
+    barrier, block ``blk`` may start (§3.3)."""
+    if sim.opt.overlap:
+        if blk > sim.hosts.known[h] and not sim.hosts.finished[h]:
+            sim.hosts.known[h] = blk
+            sim.hosts.last_progress[h] = t
+            return overlap_progress(sim, t, t, h)
+        return 0
+    if sim.hosts.waiting[h] and blk == sim.hosts.block[h] + 1:
+        sim.hosts.waiting[h] = False
+        start_block(sim, t, h, blk)
+        if sim.hosts.remaining[h, 0] == 0 and sim.hosts.sent_all[h]:
+            return block_done(sim, t, h)
+    return 0
+
+
+@numba.njit(cache=True)
+def start_block(sim, t, h, blk):
+    """Barrier: host ``h`` enters block ``blk``: its units to send and the destinations it waits for."""
+    opt = sim.opt
+    nb = opt.blocks
+    sim.hosts.block[h] = blk
+    sim.hosts.waiting[h] = False
+    sim.hosts.unit[h], sim.hosts.unit_end[h] = sim.plan.unit_ptr[h * nb + blk], sim.plan.unit_ptr[h * nb + blk + 1]
+    sim.hosts.sent_all[h] = sim.hosts.unit[h] == sim.hosts.unit_end[h]
+    lo, hi = sim.plan.dest_ptr[h * nb + blk], sim.plan.dest_ptr[h * nb + blk + 1]
+    sim.hosts.remaining[h, 0] = hi - lo
+    partial_sum = sim.dests.partial
+    for k in range(lo, hi):
+        dv = sim.plan.dest_index[sim.plan.dest_v[k]]
+        sim.dests.need[0, dv] = sim.plan.dest_hi[k] - sim.plan.dest_lo[k]
+        sim.dests.got[0, dv] = 0
+        sim.dests.direct[0, dv] = 0
+        for j in range(partial_sum.shape[2]):
+            partial_sum[0, dv, j] = 0.0
+    sim.hosts.last_progress[h] = t
+    if not sim.hosts.sent_all[h]:
+        push(sim, t, SEND, h, signal(0))
+    if opt.recover:
+        sim.hosts.timer[h] += 1
+        push(sim, t + opt.timeout_s, TIMER, h, signal(sim.hosts.timer[h]))
+
+
+@numba.njit(cache=True)
+def block_done(sim, t, h):
+    """Barrier: host ``h`` has sent its units and holds every sum of its block: 1 if that was the last
+    block, else it reports DONE to the coordinating switch and waits for the next block (§3.3)."""
+    sim.hosts.done_t[h] = t
+    if sim.hosts.block[h] == sim.opt.blocks - 1:
+        sim.hosts.finished[h] = True
+        sim.hosts.finish_t[h] = t
+        return 1
+    sim.hosts.waiting[h] = True
+    send(sim, t, h, control(DONE, -1, sim.hosts.block[h], sim.opt.control_bytes, h))
+    return 0
+
+
+@numba.njit(cache=True)
+def await_block(sim, h, p, blk):
+    """Overlap: parity ``p`` of host ``h`` now awaits the sums of block ``blk`` (nothing past the last)."""
+    nb = sim.opt.blocks
+    sim.hosts.awaits[h, p] = blk
+    sim.hosts.remaining[h, p] = 0
+    if blk >= nb:
+        return
+    lo, hi = sim.plan.dest_ptr[h * nb + blk], sim.plan.dest_ptr[h * nb + blk + 1]
+    sim.hosts.remaining[h, p] = hi - lo
+    partial_sum = sim.dests.partial
+    for k in range(lo, hi):
+        dv = sim.plan.dest_index[sim.plan.dest_v[k]]
+        sim.dests.need[p, dv] = sim.plan.dest_hi[k] - sim.plan.dest_lo[k]
+        sim.dests.got[p, dv] = 0
+        sim.dests.direct[p, dv] = 0
+        for j in range(partial_sum.shape[2]):
+            partial_sum[p, dv, j] = 0.0
+
+
+@numba.njit(cache=True)
+def overlap_progress(sim, t, tsend, h):
     """Overlap: everything host ``h`` may do at ``t``. A parity whose block's sums are all held moves on
     to the block after next; block ``b`` is reported (DONE to the coordinator, where a block waits
     for it: ``b + 2 < B``) once its sums are held and its units sent; block ``c + 1`` starts (its
     first unit goes out at ``tsend``) once block ``c`` is sent and block ``c - 1`` is complete
     everywhere (``known[h] >= c``). 1 when the host has sent everything and holds every sum."""
-    if finished[h]:
+    opt = sim.opt
+    if sim.hosts.finished[h]:
         return 0
-    nb, m = iopt[O_NB], iopt[O_M]
+    nb = opt.blocks
     moved = True
     while moved:
         moved = False
         for p in range(2):
-            while hblk[h, p] < nb and remaining[h, p] == 0:
-                _ov_rx(h, p, hblk[h, p] + 2, iopt, hblk, remaining, dest_ptr, dest_v, dest_lo, dest_hi, dest_index,
-                       need_cur, got, ind, agg)
-        for blk in range(max(cur[h] - 1, 0), cur[h] + 1):
+            while sim.hosts.awaits[h, p] < nb and sim.hosts.remaining[h, p] == 0:
+                await_block(sim, h, p, sim.hosts.awaits[h, p] + 2)
+        cur = sim.hosts.block[h]
+        for blk in range(max(cur - 1, 0), cur + 1):
             p = blk & 1
-            if rep[h, p] < blk and hblk[h, p] > blk and (blk < cur[h] or sent_all[h]):
-                rep[h, p] = blk
+            if sim.hosts.reported[h, p] < blk and sim.hosts.awaits[h, p] > blk and (blk < cur or sim.hosts.sent_all[h]):
+                sim.hosts.reported[h, p] = blk
                 if blk + 2 < nb:
-                    _transmit(heap, ctr, t, h, m + leaf_of[h], DONE, -1, 0, 0, blk, iopt[O_CTRL], h, 0, 0, 0, -1,
-                              free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
-                    done_t[h] = t
-        if sent_all[h] and cur[h] + 1 < nb and known[h] >= cur[h]:
-            c = cur[h] + 1
-            cur[h] = c
-            ucur[h], uend[h] = unit_ptr[h * nb + c], unit_ptr[h * nb + c + 1]
-            sent_all[h] = ucur[h] == uend[h]
-            if not sent_all[h]:
-                _push(heap, ctr, tsend, SEND, h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                    send(sim, t, h, control(DONE, -1, blk, opt.control_bytes, h))
+                    sim.hosts.done_t[h] = t
+        if sim.hosts.sent_all[h] and sim.hosts.block[h] + 1 < nb and sim.hosts.known[h] >= sim.hosts.block[h]:
+            c = sim.hosts.block[h] + 1
+            sim.hosts.block[h] = c
+            sim.hosts.unit[h], sim.hosts.unit_end[h] = sim.plan.unit_ptr[h * nb + c], sim.plan.unit_ptr[h * nb + c + 1]
+            sim.hosts.sent_all[h] = sim.hosts.unit[h] == sim.hosts.unit_end[h]
+            if not sim.hosts.sent_all[h]:
+                push(sim, tsend, SEND, h, signal(0))
             moved = True
-    waiting[h] = sent_all[h] and cur[h] + 1 < nb and known[h] < cur[h]  # blocked on NEXT(cur)
-    if sent_all[h] and cur[h] == nb - 1 and hblk[h, 0] >= nb and hblk[h, 1] >= nb:
-        finished[h] = True
-        finish_t[h] = t
-        waiting[h] = False
+    cur = sim.hosts.block[h]
+    sim.hosts.waiting[h] = sim.hosts.sent_all[h] and cur + 1 < nb and sim.hosts.known[h] < cur  # blocked on NEXT(cur)
+    if sim.hosts.sent_all[h] and cur == nb - 1 and sim.hosts.awaits[h, 0] >= nb and sim.hosts.awaits[h, 1] >= nb:
+        sim.hosts.finished[h] = True
+        sim.hosts.finish_t[h] = t
+        sim.hosts.waiting[h] = False
         return 1
     return 0
 
 
 @numba.njit(cache=True)
-def _pull(heap, ctr, t, h, blk, p, iopt, fopt, dest_ptr, dest_v, dest_lo, dest_hi, dest_index, in_edges, src, parts,
-          need_cur, got, ind, pull_blk, agg, estate, free_at, rate, delay, lbytes, maxq, bins, stats, leaf_of):
+def pull(sim, t, h, blk, p):
     """Timeout at host ``h`` (§3.4): every incomplete destination of block ``blk`` (parity ``p``) drops
     its aggregated partial sums and pulls the features it has not received from their owners, which
     resend them marked "bypass"."""
-    nb, m, ns = iopt[O_NB], iopt[O_M], iopt[O_S]
-    for k in range(dest_ptr[h * nb + blk], dest_ptr[h * nb + blk + 1]):
-        dv = dest_index[dest_v[k]]
-        if got[p, dv] >= need_cur[p, dv]:
+    opt = sim.opt
+    nb = opt.blocks
+    src, parts, in_edges, state = sim.plan.src, sim.plan.parts, sim.plan.in_edges, sim.dests.edge_state
+    partial_sum = sim.dests.partial
+    for k in range(sim.plan.dest_ptr[h * nb + blk], sim.plan.dest_ptr[h * nb + blk + 1]):
+        dv = sim.plan.dest_index[sim.plan.dest_v[k]]
+        if sim.dests.got[p, dv] >= sim.dests.need[p, dv]:
             continue
-        stats[3] += 1
-        pull_blk[p, dv] = blk
-        got[p, dv] = ind[p, dv]
-        for j in range(agg.shape[2]):
-            agg[p, dv, j] = 0.0
-        i = dest_lo[k]
-        while i < dest_hi[k]:
+        sim.counters[COUNTER.pulled_destinations] += 1
+        sim.dests.pulled[p, dv] = blk
+        sim.dests.got[p, dv] = sim.dests.direct[p, dv]
+        for j in range(partial_sum.shape[2]):
+            partial_sum[p, dv, j] = 0.0
+        i = sim.plan.dest_lo[k]
+        while i < sim.plan.dest_hi[k]:
             owner = parts[src[in_edges[i]]]
             g = i
             missing = 0
-            while g < dest_hi[k] and parts[src[in_edges[g]]] == owner:
-                if estate[in_edges[g]] != CREDITED:
-                    estate[in_edges[g]] = PULLED
+            while g < sim.plan.dest_hi[k] and parts[src[in_edges[g]]] == owner:
+                if state[in_edges[g]] != CREDITED:
+                    state[in_edges[g]] = PULLED
                     missing += 1
                 g += 1
             if missing:
-                stats[4] += 1
-                _transmit(heap, ctr, t, h, m + leaf_of[h], FETCH, owner, i, g, blk, iopt[O_CTRL], h,
-                          (h + owner) % max(ns, 1), 0, 0, -1, free_at, rate, delay, lbytes, maxq, bins, fopt, iopt, stats)
+                sim.counters[COUNTER.fetches] += 1
+                send(sim, t, h, features(FETCH, owner, i, g, blk, opt.control_bytes, h,
+                                         (h + owner) % max(opt.spines, 1)))
             i = g
+
+
+# ---------------------------------------------------------------------------------------------- switches
+
+
+@numba.njit(cache=True)
+def switch_receive(sim, t, x, msg):
+    """A message arrives at switch node ``x``: the coordinator takes DONEs, a leaf aggregates features (level 1),
+    a spine partial sums (level 2); a resend bypasses its destination's aggregator from now on; the
+    rest is forwarded."""
+    opt = sim.opt
+    m, nl = opt.hosts, opt.leaves
+    if msg.kind == DONE and x == (m if opt.spines == 0 else m + nl):
+        coordinate(sim, t, x, msg)
+        return
+    p = msg.block & 1 if opt.overlap else 0
+    # overlap: a block every host holds already (a late copy, or one overtaken by the pulls) is
+    # forwarded and touches no aggregator state, which belongs to the block after next by now
+    stale = opt.overlap and msg.block < sim.coord.block[0]
+    if msg.kind == RAW:
+        multicast(sim, t, x, p, stale, msg)
+        return
+    if msg.kind == RESEND and not stale:
+        bypass(sim, x, p, msg)
+    if msg.kind == PARTIAL and x >= m + nl:  # level 2 at the spine
+        aggregate_partial(sim, t, x, p, stale, msg)
+        return
+    send(sim, t, x, msg)
+
+
+@numba.njit(cache=True)
+def bypass(sim, x, p, msg):
+    """A resent feature passes switch ``x``: it releases the aggregator of its destination, which is bypassed
+    for the rest of the block (§3.4, "Resend"); the resend goes on to the host."""
+    sw, blk = x - sim.opt.hosts, msg.block
+    dv = sim.plan.dest_index[sim.plan.dst[msg.a]]
+    sim.switches.bypass[sw, p, dv] = blk
+    slot = sim.switches.slot[sw, p, dv]
+    if slot >= 0 and sim.aggs.block[slot] == blk:
+        release(sim, sw, p, dv, slot)
+
+
+@numba.njit(cache=True)
+def multicast(sim, t, x, p, stale, msg):
+    """RAW at its leaf ``x`` (level 1, §3.1): the feature goes into the aggregator of each of the unit's
+    destinations; per destination worker, the edges that find no aggregator (or whose destination is
+    forwarded) ride one copy."""
+    opt = sim.opt
+    parts, dst = sim.plan.parts, sim.plan.dst
+    e, b = msg.a, msg.b
+    while e < b:
+        w = parts[dst[e]]
+        g = e
+        while g < b and parts[dst[g]] == w:
+            g += 1
+        bypassed = 0
+        for f in range(e, g):
+            if stale:
+                bypassed += 1
+            else:
+                bypassed += aggregate_feature(sim, t, x, p, f, msg)
+        if bypassed:
+            sim.counters[COUNTER.unaggregated_messages] += 1
+            spine = (msg.origin + w) % max(opt.spines, 1)
+            send(sim, t, x, features(COPY, w, e, g, msg.block, opt.feature_bytes, msg.origin, spine))
+        e = g
+
+
+@numba.njit(cache=True)
+def aggregate_feature(sim, t, x, p, f, msg):
+    """Cross edge ``f`` of a RAW at leaf ``x``: add the feature into its destination's aggregator, opened on
+    first use; 1 if the edge rides the copy instead. A complete aggregator emits its sum (down to
+    the host, or up to the spine of a destination under another leaf); a destination under another
+    leaf that got no aggregator here tells its spine what it bypassed."""
+    opt = sim.opt
+    state = sim.dests.edge_state
+    if sim.plan.forward[f]:  # the plan forwards this destination: no aggregator, ride the copy
+        if state[f] == PENDING:
+            state[f] = BYPASSED
+        return 1
+    sw, blk = x - opt.hosts, msg.block
+    v = sim.plan.dst[f]
+    w = sim.plan.parts[v]
+    dv = sim.plan.dest_index[v]
+    slot = open_aggregator(sim, t, sw, p, dv, blk, sim.plan.need1[f])
+    if sim.switches.bypassed_block[sw, p, dv] != blk:
+        sim.switches.bypassed_block[sw, p, dv] = blk
+        sim.switches.bypassed[sw, p, dv] = 0
+    bypassed = 0
+    if slot >= 0:
+        if state[f] == PENDING:  # a pulled or delivered edge stays the host's business
+            state[f] = AGGREGATED
+        sim.aggs.count[slot] += 1
+        sim.aggs.cover[slot] += 1
+        u = sim.plan.src[f]
+        value, values = sim.aggs.value, sim.plan.values
+        for j in range(opt.dim):
+            value[slot, j] += values[u, j]
+    else:
+        if state[f] == PENDING:
+            state[f] = BYPASSED
+        bypassed = 1
+        sim.switches.bypassed[sw, p, dv] += 1
+        slot = current(sim, sw, p, dv, blk)
+    local = sim.net.leaf_of[w] == sw
+    if slot >= 0 and sim.aggs.cover[slot] + sim.switches.bypassed[sw, p, dv] == sim.aggs.need[slot]:
+        row = take_sum(sim, slot)
+        if local:
+            send(sim, t, x, result(w, dv, 1, blk, opt.feature_bytes, msg.origin, sim.aggs.count[slot], row))
+        else:
+            send(sim, t, x, partial(w, dv, sim.plan.need2[f], blk, opt.feature_bytes, msg.origin, v % opt.spines,
+                                    (sim.aggs.count[slot], sim.aggs.need[slot], row)))
+        release(sim, sw, p, dv, slot)
+    elif slot < 0 and not local and opt.spines > 0 and sim.switches.bypassed[sw, p, dv] == sim.plan.need1[f] \
+            and sim.switches.bypass[sw, p, dv] != blk:  # nothing aggregated here: tell the spine
+        send(sim, t, x, partial(w, dv, sim.plan.need2[f], blk, opt.control_bytes, msg.origin, v % opt.spines,
+                                (0, sim.plan.need1[f], -1)))
+    return bypassed
+
+
+@numba.njit(cache=True)
+def aggregate_partial(sim, t, x, p, stale, msg):
+    """PARTIAL at spine ``x`` (level 2, §4's two-level aggregation): the leaves' partial sums of a destination
+    add up in its aggregator here; without one, a sum goes on to the host unaggregated."""
+    opt = sim.opt
+    sw, blk, dv, to = x - opt.hosts, msg.block, msg.a, msg.to
+    if stale:
+        if msg.count > 0:
+            sim.counters[COUNTER.unaggregated_messages] += 1
+            send(sim, t, x, result(to, dv, 0, blk, opt.feature_bytes, msg.origin, msg.count, msg.row))
+        return
+    if sim.switches.bypassed_block[sw, p, dv] != blk:
+        sim.switches.bypassed_block[sw, p, dv] = blk
+        sim.switches.bypassed[sw, p, dv] = 0
+    slot = -1
+    if sim.switches.bypass[sw, p, dv] != blk:
+        slot = current(sim, sw, p, dv, blk)
+        if slot < 0 and msg.count > 0:
+            slot = open_aggregator(sim, t, sw, p, dv, blk, msg.b)
+    if slot >= 0:
+        sim.aggs.count[slot] += msg.count
+        sim.aggs.cover[slot] += msg.cover
+        value, rows = sim.aggs.value, sim.payloads.rows
+        for j in range(opt.dim):
+            value[slot, j] += rows[msg.row, j]
+    else:
+        sim.switches.bypassed[sw, p, dv] += msg.cover
+        slot = current(sim, sw, p, dv, blk)
+        if msg.count > 0:  # forward the partial sum unaggregated
+            sim.counters[COUNTER.unaggregated_messages] += 1
+            send(sim, t, x, result(to, dv, 0, blk, opt.feature_bytes, msg.origin, msg.count, msg.row))
+    if slot >= 0 and sim.aggs.cover[slot] + sim.switches.bypassed[sw, p, dv] == sim.aggs.need[slot]:
+        row = take_sum(sim, slot)
+        send(sim, t, x, result(to, dv, 1, blk, opt.feature_bytes, msg.origin, sim.aggs.count[slot], row))
+        release(sim, sw, p, dv, slot)
+
+
+@numba.njit(cache=True)
+def take_sum(sim, slot):
+    """The sum of complete aggregator ``slot`` as a message payload: its row."""
+    row = 0
+    if sim.opt.dim > 0:
+        row = sim.payloads.next[0]
+        sim.payloads.next[0] += 1
+        rows, value = sim.payloads.rows, sim.aggs.value
+        for j in range(sim.opt.dim):
+            rows[row, j] = value[slot, j]
+    sim.counters[COUNTER.aggregation_results] += 1
+    return row
+
+
+@numba.njit(cache=True)
+def release(sim, sw, p, dv, slot):
+    """Free the aggregator ``slot`` of ``dv`` (block parity ``p``) at switch ``sw``."""
+    sim.switches.slot[sw, p, dv] = -1
+    sim.aggs.free[sim.aggs.base[sw] + sim.aggs.free_top[sw]] = slot
+    sim.aggs.free_top[sw] += 1
+    sim.aggs.used[0] -= 1
+
+
+@numba.njit(cache=True)
+def current(sim, sw, p, dv, blk):
+    """The open aggregator of ``dv`` at ``sw`` for block ``blk``, or -1. A stale one of an older block
+    of the same parity is freed: that block is complete everywhere (with overlap, ``blk`` is in
+    flight only once the block two before it is, so a stale one is never of a block in flight)."""
+    slot = sim.switches.slot[sw, p, dv]
+    if slot >= 0 and sim.aggs.block[slot] < blk:
+        release(sim, sw, p, dv, slot)
+        return -1
+    return slot if slot >= 0 and sim.aggs.block[slot] == blk else -1
+
+
+@numba.njit(cache=True)
+def open_aggregator(sim, t, sw, p, dv, blk, need):
+    """The aggregator of ``dv`` at switch ``sw`` in block ``blk`` (parity ``p``), opened on first use if
+    memory allows (an aggregator opens at most once per block and never for a bypassed destination);
+    -1 if none."""
+    opt = sim.opt
+    if sim.switches.bypass[sw, p, dv] == blk:
+        return -1
+    slot = current(sim, sw, p, dv, blk)
+    if slot >= 0:
+        return slot
+    if sim.switches.opened[sw, p, dv] == blk or sim.aggs.free_top[sw] == 0 or blk < sim.coord.block[0]:
+        return -1  # coord.block: the oldest block in flight
+    sim.aggs.free_top[sw] -= 1
+    slot = sim.aggs.free[sim.aggs.base[sw] + sim.aggs.free_top[sw]]
+    sim.switches.slot[sw, p, dv] = slot
+    sim.switches.opened[sw, p, dv] = blk
+    sim.aggs.count[slot] = 0
+    sim.aggs.cover[slot] = 0
+    sim.aggs.need[slot] = need
+    sim.aggs.block[slot] = blk
+    value = sim.aggs.value
+    for j in range(opt.dim):
+        value[slot, j] = 0.0
+    sim.aggs.used[0] += 1
+    sim.aggs.peak[sw] = max(sim.aggs.peak[sw], sim.aggs.base[sw + 1] - sim.aggs.base[sw] - sim.aggs.free_top[sw])
+    k = min(int(t / opt.bin_s), opt.bins - 1)
+    sim.timeline[k, COLUMN.aggregator_bytes] = max(sim.timeline[k, COLUMN.aggregator_bytes],
+                                                   sim.aggs.used[0] * opt.chunks * 128.0)
+    return slot
+
+
+@numba.njit(cache=True)
+def coordinate(sim, t, x, msg):
+    """DONE(``msg.block``) from host ``msg.origin`` at the coordinating switch ``x`` (§3.3). Barrier: when
+    every host has said DONE for the current block, NEXT goes to all. Overlap: when the oldest
+    blocks are complete everywhere, NEXT(the oldest block not) goes to all. A DONE of a block
+    already complete is answered with the NEXT its host missed."""
+    opt = sim.opt
+    m, ctrl, blk, org = opt.hosts, opt.control_bytes, msg.block, msg.origin
+    if opt.overlap:
+        if blk < sim.coord.block[0]:  # the host missed a NEXT
+            send(sim, t, x, control(NEXT, org, sim.coord.block[0], ctrl, -1))
+        elif not sim.coord.got[blk * m + org]:
+            sim.coord.got[blk * m + org] = True
+            sim.coord.per_block[blk] += 1
+            c0 = sim.coord.block[0]
+            while sim.coord.block[0] < opt.blocks and sim.coord.per_block[sim.coord.block[0]] == m:
+                sim.coord.block[0] += 1
+            if sim.coord.block[0] > c0:  # every host holds the blocks < sim.coord.block: the block after next may go
+                for h in range(m):
+                    send(sim, t, x, control(NEXT, h, sim.coord.block[0], ctrl, -1))
+        return
+    if blk == sim.coord.block[0] and not sim.coord.done[org]:
+        sim.coord.done[org] = True
+        sim.coord.count[0] += 1
+        if sim.coord.count[0] == m:  # every host has its results: start the next block (§3.3)
+            sim.coord.block[0] += 1
+            sim.coord.count[0] = 0
+            for h in range(m):
+                sim.coord.done[h] = False
+                send(sim, t, x, control(NEXT, h, sim.coord.block[0], ctrl, -1))
+    elif blk < sim.coord.block[0]:  # the host missed its NEXT
+        send(sim, t, x, control(NEXT, org, sim.coord.block[0], ctrl, -1))

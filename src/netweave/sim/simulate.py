@@ -57,6 +57,8 @@ from ..ina.strategies import AGGREGATOR_BYTES
 from . import engine
 from .background import HADOOP_CDF, HADOOP_SIZES, mean_gap_s
 from .network import SimNetwork
+from .engine import COLUMN, COUNTER, Counter
+from .state import Network, Options, Plan, State
 
 
 @dataclass(frozen=True)
@@ -145,8 +147,7 @@ class SimResult:
                 "peak_aggregator_bytes": int(self.peak_aggregator_bytes.max(initial=0)), **self.counters}
 
 
-COUNTERS = ("dropped_messages", "lost_messages", "ecn_marks", "pulled_destinations", "fetches", "resends",
-            "unaggregated_messages", "aggregation_results", "control_bytes", "background_bytes", "events")
+COUNTERS = Counter._fields  # the names of SimResult.counters
 
 
 def _group_count(key: np.ndarray) -> np.ndarray:
@@ -175,17 +176,28 @@ def _capacity(plan: InaPlan, net: SimNetwork, chunks: int, destinations: int) ->
     return np.minimum(np.broadcast_to(memory // (AGGREGATOR_BYTES * chunks), (switches,)), destinations).astype(np.int64)
 
 
-def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
-             values: np.ndarray | None = None) -> SimResult:
-    """Simulate ``plan`` on ``net``; ``values`` ``(n, D)`` are carried and summed when given."""
-    config.check()
-    if plan.num_workers != net.num_hosts:
-        raise NetweaveError(f"the plan has {plan.num_workers} workers but the network has {net.num_hosts} hosts")
-    n = plan.parts.size
-    if values is not None and (values.ndim != 2 or values.shape[0] != n):
-        raise NetweaveError(f"values must be an (n={n}, D) array, got shape {np.shape(values)}")
-    m, nl, ns = net.num_hosts, net.num_leaves, net.num_spines
-    chunks = -(-plan.feature_bytes // AGGREGATOR_BYTES)
+def _options(plan: InaPlan, net: SimNetwork, config: SimConfig, dim: int, chunks: int, bins: int) -> Options:
+    """The kernel's constants, by name (rates in bytes per second, times in seconds)."""
+    return Options(hosts=net.num_hosts, leaves=net.num_leaves, spines=net.num_spines, blocks=int(plan.num_blocks),
+                   feature_bytes=int(plan.feature_bytes), control_bytes=int(config.control_bytes),
+                   mtu_bytes=int(config.mtu_bytes), dim=dim, chunks=chunks, bins=bins, seed=int(config.seed),
+                   recover=bool(config.loss > 0 or config.buffer_bytes is not None),
+                   congestion_control=bool(config.congestion_control),
+                   overlap=bool(plan.overlap and plan.num_blocks > 1),  # one block: nothing to overlap
+                   buffer_bytes=np.inf if config.buffer_bytes is None else float(config.buffer_bytes),
+                   ecn_bytes=float(config.ecn_bytes), loss=float(config.loss), timeout_s=config.timeout_us * 1e-6,
+                   ai_rate=config.ai_gbps * 1e9 / 8, ai_every_s=config.ai_every_us * 1e-6,
+                   decrease_every_s=config.decrease_every_us * 1e-6, min_rate=config.min_gbps * 1e9 / 8,
+                   background_gap_s=mean_gap_s(config.background_load, net.host_rate()),
+                   bin_s=config.bin_us * 1e-6, horizon_s=float(config.horizon_s),
+                   cnp_delay_s=2 * float(net.delay[:net.num_hosts].max()))  # two host-link delays
+
+
+def _kernel_plan(plan: InaPlan, net: SimNetwork, values: np.ndarray) -> Plan:
+    """The plan's arrays as the kernel reads them, with the destination index and what every aggregator
+    needs: at level 1 the edges of its (block, source leaf, destination), at level 2 (the spine) the
+    cross-leaf edges of its (block, destination)."""
+    n, nl = plan.parts.size, net.num_leaves
     dvert = np.flatnonzero(np.bincount(plan.dst, minlength=n) > 0)
     dest_index = np.full(n, -1, dtype=np.int64)
     dest_index[dvert] = np.arange(dvert.size)
@@ -200,34 +212,45 @@ def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
         need1 = _group_count((plan.block * nl + src_leaf) * n + plan.dst)
         cross = src_leaf != dst_leaf
         need2[cross] = _group_count(plan.block[cross] * n + plan.dst[cross])
+    forward = np.zeros(plan.dst.size, dtype=np.bool_) if plan.forward is None else plan.forward[plan.dst]
+    return Plan(parts=plan.parts.astype(np.int64), src=plan.src, dst=plan.dst, need1=need1, need2=need2,
+                forward=forward, unit_lo=plan.unit_lo, unit_hi=plan.unit_hi, unit_to=plan.unit_to,
+                unit_ptr=plan.unit_ptr, in_edges=plan.in_edges, dest_v=plan.dest_v, dest_lo=plan.dest_lo,
+                dest_hi=plan.dest_hi, dest_ptr=plan.dest_ptr, dest_index=dest_index, dest_vertex=dvert, values=values)
+
+
+def simulate(plan: InaPlan, net: SimNetwork, config: SimConfig = SimConfig(),
+             values: np.ndarray | None = None) -> SimResult:
+    """Simulate ``plan`` on ``net``; ``values`` ``(n, D)`` are carried and summed when given."""
+    config.check()
+    if plan.num_workers != net.num_hosts:
+        raise NetweaveError(f"the plan has {plan.num_workers} workers but the network has {net.num_hosts} hosts")
+    n, m = plan.parts.size, net.num_hosts
+    if values is not None and (values.ndim != 2 or values.shape[0] != n):
+        raise NetweaveError(f"values must be an (n={n}, D) array, got shape {np.shape(values)}")
+    chunks = -(-plan.feature_bytes // AGGREGATOR_BYTES)
     carried = np.zeros((n, 0)) if values is None else np.ascontiguousarray(values, dtype=np.float64)
-    nbins = int(min(np.ceil(config.horizon_s / (config.bin_us * 1e-6)), 2_000_000)) + 1
-    recover = config.loss > 0 or config.buffer_bytes is not None
-    iopt = np.array([m, nl, ns, plan.feature_bytes, config.control_bytes, config.mtu_bytes, plan.num_blocks,
-                     int(recover), int(config.congestion_control), config.seed, carried.shape[1],
-                     int(plan.overlap and plan.num_blocks > 1)], dtype=np.int64)  # one block: nothing to overlap
-    host_delay = float(net.delay[:m].max())
-    fopt = np.array([np.inf if config.buffer_bytes is None else config.buffer_bytes, config.ecn_bytes, config.loss,
-                     config.timeout_us * 1e-6, config.ai_gbps * 1e9 / 8, config.ai_every_us * 1e-6,
-                     config.decrease_every_us * 1e-6, config.min_gbps * 1e9 / 8,
-                     mean_gap_s(config.background_load, net.host_rate()), config.bin_us * 1e-6, config.horizon_s,
-                     2 * host_delay])
-    capacity = _capacity(plan, net, chunks, dvert.size)
-    t_end, finish, lbytes, maxq, bins, stats, peak, sums = engine.simulate_kernel(
-        iopt, fopt, net.leaf_of, net.rate, net.delay, plan.parts.astype(np.int64), dest_index, plan.src, plan.dst,
-        need1, need2, plan.unit_lo, plan.unit_hi, plan.unit_to, plan.unit_ptr, plan.in_edges,
-        plan.dest_v, plan.dest_lo, plan.dest_hi, plan.dest_ptr, capacity, chunks, carried,
-        HADOOP_SIZES, HADOOP_CDF, nbins, dvert,
-        np.zeros(plan.dst.size, dtype=np.bool_) if plan.forward is None else plan.forward[plan.dst])
-    if stats[11] == 2:
+    dt = config.bin_us * 1e-6
+    nbins = int(min(np.ceil(config.horizon_s / dt), 2_000_000)) + 1
+    opt = _options(plan, net, config, int(carried.shape[1]), int(chunks), nbins)
+    network = Network(leaf_of=net.leaf_of, rate=net.rate, delay=net.delay, background_sizes=HADOOP_SIZES,
+                      background_cdf=HADOOP_CDF)
+    kernel_plan = _kernel_plan(plan, net, carried)
+    state = State.new(opt, network, kernel_plan, _capacity(plan, net, chunks, kernel_plan.dest_vertex.size))
+    status = engine.run(opt, network, kernel_plan, state)
+    if status == engine.HORIZON:
         raise NetweaveError(f"the simulation did not finish within {config.horizon_s} simulated seconds; "
                             "raise --horizon or lower the loss rate")
-    if stats[11] == 1:
+    if status == engine.STALLED:
         raise NetweaveError("the simulation stalled (messages were lost with no recovery); this is a bug, please report it")
-    last = min(int(t_end / (config.bin_us * 1e-6)) + 1, nbins)
-    dt = config.bin_us * 1e-6
-    timeline = np.column_stack([np.arange(last) * dt, bins[:last, 0] * 8 / dt / 1e9, bins[:last, 1] * 8 / dt / 1e9,
-                                bins[:last, 2], bins[:last, 3]])
-    counters = {name: int(stats[i]) for i, name in enumerate(COUNTERS)}
-    return SimResult(float(t_end), finish, lbytes[:m].copy(), lbytes[m:2 * m].copy(), int(lbytes[2 * m:].sum()),
-                     maxq, peak * AGGREGATOR_BYTES, counters, timeline, None if values is None else sums)
+    hosts, links, timeline = state.hosts, state.links, state.timeline
+    t_end = max(0.0, float(hosts.finish_t.max(initial=0.0)))
+    last = min(int(t_end / dt) + 1, nbins)
+    timeline = np.column_stack([np.arange(last) * dt, timeline[:last, COLUMN.delivered_bytes] * 8 / dt / 1e9,
+                                timeline[:last, COLUMN.result_bytes] * 8 / dt / 1e9,
+                                timeline[:last, COLUMN.aggregator_bytes], timeline[:last, COLUMN.max_queue_bytes]])
+    counters = {name: int(state.counters[slot]) for name, slot in COUNTER._asdict().items()}
+    sent = links.data_bytes
+    return SimResult(t_end, hosts.finish_t, sent[:m].copy(), sent[m:2 * m].copy(), int(sent[2 * m:].sum()),
+                     links.max_backlog, state.aggregators.peak * chunks * AGGREGATOR_BYTES, counters, timeline,
+                     None if values is None else state.destinations.sums)

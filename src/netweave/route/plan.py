@@ -21,7 +21,7 @@ from .evaluate import Routes, evaluate_routes
 from .jobs import PRECISIONS, Job, Task, check_jobs
 from .pahina import TrainingMetrics
 
-ALLREDUCE_FIELDS = ("iteration_time_s", "upload_time_s", "throughput_samples_per_s", "training_time_s")
+ALLREDUCE_FIELDS = ("iteration_time_s", "training_time_s", "throughput_samples_per_s")  # shown as ring_…, tree_…
 ALGORITHMS = {"aro": None, "ecmp": ecmp_routes, "grid": grid_routes, "aggtree": aggtree_routes, "ps": ps_routes}
 
 
@@ -112,8 +112,8 @@ class PrecisionResult:
                 "tasks": {name: t.summary() for name, t in self.tasks.items()},
                 "output_streams_gbps": self.output_streams_gbps, "base_rate_gbps": self.base_rate_gbps,
                 "solve_time_s": self.solve_time_s, **self.metrics.summary(),
-                "allreduce": {kind: {k: v for k, v in m.summary().items() if k in ALLREDUCE_FIELDS}
-                              for kind, m in self.allreduce.items()},
+                **{f"{kind}_{k}": v for kind, m in self.allreduce.items()
+                   for k, v in m.summary().items() if k in ALLREDUCE_FIELDS},
                 "speedup_vs_ring": (self.allreduce["ring"].iteration_time_s / self.metrics.iteration_time_s
                                     if "ring" in self.allreduce and self.metrics.iteration_time_s > 0 else None)}
 

@@ -59,6 +59,15 @@ def test_lanes_add_like_the_xdp_program():
         assert np.array_equal(out.view(blockfp.WIRE[precision]), blockfp.aggregate(u, precision)), precision
 
 
+def test_recovery_waits_follow_slow_peers_but_never_run_away():
+    from netweave.testbed.agg.stream_client import PATIENCE, first_wait
+
+    assert first_wait([], 0.1) == 0.1
+    assert first_wait([0.01] * 5, 0.1) == 0.1  # fast peers: the floor
+    assert first_wait([0.3] * 5, 0.1) == pytest.approx(0.6)  # slow peers are not losses
+    assert first_wait([30.0] * 20, 0.1) == pytest.approx(PATIENCE * 0.1)  # a run of long waits cannot inflate it
+
+
 def test_packets_round_trip():
     u = np.arange(2 * 1024, dtype=np.uint16).reshape(2, 1024)
     rows, lengths = sp.build(sp.DATA, 3, 7, "fp16", 9, 4, u, np.array([-3, 5], np.int8), np.array([1, 2], np.int8),

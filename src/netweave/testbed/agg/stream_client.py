@@ -7,9 +7,11 @@ decoded mean. The training role (:mod:`.stream_worker`) and the data-plane probe
 (:mod:`.stream_probe`) are its users.
 
 Recovery, as SwitchML's: after ``retransmit_s`` (or twice the median of the last steps' waits,
-when longer: peers that compute slower than their links are not losses) with no new sum, a worker
-pulls the missing sums from their aggregators (a lost RESULT); the next time, doubled, it also
-resends its own values (a lost contribution); aggregators answer both from the sums they keep.
+when longer: peers that compute slower than their links are not losses; waits that needed
+recovery are not counted, and no wait exceeds :data:`PATIENCE` × ``retransmit_s``, so losses cannot
+inflate it) with no new sum, a worker pulls the missing sums from their aggregators (a lost
+RESULT); the next time, doubled, it also resends its own values (a lost contribution);
+aggregators answer both from the sums they keep.
 """
 
 from __future__ import annotations
@@ -27,6 +29,18 @@ from ..net.batchio import recv_batch, send_batch, set_receive_buffer
 from . import blockfp
 from . import streampacket as sp
 from .steps import Diverged, TrainingConfig
+
+
+PATIENCE = 16  # × retransmit_s: the longest a worker waits, however slow its peers were, before it recovers
+
+
+def first_wait(waits: list[float], retransmit_s: float) -> float:
+    """Seconds without a new sum before a worker first recovers: twice the median of the last 16
+    steps' waits (``waits``: those that needed no recovery), at least ``retransmit_s`` and at most
+    :data:`PATIENCE` times it."""
+    if not waits:
+        return retransmit_s
+    return min(max(retransmit_s, 2 * float(np.median(waits[-16:]))), PATIENCE * retransmit_s)
 
 
 @dataclass(frozen=True)
@@ -260,8 +274,9 @@ class StreamClient:
     def collect(self, step: int) -> None:
         """Wait for the sums still missing, recovering what was lost (see the module docstring)."""
         c, sums = self.config, self.sums
-        base = max(c.retransmit_s, 2 * float(np.median(self.waits[-16:]))) if self.waits else c.retransmit_s
-        wait, resent = base, 0
+        longest = PATIENCE * c.retransmit_s
+        base = first_wait(self.waits, c.retransmit_s)
+        wait, resent, recovered = base, 0, False
         start = last = progress = time.monotonic()
         while not sums.complete():
             k = recv_batch(self.down, self._rows, self._lengths, 0.02)
@@ -281,8 +296,8 @@ class StreamClient:
                     lost = np.flatnonzero(~have)
                     if lost.size:
                         self.sender.batches.put(pulls(spec, step, lost, self.size) + ((spec.address, c.port),))
-                last, wait = time.monotonic(), 2 * wait
-        if not resent:
+                last, wait, recovered = time.monotonic(), min(2 * wait, longest), True
+        if not recovered:  # a wait that needed recovery says nothing of how slow the peers are
             self.waits.append(time.monotonic() - start)
         self.resent += resent
 

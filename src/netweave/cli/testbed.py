@@ -79,7 +79,8 @@ def testbed_train(
         summary = result.summary()
     if result.cpu_bound_epochs():
         warn(f"epochs {', '.join(map(str, result.cpu_bound_epochs()))} were CPU-bound (the CPUs busy, the links "
-             "not): the step times measure this machine, not the network; lower --scale until the links bind")
+             f"not): the step times measure this machine, not the network; use --scale "
+             f"{result.network_bound_scale():g} or lower (from this run's counters) for the links to bind")
     if as_json:
         return emit_json(summary)
     out.print(table("summary", {k: v for k, v in summary.items() if k not in ("epochs", "done", "switches")}))

@@ -155,12 +155,21 @@ class TestbedTrainResult:
         bound (:mod:`netweave.testbed.net.accounting`)."""
         return [e["epoch"] for e in self.run.epochs[1:] if e.get("bound") == "cpu"]
 
+    def network_bound_scale(self) -> float | None:
+        """After CPU-bound epochs, a ``--scale`` at which they would have been network-bound
+        (:func:`netweave.testbed.net.accounting.scale_to_bind` of the least busy link share)."""
+        from ..testbed.net.accounting import scale_to_bind
+
+        shares = [e["busiest_link_busy"] for e in self.run.epochs[1:] if e.get("bound") == "cpu"]
+        return scale_to_bind(self.scenario.scale, min(shares)) if shares else None
+
     def summary(self) -> dict:
         s, r = self.scenario, self.run
         return {"workers": self.precisions, "routing": s.routing, "dataplane": s.dataplane if r.agents else None,
                 "mode": s.mode if s.routing not in ("ring", "ps") else None,
                 "scale": s.scale, "model": s.model, "data": s.data, **(r.plan.summary() if r.plan else {}),
-                **r.summary, "epochs": r.epochs, "switches": r.agents}
+                **r.summary, "network_bound_scale": self.network_bound_scale(), "epochs": r.epochs,
+                "switches": r.agents}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -133,3 +133,12 @@ def bound(link_share: float, cpu_share: float) -> str:
     if cpu_share >= CPU_BUSY:
         return "cpu"
     return "neither"
+
+
+def scale_to_bind(scale: float, link_share: float) -> float:
+    """A ``--scale`` at which an interval that was CPU-bound at ``scale`` would be network-bound,
+    from its own counters: the CPU's work per step does not depend on the links' rate, the links'
+    time goes as ``1 / scale``; at ``scale × link_share`` the busiest link alone takes the whole
+    CPU-bound step, and :data:`NETWORK_BUSY` more of margin makes it the longer of the two."""
+    return float(f"{scale * max(link_share, 1e-6) * NETWORK_BUSY:.2g}")
+

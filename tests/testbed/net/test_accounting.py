@@ -1,0 +1,58 @@
+"""What bound an interval: the Accountant's link busy time against bytes this test sent itself at
+a known shaped rate, and the rules that name the bound (needs root for the cluster test)."""
+
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from netweave.testbed import Testbed, plan_cluster
+from netweave.testbed.net import netns
+from netweave.testbed.net.accounting import CPU_BUSY, NETWORK_BUSY, Accountant, bound, scale_to_bind
+from netweave.topology import load_topology_spec
+
+missing = netns.missing_requirements()
+needs_root = pytest.mark.skipif(bool(missing), reason="the testbed needs " + "; ".join(missing))
+
+
+def test_the_bound_is_the_links_when_busy_else_the_cpus_when_busy_else_neither():
+    assert bound(NETWORK_BUSY, 1.0) == "network"  # a busy link wins even on busy CPUs
+    assert bound(NETWORK_BUSY - 0.01, CPU_BUSY) == "cpu"
+    assert bound(0.5, CPU_BUSY - 0.01) == "neither"
+
+
+def test_a_cpu_bound_run_is_told_a_scale_at_which_its_links_would_bind():
+    # at scale 0.01 the busiest link was busy 40 % of a CPU-bound step; links take 1/scale as long,
+    # so at 0.004 it alone would fill the step, and NETWORK_BUSY of that gives the margin
+    assert scale_to_bind(0.01, 0.4) == pytest.approx(0.01 * 0.4 * NETWORK_BUSY)
+    assert scale_to_bind(0.01, 0.0) > 0
+
+
+@needs_root
+def test_busy_time_is_the_bytes_sent_at_the_shaped_rate():
+    plan = plan_cluster(load_topology_spec("star:n=2,gbps=10"), scale=0.01)  # 100 Mb/s
+    total = 4_000_000
+    with Testbed(plan) as p:
+        h0, h1 = p.address["H0"], p.address["H1"]
+        server = subprocess.Popen(["ip", "netns", "exec", p.namespace["H0"], sys.executable, "-c", textwrap.dedent(f"""
+            import socket
+            s = socket.socket(); s.bind(("{h0}", 5001)); s.listen(1); c, _ = s.accept(); n = 0
+            while b := c.recv(1 << 16):
+                n += len(b)
+            print(n)""")], stdout=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        accountant = Accountant(p)
+        a = accountant.snapshot()
+        subprocess.run(["ip", "netns", "exec", p.namespace["H1"], sys.executable, "-c",
+                        f"import socket; c = socket.create_connection(('{h0}', 5001)); "
+                        f"c.sendall(b'x' * {total}); c.close()"], check=True, timeout=30)
+        assert int(server.communicate(timeout=30)[0]) == total
+        b = accountant.snapshot()
+        interval = accountant.interval(a, b, steps=1)
+    # the payload plus TCP/IP/Ethernet headers (about 3 % at a 3,000-byte MTU), at 100 Mb/s
+    assert interval["busiest_link"] in ("H1->S0", "S0->H0")
+    assert total * 8 / 1e8 <= interval["busiest_link_s_per_step"] <= 1.06 * total * 8 / 1e8
+    assert 0 < interval["busiest_link_busy"] <= 1.05  # of the interval's wall time (python's start included)
+    assert interval["bound"] == bound(interval["busiest_link_busy"], interval["cpu_busy"])  # the machine's load decides

@@ -14,6 +14,7 @@ from netweave.testbed.agg.ps import GroupEndpoint, PsConfig
 from netweave.testbed.agg.ring import RingConfig
 from netweave.testbed.agg.stream_agent import StreamAgentConfig
 from netweave.testbed.agg.stream_client import StreamEndpoint, StreamSpec, StreamWorkerConfig
+from netweave.testbed.agg.stream_probe import StreamProbeConfig
 from netweave.testbed.agg.stream_xdp import StreamSwitch
 from netweave.testbed.agg.worker import WorkerConfig
 from netweave.testbed.gnn.switch import SwitchConfig
@@ -43,6 +44,11 @@ EXAMPLES = [
         rank=0, workers=2, wor_id=1, agg_id=2, target=("10.79.0.2", 47000), port=47000, stream=1,
         streams=(StreamSpec(1, "fp8", 1, "10.79.0.1"), StreamSpec(1, "fp16", 1, "10.79.0.1")), address="10.78.0.2",
         interface="e1", results_group="239.78.0.2", results_port=47002, retransmit_s=0.1, timeout_s=60.0)),
+    StreamProbeConfig(endpoint=StreamEndpoint(
+        rank=1, workers=2, wor_id=2, agg_id=2, target=("10.79.0.2", 47000), port=47000, stream=1,
+        streams=(StreamSpec(1, "fp32", 1, "10.79.0.1"),), address="10.78.0.3", interface="e2",
+        results_group="239.78.0.2", results_port=47002, retransmit_s=0.1, timeout_s=60.0),
+        size=10_000, steps=3, seed=0, out="/tmp/probe"),
     RouterConfig(routes=(Route("10.78.0.1", "239.78.0.1", "e0", ("e1", "e2")),), interfaces=("e0", "e1", "e2")),
     SwitchConfig(address="10.79.0.1", port=47200, workers=4, memory_bytes=200_000, plans=None),
     GnnWorkerConfig(rank=2, workers=4, address="10.78.0.4", peers={0: "10.78.0.2", 3: "10.78.0.5"},

@@ -28,7 +28,8 @@ def test_every_section_has_its_baseline_and_a_report(tmp_path):
     text = path.read_text()
     assert all(f"![{s.name}]({s.name}.png)" in text for s in sections if not s.skipped)
     assert all((tmp_path / f"{s.name}.png").read_bytes()[:4] == b"\x89PNG" for s in sections if not s.skipped)
-    assert len(json.loads((tmp_path / "compare.json").read_text())) == 5
+    saved = json.loads((tmp_path / "compare.json").read_text())
+    assert len(saved["sections"]) == 5 and saved["run"]["netweave"] and saved["run"]["command"]
 
 
 def test_traffic_reduction_has_the_sign_and_value_of_the_ina_command(capsys):

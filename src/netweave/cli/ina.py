@@ -10,6 +10,7 @@ import typer
 from ..outputs import check_output_file
 from ..report.console import show
 from .app import app
+from .examples import EXAMPLES
 from .options import (DATASET_HELP, GAMR_START_HELP, TOPOLOGY_HELP, FeatureDimOpt, JsonOpt, Method, MethodOpt, Order,
                       PartsFileOpt, path_str, Strategy, Blocking)
 
@@ -17,7 +18,7 @@ from .options import (DATASET_HELP, GAMR_START_HELP, TOPOLOGY_HELP, FeatureDimOp
 # -- ina -----------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=EXAMPLES["ina"])
 def ina(
     dataset: str = typer.Argument("cora", help=DATASET_HELP),
     workers: int = typer.Option(8, "--workers", "-n", help="Workers (one partition and one host each)."),
@@ -48,8 +49,9 @@ def ina(
     from ..sim import SimConfig
     from ..scenarios import InaScenario
     from ..sim.layer import parse_switch_memory
+    from ..report.csv import write_array_csv
     from ..report.timeline import plot_timelines
-    from ..sim.timeline import save_timeline_csv
+    from ..sim.timeline import COLUMNS
     from ..topology.yaml_io import parse_bytes
 
     check_output_file(timeline, "--timeline")
@@ -65,7 +67,7 @@ def ina(
     r = config.run()
     report, result = r.summary(), r.sim
     if timeline is not None:
-        save_timeline_csv(result.timeline, timeline)
+        write_array_csv(timeline, result.timeline, COLUMNS)
         report["timeline"] = str(timeline)
     if plot is not None:
         plot_timelines({strategy.value: result.timeline}, plot)
@@ -73,7 +75,7 @@ def ina(
     show(report, as_json, f"{strategy.value} on {dataset}, {workers} workers, {report['topology']}")
 
 
-@app.command()
+@app.command(epilog=EXAMPLES["timeslot"])
 def timeslot(
     dataset: str = typer.Argument("cora", help=DATASET_HELP),
     order: Order = typer.Option(Order.gamr, "--order", help="gamr (priority BFS, §3.2.2) or random."),

@@ -11,12 +11,13 @@ from ..errors import NetweaveError
 from ..outputs import check_output_file
 from ..report.console import finish, show
 from .app import app, aggsvc_app
+from .examples import EXAMPLES
 from .options import path_str, TOPOLOGY_HELP, Algorithm, JsonOpt
 
 
 # -- route ---------------------------------------------------------------------------------------
 
-@app.command()
+@app.command(epilog=EXAMPLES["route"])
 def route(
     topology: str = typer.Option(..., "--topology", help="A leaf-spine or fat-tree with INA switches. " + TOPOLOGY_HELP),
     jobs_file: Optional[Path] = typer.Option(None, "--jobs", help="Jobs YAML (jobs: [{name, weight, tasks: [{ps, workers}]}])."),
@@ -54,7 +55,7 @@ def route(
 # -- aggsvc --------------------------------------------------------------------------------------
 
 
-@aggsvc_app.command("demo")
+@aggsvc_app.command("demo", epilog=EXAMPLES["aggsvc demo"])
 def aggsvc_demo(
     workers: int = typer.Option(8, "--workers", help="Workers (every fifth sends straight to the PS)."),
     aggregators: int = typer.Option(2, "--aggregators", help="Aggregation nodes between the workers and the PS."),

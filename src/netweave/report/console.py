@@ -16,8 +16,12 @@ out = Console()
 
 
 def emit_json(obj: dict) -> None:
-    """The one JSON object of a ``--json`` run: strict JSON, so a NaN or infinite number (a loss that
+    """The one JSON object of a ``--json`` run, with the run's metadata under ``"run"``
+    (:func:`netweave.run_info.run_metadata`): strict JSON, so a NaN or infinite number (a loss that
     diverged, a rate over an empty interval) is ``null``, never the bare ``NaN`` that JSON parsers refuse."""
+    from ..run_info import run_metadata
+
+    obj = {**obj, "run": obj.get("run") or run_metadata()}
     try:
         text = json.dumps(obj, default=_jsonable, allow_nan=False)
     except ValueError:

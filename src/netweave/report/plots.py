@@ -1,6 +1,6 @@
 """The one matplotlib module (Agg backend: no display needed). A section's figure puts one panel
 per metric side by side, e.g. time and bytes, the baseline's bars grey; the other figures of
-netweave (``repro``'s lines, ``sim``'s timelines) draw with its helpers.
+netweave (``repro``'s, :mod:`.series`; ``sim``'s timelines, :mod:`.timeline`) draw with its helpers.
 
 Figures are returned, not shown; :func:`png_bytes` and :func:`save_png` render them and close them.
 """
@@ -131,16 +131,3 @@ def paper_panel(ax, paper, labels: list[str], ours: list[float], theirs: list[fl
     ax.margins(y=0.15)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7, frameon=False)
-
-
-def series_figure(rows: list[dict], x: str, ys: list[str], title: str) -> Figure:
-    """One line per column of ``ys`` over column ``x`` (a paper's figure, e.g. time vs workers)."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for y in ys:
-        ax.plot([row[x] for row in rows], [row[y] for row in rows], "o-", label=y)
-    ax.set_xlabel(header(x))
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return fig

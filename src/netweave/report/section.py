@@ -47,6 +47,8 @@ class Section:
     - ``metrics``: the numeric columns its figure plots side by side, e.g. time and bytes.
     - ``note``: one sentence, what the reader should see and why.
     - ``differs``: where netweave differs from the paper behind the section.
+    - ``inputs``: which dataset and topology the section used, and why where it did not use the
+      user's (``compare DATASET --topology T`` names both; not every section can take them).
     - ``metric``: a single plotted column, used only when ``metrics`` is empty.
     - ``paper``: the paper's figure for these rows, drawn as one more panel (None: no such figure).
     - ``skipped``: why the section did not run (its rows are then empty).
@@ -61,6 +63,7 @@ class Section:
     metrics: tuple[str, ...] = ()
     note: str = ""
     differs: str = ""
+    inputs: str = ""
     metric: str = ""
     paper: PaperFigure | None = None
     skipped: str | None = None

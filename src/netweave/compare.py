@@ -243,7 +243,7 @@ def ina(c: CompareConfig, topo=None) -> Section:
                 if dataset == DEFAULT_INA_DATASET else
                 f"Simulated, not a Tofino; {dataset} on {workers} hosts with {c.switch_memory / 1e6:g} MB of aggregators, "
                 "where the paper runs Reddit on 128 workers with 10-100 MB.", paper=SWITCHGNN_FIG18,
-                inputs=f"graph {dataset} ({graph_why}); network {inputs.topology_name} ({net_why})")
+                inputs=f"graph {dataset} ({graph_why}); network {network or inputs.topology_name} ({net_why})")
     for sc in runs:
         r = sc.run(inputs).summary()
         s.rows.append({"strategy": sc.strategy if "choice" not in r  # the cost model's pick, beyond the paper:
@@ -264,13 +264,14 @@ def _aggregation_network(c: CompareConfig, topo, override: str | None, default: 
                          ) -> tuple[str, int, str]:
     """The topology, workers and the reason for a gradient-aggregation section: ``override``, else
     ``--topology`` when its switches aggregate, else ``default``."""
+    graph = "; DATASET plays no part: gradient aggregation does not depend on the graph"
     if override is not None:
-        return override, workers, "given in the configuration"
+        return override, workers, "given in the configuration" + graph
     if topo is not None and _aggregating(topo):
-        return c.topology, min(workers, len(topo.workers) - 1), "--topology"
+        return c.topology, min(workers, len(topo.workers) - 1), "--topology" + graph
     why = (f"--topology {c.topology} is {_kind(topo)} without switches that aggregate" if topo is not None
            else "the default")
-    return default, workers, why + "; DATASET plays no part: gradient aggregation does not depend on the graph"
+    return default, workers, why + graph
 
 
 def routing(c: CompareConfig, topo=None) -> Section:

@@ -150,8 +150,10 @@ def check_one_precision(jobs: list[Job], algorithm: str) -> None:
 
 
 def save_routes(result: "RouteResult | PrecisionResult", path: str | Path) -> None:
-    """Write ``result`` as the routes JSON of DESIGN.md."""
-    Path(path).write_text(json.dumps(result.summary(), indent=1))
+    """Write ``result`` as the routes JSON (docs/formats.md), with the run's metadata under ``run``."""
+    from ..run_info import run_metadata
+
+    Path(path).write_text(json.dumps(result.summary() | {"run": run_metadata()}, indent=1))
 
 
 ROUTES_SHAPE = "{'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"

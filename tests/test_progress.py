@@ -45,6 +45,7 @@ def test_a_library_call_off_a_terminal_prints_no_progress(capfd, monkeypatch):
     from netweave.graph import load_dataset
 
     monkeypatch.setattr(progress, "_plain", False)
+    monkeypatch.delenv(progress.PLAIN_ENV, raising=False)  # an in-process `netweave` call before this one sets it
     load_dataset("rmat:n=500,m=2000,seed=3")
     with progress.stage("a step"):
         pass

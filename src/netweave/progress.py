@@ -38,10 +38,15 @@ _doing: list[str] = []  # the steps under way, innermost last (what the heartbea
 _plain = False  # set by the command line: off a terminal, plain lines instead of nothing
 
 
+PLAIN_ENV = "NETWEAVE_PLAIN_PROGRESS"  # inherited by the processes a command starts (training ranks)
+
+
 def enable_plain() -> None:
-    """Off a terminal, print plain progress lines (the ``netweave`` command calls this)."""
+    """Off a terminal, print plain progress lines, here and in the processes this one starts (the
+    ``netweave`` command calls this)."""
     global _plain
     _plain = True
+    os.environ[PLAIN_ENV] = "1"
 
 
 def set_quiet() -> None:
@@ -53,7 +58,7 @@ def mode() -> str:
     """``live``, ``plain`` or ``off`` (module docstring)."""
     if os.environ.get(QUIET_ENV):
         return "off"
-    return "live" if console.is_terminal else ("plain" if _plain else "off")
+    return "live" if console.is_terminal else ("plain" if _plain or os.environ.get(PLAIN_ENV) else "off")
 
 
 def _live() -> bool:

@@ -308,7 +308,7 @@ def _fig17_reduce(z: dict, results: list[dict]) -> Reduced:
     if full:
         queues |= {k + FULL_SIZE: v + ", Reddit size" for k, v in list(queues.items())}
         times |= {k + FULL_SIZE: v + ", Reddit size" for k, v in list(times.items())}
-    note = "the paper gives no numbers for Figure 17; its claims are checked in the table beside this plot"
+    note = "the paper gives no numbers for Figure 17; its claims are checked metric by metric in switchgnn-fig17.md"
     panels = [_panel(series=queues, ylabel="largest switch queue (MB)", note=note),
               _panel(series=times, ylabel="completion time of the layer (ms), log axis", log=True)]
     headline = f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, GAMR/random: " + ", ".join(
@@ -581,7 +581,7 @@ def write_repro(out: Path, name: str, r: Repro, mode: str, reduced: Reduced, sum
     from .run_info import run_line
 
     write_csv(out / f"{name}.csv", reduced.rows)
-    save_png(reduced.figure(f"{name}: {r.what} ({mode} scale). Lines: netweave; stars: the paper."), out / f"{name}.png")
+    save_png(reduced.figure(f"{name}: {r.what} ({mode} scale)"), out / f"{name}.png")
     (out / f"{name}.md").write_text(
         f"# {name}: {r.what}\n\n| | |\n|---|---|\n| paper | {r.paper} |\n| netweave | {summary} |\n"
         f"| scale | {mode}: {cases} cases, {case_seconds:.1f} s in all; {fresh} run now ({seconds:.1f} s wall), "

@@ -33,7 +33,14 @@ def route(
     out_file: Optional[Path] = typer.Option(None, "--out", help="Write the routes JSON."),
     as_json: bool = JsonOpt,
 ):
-    """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates."""
+    """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates.
+
+    The tasks come from a jobs YAML (--jobs, docs/formats.md) or are one task of --workers random
+    hosts sending to --ps. aro solves ARO's MILP exactly (eq. 1-3: one task, the sum, or the
+    weighted max-min of several jobs); ecmp, grid, aggtree and ps are the baselines. With mixed
+    precisions (--precisions, or a jobs file's worker_precision) the task runs on PAHInA's model:
+    pahina against atp, grid and ps, with its training-time estimate. --out writes the routes
+    JSON; --evaluate checks someone else's routes JSON on the topology and gives its max-min rates."""
     from ..route.jobs import parse_precision_mix
     from ..route.plan import PrecisionResult
     from ..scenarios import RouteCheck, RouteScenario

@@ -117,7 +117,7 @@ def bench_kernels(graph, gpus: int = 4, dim: int = 16, config: Config = Config(8
         return _time(lambda: mgg_sum(lay, x, True, remote), repeats, device)
 
     report = {"device": str(device), "num_nodes": graph.num_nodes, "num_edges": graph.num_edges, "gpus": gpus,
-              "dim": dim, "config": vars(config),
+              "feature_dim": dim, "config": vars(config),
               "reference_s": _time(lambda: torch.zeros_like(x).index_add_(0, rows, x[cols]), repeats, device),
               "torch_sparse_s": _time(lambda: adj @ x, repeats, device),
               "non_overlapped_s": _time(lambda: non_overlapped_sum(layout, x), repeats, device),

@@ -5,11 +5,12 @@ an example that no longer loads, fails here."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import REPO
+REPO = Path(__file__).resolve().parents[1]
 
 DOC = (REPO / "docs" / "formats.md").read_text()
 EXAMPLES = REPO / "examples"

@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from command_lines import invocations, parse
-from conftest import REPO, SHARED
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", REPO.parent / "shared" / "data"))  # as conftest.py
 
 README = (REPO / "README.md").read_text()
 

@@ -62,7 +62,7 @@ def graphs(data: Path, scale: float) -> dict[str, str]:
 
 def run(rel, net, strategy, memory, order, feature_bytes, repeats=1, seed=0):
     t0 = time.perf_counter()
-    plan = ina_plan(rel, strategy, feature_bytes, memory, order, seed)
+    plan = ina_plan(rel, strategy, feature_bytes, memory, order, seed, blocking="paper")  # §3.3, as the paper
     plan_s = time.perf_counter() - t0
     times, report, result = [], None, None
     for _ in range(repeats):
@@ -186,7 +186,7 @@ def goal(args) -> None:
                         choice = choose_plan(rel, net, feature_bytes, memory, order=order)
                         plan, extra = choice.plan, {"choice": choice.summary()}
                     else:
-                        plan, extra = ina_plan(rel, strategy, feature_bytes, memory, order, 0, blocking=blocking), {}
+                        plan, extra = ina_plan(rel, strategy, feature_bytes, memory, order, 0, blocking=blocking, forward=False), {}
                     plan_s = time.perf_counter() - t1
                     report = plan_report(rel, plan, net, SimConfig()).summary() | {"plan_time_s": plan_s}
                     label = strategy if strategy == "straw" else f"switchgnn-{blocking}"

@@ -9,6 +9,9 @@ import pytest
 
 from netweave.graph import Graph, from_edges
 
+# no progress lines in the tests' captured stderr (tests/test_progress.py turns them on where it checks them)
+os.environ["NETWEAVE_NO_PROGRESS"] = "1"
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", REPO.parent / "shared" / "data"))
 

@@ -158,8 +158,11 @@ def test_ina_reports_and_verifies(capsys, tmp_path, strategy, memory):
     assert all(k in s for k in INA_KEYS) and s["verify_max_rel_error"] < 1e-9
     assert (s["traffic_reduction"] > 0) == (strategy != "host")  # host: resends only add
     assert (s["num_blocks"] > 1) == (strategy == "switchgnn") and s["resends"] > 0
-    rows = np.loadtxt(tmp_path / "t.csv", delimiter=",", skiprows=1, ndmin=2)
-    assert rows.shape[1] == 5 and rows[-1, 0] <= s["completion_time_s"]
+    header = (tmp_path / "t.csv").read_text().splitlines()[0].split(",")
+    assert header[:5] == ["time_s", "delivered_gbps", "aggregated_gbps", "aggregator_bytes", "max_queue_bytes"]
+    assert header[5:] == [f"run_{k}" for k in s["run"]]  # the run's metadata on every row
+    rows = np.loadtxt(tmp_path / "t.csv", delimiter=",", skiprows=1, ndmin=2, usecols=range(5))
+    assert rows[-1, 0] <= s["completion_time_s"]
 
 
 def test_ina_auto_blocking_reports_every_candidate(capsys):

@@ -28,7 +28,8 @@ def test_every_section_has_its_baseline_and_a_report(tmp_path):
     text = path.read_text()
     assert all(f"![{s.name}]({s.name}.png)" in text for s in sections if not s.skipped)
     assert all((tmp_path / f"{s.name}.png").read_bytes()[:4] == b"\x89PNG" for s in sections if not s.skipped)
-    assert len(json.loads((tmp_path / "compare.json").read_text())) == 5
+    saved = json.loads((tmp_path / "compare.json").read_text())
+    assert len(saved["sections"]) == 5 and saved["run"]["netweave"] and saved["run"]["command"]
 
 
 def test_traffic_reduction_has_the_sign_and_value_of_the_ina_command(capsys):
@@ -101,3 +102,38 @@ def test_the_exchange_section_plots_bytes_per_link_class_and_names_its_transport
     (g,) = compare(CompareConfig(sections=("exchange",), transport="gloo"))
     assert "gloo" in g.title and {(r["planner"], r["stages"]) for r in g.rows if r["cost_model"] == "alpha-beta"} == \
         {("p2p", 1), ("spst", 1)}  # gloo's 0.76 ms stages: relaying does not pay for Cora
+
+
+def test_convergence_verdicts():
+    from netweave.compare import convergence
+
+    flat = [0.2 + 0.6 * min(e / 50, 1) for e in range(200)]
+    assert convergence(flat)[0] and "converged" in convergence(flat)[1]
+    rising = [0.2 + 0.5 * e / 30 for e in range(30)]
+    done, why = convergence(rising)
+    assert not done and "not converged" in why
+    assert not convergence([0.5] * 5)[0]
+
+
+def test_training_reports_convergence_and_epoch_quartiles():
+    (s,) = compare(CompareConfig(**(SMALL | {"sections": ("training",), "epochs": 3})))
+    if s.skipped:
+        pytest.skip(s.skipped)
+    for r in s.rows:
+        assert r["converged"] == "no" and r["epoch_q1_ms"] <= r["epoch_ms"] <= r["epoch_q3_ms"]
+    assert "not converged" in s.note and "--topology dgx1 plays no part" in s.inputs
+
+
+def test_sections_take_the_users_topology_where_they_can_and_say_why_not():
+    """compare DATASET --topology T: a leaf-spine of hosts with INA switches serves the INA, routing and
+    precision sections; a GPU server cannot, and each section says so."""
+    small = {k: v for k, v in SMALL.items() if not k.startswith(("routing_topology", "precision_topology"))}
+    net = "leafspine:leaves=2,spines=2,hosts=4,ina=0.5,pipelines=2,seed=1"
+    sections = compare(CompareConfig(**(small | {"dataset": "cora", "topology": net, "ina_dataset": None,
+                                                 "sections": ("ina", "routing", "precision")})))
+    for s in sections:
+        assert f"{net} (--topology" in s.inputs, (s.name, s.inputs)
+    assert "graph cora (DATASET)" in sections[0].inputs and "DATASET plays no part" not in sections[0].inputs
+    assert "DATASET plays no part" in sections[1].inputs
+    default = compare(CompareConfig(**(small | {"sections": ("ina", "routing")})))
+    assert all("--topology dgx1 is a GPU server (8 GPUs)" in s.inputs for s in default), [s.inputs for s in default]

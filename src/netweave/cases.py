@@ -1,7 +1,9 @@
 """Independent cases run in-process, in a local process pool or on a Ray cluster, resumably.
 
 Shared by ``netweave sweep`` and ``netweave repro``. Each finished case is appended to a JSON-lines
-file as ``{"id", "params", "result", "seconds"}`` the moment it finishes, so an interrupted run (Ctrl-C, a
+file as ``{"id", "params", "result", "seconds", "run"}`` the moment it finishes (``run``: the metadata
+of the run that computed it, :func:`netweave.run_info.run_metadata`, with ``case_host`` the machine
+the case ran on), so an interrupted run (Ctrl-C, a
 killed node, a case that failed) resumes by skipping the cases already there. A line cut by the
 interruption is ignored and its case runs again.
 
@@ -30,6 +32,7 @@ from pathlib import Path
 
 from .errors import NetweaveError
 from .progress import epoch_bar
+from .run_info import run_metadata
 
 PROBE_TIMEOUT_S = 5.0
 _ADDRESS = re.compile(r"^(?:ray://)?(?P<host>\[[0-9a-fA-F:]+\]|[^:/\s]+):(?P<port>\d{1,5})$")
@@ -54,12 +57,13 @@ def done_cases(path: Path) -> dict[str, dict]:
     return out
 
 
-def _timed_call(fn: Callable, args: tuple, params: dict, quiet: bool = True) -> tuple[dict, float]:
-    """One case and its wall time (s); in a worker process or Ray task (``quiet``) without spinners."""
+def _timed_call(fn: Callable, args: tuple, params: dict, quiet: bool = True) -> tuple[dict, float, str]:
+    """One case, its wall time (s) and the machine it ran on; in a worker process or Ray task
+    (``quiet``) without progress."""
     if quiet:
         os.environ["NETWEAVE_NO_PROGRESS"] = "1"
     t0 = time.perf_counter()
-    return fn(*args, params), time.perf_counter() - t0
+    return fn(*args, params), time.perf_counter() - t0, socket.gethostname()
 
 
 def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, workers: int | None = None,
@@ -81,8 +85,9 @@ def run_cases(fn: Callable, args: tuple, cases: list[dict], path: str | Path, wo
             if sink.tell() and not path.read_bytes().endswith(b"\n"):
                 sink.write("\n")  # end the line an interruption cut, so the next row starts on its own line
 
-            def record(params: dict, timed: tuple[dict, float]) -> None:
-                row = {"id": case_id(params), "params": params, "result": timed[0], "seconds": timed[1]}
+            def record(params: dict, timed: tuple[dict, float, str]) -> None:
+                row = {"id": case_id(params), "params": params, "result": timed[0], "seconds": timed[1],
+                       "run": run_metadata() | {"case_host": timed[2]}}
                 sink.write(json.dumps(row, default=str) + "\n")
                 sink.flush()
                 done[row["id"]] = row

@@ -17,7 +17,6 @@ Scales (:data:`SCALES`):
 
 from __future__ import annotations
 
-import csv
 import statistics
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .cases import run_cases
+from .claims import Check, checks_markdown, verdict_line, within
 from .errors import NetweaveError
 from .outputs import output_dir
 
@@ -41,6 +41,18 @@ SCALES = {  # reddit-like scales (DGCL/MGG graph; SwitchGNN graph, its switch me
 }
 
 
+@dataclass(frozen=True, eq=False)
+class Reduced:
+    """What a reproduction's cases add up to: the ``rows`` of ``NAME.csv``, the one-line ``headline``
+    of netweave's numbers, the :class:`~netweave.claims.Check` of every metric the paper quotes, and
+    ``figure(title)``, its redrawn figure with the paper's points."""
+
+    rows: list[dict]
+    headline: str
+    checks: list[Check]
+    figure: Callable[[str], object]
+
+
 @dataclass(frozen=True)
 class Repro:
     """One headline result, split into independent cases so that it runs in a pool or on Ray and resumes."""
@@ -50,8 +62,25 @@ class Repro:
     paper: str  # the quoted claim
     cases: Callable[[dict], list[dict]]  # scale -> the parameters of each case (JSON-serialisable)
     case: Callable[[dict], dict]  # one case's parameters -> its result
-    reduce: Callable[[dict, list[dict]], tuple[list[dict], str, list[str], str]]  # (scale, results) -> rows, x, ys, summary
+    reduce: Callable[[dict, list[dict]], Reduced]  # (scale, results) -> rows, headline, checks, figure
     full_workers: int | None = None  # at most this many local processes at the full scale (each holds its own graph)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def _lines(rows, x, panels, xlabel=None):
+    """A :func:`~netweave.report.series.series_figure` of ``rows``, to be titled later."""
+    from .report.series import series_figure
+
+    return lambda title: series_figure(rows, x, panels, title, xlabel)
+
+
+def _panel(**kw):
+    from .report.series import Panel
+
+    return Panel(**kw)
 
 
 def _reddit(scale: float) -> str:
@@ -88,10 +117,20 @@ def _table8_case(p: dict) -> dict:
     return {"gpus": inputs.links.num_workers, "edges": inputs.graph.num_edges, "spst_s": statistics.median(times)}
 
 
-def _table8_reduce(z: dict, results: list[dict]):
+def _table8_reduce(z: dict, results: list[dict]) -> Reduced:
     rows = [{"gpus": r["gpus"], "spst_s": r["spst_s"], "paper_reddit_s": TABLE8_PAPER_S[r["gpus"]]} for r in results]
-    return rows, "gpus", ["spst_s", "paper_reddit_s"], f"median of {TABLE8_REPEATS} on reddit-like at scale {z['reddit']} ({results[0]['edges']:,} edges): " + \
-        ", ".join(f"{r['gpus']} GPUs {r['spst_s']:.2f} s" for r in rows)
+    where = f"reddit-like at scale {z['reddit']} ({results[0]['edges']:,} edges)"
+    full = z["reddit"] == 1.0
+    checks = [Check(f"SPST planning time on {r['gpus']} GPUs", f"{r['paper_reddit_s']} s (Reddit, one thread)",
+                    f"{r['spst_s']:.2f} s ({where})",
+                    ("agrees" if r["spst_s"] <= 2 * r["paper_reddit_s"] else "differs") if full else "not comparable",
+                    "at most 2× the paper's time" if full else "Reddit's size only with --full")
+              for r in rows]
+    panel = _panel(series={"spst_s": f"netweave, {where}"}, ylabel="SPST planning time (s)",
+                   paper={"spst_s": {r["gpus"]: r["paper_reddit_s"] for r in rows}},
+                   paper_label={"spst_s": "DGCL Table 8: Reddit, one CPU thread"})
+    headline = f"median of {TABLE8_REPEATS} on {where}: " + ", ".join(f"{r['gpus']} GPUs {r['spst_s']:.2f} s" for r in rows)
+    return Reduced(rows, headline, checks, _lines(rows, "gpus", [panel], "GPUs"))
 
 
 # -- DGCL Figure 8: communication vs number of GPUs ---------------------------------------------
@@ -105,9 +144,36 @@ def _fig8_case(p: dict) -> dict:
             "p2p_ms": r.p2p_cost.total_s * 1e3 if r.p2p_cost is not None else float("nan")}
 
 
-def _fig8_reduce(z: dict, rows: list[dict]):
-    return rows, "gpus", ["spst_ms", "p2p_ms"], "predicted communication per layer (128-d embeddings): " + \
+FIG8_SAME = 0.05  # "identical" communication on 2 and 4 GPUs: P2P ÷ SPST within 5 % of 1
+FIG7_P2P_OVER_DGCL = (4.45, 7.04)  # DGCL §7.1, 8 GPUs: P2P's communication time on average and at most, ÷ DGCL's
+
+
+def _fig8_reduce(z: dict, rows: list[dict]) -> Reduced:
+    for r in rows:
+        r["p2p_over_spst"] = r["p2p_ms"] / r["spst_ms"] if r["spst_ms"] > 0 else float("nan")
+    checks = []
+    for r in rows:
+        g, ratio = r["gpus"], r["p2p_over_spst"]
+        if g <= 4:
+            checks.append(Check(f"P2P ÷ SPST communication on {g} GPUs", "1 (identical: direct NVLinks)", f"{ratio:.2f}×",
+                                within(ratio, 1.0, FIG8_SAME), f"within {100 * FIG8_SAME:.0f} % of 1"))
+        elif g == 8:
+            avg, most = FIG7_P2P_OVER_DGCL
+            checks.append(Check("P2P ÷ SPST communication on 8 GPUs", f"{avg}× on average, {most}× at most (§7.1)",
+                                f"{ratio:.2f}×", "agrees" if 1 < ratio <= most else "differs",
+                                f"above 1 and at most the paper's {most}×"))
+        else:
+            checks.append(Check(f"P2P ÷ SPST communication on {g} GPUs", "much above 1 (DGCL much shorter)",
+                                f"{ratio:.2f}×", "agrees" if ratio > 1.5 else "differs", "above 1.5"))
+    panels = [_panel(series={"spst_ms": "SPST (DGCL)", "p2p_ms": "P2P"}, log=True,
+                     ylabel="predicted communication per layer (ms), log axis",
+                     note="netweave predicts (DGCL §5.1); the paper measures"),
+              _panel(series={"p2p_over_spst": "P2P ÷ SPST, netweave"}, ylabel="P2P ÷ SPST (×)",
+                     paper={"p2p_over_spst": {2: 1.0, 4: 1.0, 8: FIG7_P2P_OVER_DGCL[0]}},
+                     paper_label={"p2p_over_spst": "paper: 1 on 2 and 4 GPUs, 4.45× on average on 8"})]
+    headline = "predicted communication per layer (128-d embeddings): " + \
         ", ".join(f"{r['gpus']} GPUs SPST {r['spst_ms']:.3g} ms / P2P {r['p2p_ms']:.3g} ms" for r in rows)
+    return Reduced(rows, headline, checks, _lines(rows, "gpus", panels, "GPUs"))
 
 
 # -- SwitchGNN Figures 17 and 18: one layer through the switch, per switch memory ------------------
@@ -142,34 +208,117 @@ def _ina_case(p: dict) -> dict:
     return row
 
 
-def _ina_reduce(z: dict, results: list[dict], ys: list[str], head: str, said: Callable[[list[dict]], str]):
+FIG18_PAPER = {10: 0.23, 100: 0.81}  # §6.4: SwitchGNN's traffic reduction against host-based (Reddit, 128 workers)
+PAPER_WORKERS = 128
+REDUCTION_POINTS = 0.15  # a quoted reduction agrees within 15 percentage points
+
+
+def _ina_rows(results: list[dict]) -> tuple[list[dict], list[dict]]:
     """One row per memory: the paper's blocking on ``ina_reddit``, with (full) the Reddit-size case's
-    columns beside it under :data:`FULL_SIZE`; ``ys`` of both plotted; the summary is ``head`` and
-    ``said`` of each set's rows."""
+    columns beside it under :data:`FULL_SIZE`; and the Reddit-size rows alone."""
     scaled = [r for r in results if r.get("blocking", "paper") == "paper"]
     full = [r for r in results if r.get("blocking", "paper") != "paper"]
     by_mb = {r["paper_memory_mb"]: r for r in full}
     rows = [{**r, **{k + FULL_SIZE: v for k, v in by_mb.get(r["paper_memory_mb"], {}).items()
                      if k.startswith(("straw", "switchgnn"))}} for r in scaled]
-    summary = head + said(rows)
+    return rows, full
+
+
+def _against_strawman(rows: list[dict], key: str, suffix: str, what: str) -> Check:
+    """SwitchGNN's completion against the strawman's at every memory (the paper: faster)."""
+    slower = [r for r in rows if r[f"{key}_completion_ms{suffix}"] > r[f"straw_completion_ms{suffix}"]]
+    shown = slower or rows
+    said = ", ".join(f"{r['paper_memory_mb']} MB {r[f'{key}_completion_ms{suffix}']:.3g} vs "
+                     f"{r[f'straw_completion_ms{suffix}']:.3g} ms" for r in shown)
+    return Check(f"completion time against the strawman ({what})",
+                 "SwitchGNN faster (epoch time up to 83 % lower, §6.2)",
+                 ("slower at " if slower else "faster at every memory: ") + said,
+                 "differs" if slower else "agrees", "SwitchGNN ≤ strawman at every memory")
+
+
+def _fig18_reduce(z: dict, results: list[dict]) -> Reduced:
+    rows, full = _ina_rows(results)
+    workers = z["ina_workers"]
+    sets = [("", rows, f"reddit-like at {z['ina_reddit']}, the paper's blocking")]
     if full:
-        ys = ys + [y + FULL_SIZE for y in ys]
-        summary += f"; reddit-like at scale {full[0]['reddit']} ({full[0]['blocking']} blocks, the paper's memories): " + said(full)
-    return rows, "paper_memory_mb", ys, summary
+        sets.append((FULL_SIZE, rows, f"reddit-like at {full[0]['reddit']}, {full[0]['blocking']} blocks"))
+    checks = []
+    for suffix, rs, what in sets:
+        col = "switchgnn_gamr_reduction" + suffix
+        for r in rs:
+            if r["paper_memory_mb"] in FIG18_PAPER:
+                theirs = FIG18_PAPER[r["paper_memory_mb"]]
+                checks.append(Check(f"traffic reduction at {r['paper_memory_mb']} MB ({what})", _pct(theirs),
+                                    _pct(r[col]) + ("" if workers == PAPER_WORKERS else f" on {workers} workers"),
+                                    within(r[col], theirs, REDUCTION_POINTS) if workers == PAPER_WORKERS
+                                    else "not comparable", f"within {100 * REDUCTION_POINTS:.0f} points"
+                                    + ("" if workers == PAPER_WORKERS else f"; the paper has {PAPER_WORKERS} workers")))
+        grows = rs[-1][col] >= rs[0][col]
+        checks.append(Check(f"traffic reduction grows with memory ({what})", "yes (23 % at 10 MB, 81 % at 100 MB)",
+                            f"{_pct(rs[0][col])} at {rs[0]['paper_memory_mb']} MB, {_pct(rs[-1][col])} at "
+                            f"{rs[-1]['paper_memory_mb']} MB", "agrees" if grows else "differs",
+                            "largest memory's reduction ≥ smallest's"))
+        checks.append(_against_strawman(rs, "switchgnn_gamr", suffix, what))
+    series = {"straw_reduction": "strawman (§2.3.2)", "switchgnn_gamr_reduction": "SwitchGNN, paper's blocking"}
+    times = {"straw_completion_ms": "strawman", "switchgnn_gamr_completion_ms": "SwitchGNN, paper's blocking"}
+    if full:
+        series |= {"switchgnn_gamr_reduction" + FULL_SIZE: f"SwitchGNN, Reddit size, {full[0]['blocking']} blocks"}
+        times |= {"switchgnn_gamr_completion_ms" + FULL_SIZE: f"SwitchGNN, Reddit size, {full[0]['blocking']} blocks",
+                  "straw_completion_ms" + FULL_SIZE: "strawman, Reddit size"}
+    panels = [_panel(series=series, ylabel="traffic reduction vs host-based (fraction)",
+                     paper={"switchgnn_gamr_reduction": FIG18_PAPER},
+                     paper_label={"switchgnn_gamr_reduction": "SwitchGNN, paper (§6.4: Reddit, 128 workers)"}),
+              _panel(series=times, ylabel="completion time of the layer (ms), log axis", log=True,
+                     note="the paper: SwitchGNN's epoch time up to 83 % below the strawman's (no per-memory numbers)")]
+    headline = (f"reddit-like at scale {z['ina_reddit']}, {workers} workers, memory scaled by {z['ina_reddit']}: SwitchGNN "
+                + ", ".join(f"traffic reduction {_pct(r['switchgnn_gamr_reduction'])} and completion "
+                            f"{r['switchgnn_gamr_completion_ms']:.3g} ms (strawman {r['straw_completion_ms']:.3g} ms) at "
+                            f"{r['paper_memory_mb']} MB" for r in rows))
+    if full:
+        headline += f"; reddit-like at scale {full[0]['reddit']} ({full[0]['blocking']} blocks, the paper's memories): " + \
+            ", ".join(f"{_pct(r['switchgnn_gamr_reduction'])} at {r['paper_memory_mb']} MB" for r in full)
+    return Reduced(rows, headline, checks, _lines(rows, "paper_memory_mb", panels, "switch memory, the paper's (MB)"))
 
 
-def _fig18_reduce(z: dict, results: list[dict]):
-    return _ina_reduce(z, results, ["straw_reduction", "switchgnn_gamr_reduction"],
-                       f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, memory scaled by {z['ina_reddit']}: SwitchGNN ",
-                       lambda rs: ", ".join(f"{100 * r['switchgnn_gamr_reduction']:.0f} % at {r['paper_memory_mb']} MB" for r in rs))
-
-
-def _fig17_reduce(z: dict, results: list[dict]):
-    return _ina_reduce(z, results, ["switchgnn_gamr_max_queue_mb", "switchgnn_random_max_queue_mb"],
-                       f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, GAMR/random: ",
-                       lambda rs: ", ".join(
-                           f"{r['paper_memory_mb']} MB queue {r['switchgnn_gamr_max_queue_mb']:.3f}/{r['switchgnn_random_max_queue_mb']:.3f} MB "
-                           f"completion {r['switchgnn_gamr_completion_ms']:.2f}/{r['switchgnn_random_completion_ms']:.2f} ms" for r in rs))
+def _fig17_reduce(z: dict, results: list[dict]) -> Reduced:
+    rows, full = _ina_rows(results)
+    sets = [("", rows, "the paper's blocking")] + ([(FULL_SIZE, rows, f"Reddit size, {full[0]['blocking']} blocks")]
+                                                   if full else [])
+    checks = []
+    for suffix, rs, what in sets:
+        gq, rq = f"switchgnn_gamr_max_queue_mb{suffix}", f"switchgnn_random_max_queue_mb{suffix}"
+        gt, rt = f"switchgnn_gamr_completion_ms{suffix}", f"switchgnn_random_completion_ms{suffix}"
+        worse = [r for r in rs if r[gq] > r[rq]]
+        checks.append(Check(f"largest queue, GAMR against random order ({what})", "GAMR smaller at every memory",
+                            ("GAMR larger at " + ", ".join(f"{r['paper_memory_mb']} MB ({r[gq]:.3g} vs {r[rq]:.3g} MB)"
+                                                           for r in worse)) if worse else "GAMR smaller or equal at every memory",
+                            "differs" if worse else "agrees", "GAMR ≤ random at every memory"))
+        grows = rs[-1][rq] >= 1.2 * rs[0][rq]
+        checks.append(Check(f"random order's queue grows with memory ({what})", "grows rapidly",
+                            f"{rs[0][rq]:.3g} MB at {rs[0]['paper_memory_mb']} MB, {rs[-1][rq]:.3g} MB at "
+                            f"{rs[-1]['paper_memory_mb']} MB", "agrees" if grows else "differs",
+                            "largest memory's queue ≥ 1.2 × smallest's"))
+        slower = [r for r in rs if r[gt] > r[rt]]
+        checks.append(Check(f"completion, GAMR against random order ({what})", "GAMR faster (higher throughput)",
+                            ("GAMR slower at " + ", ".join(f"{r['paper_memory_mb']} MB" for r in slower)) if slower
+                            else "GAMR faster or equal at every memory", "differs" if slower else "agrees",
+                            "GAMR ≤ random at every memory"))
+    queues = {"switchgnn_gamr_max_queue_mb": "GAMR order", "switchgnn_random_max_queue_mb": "random order"}
+    times = {"switchgnn_gamr_completion_ms": "GAMR order", "switchgnn_random_completion_ms": "random order"}
+    if full:
+        queues |= {k + FULL_SIZE: v + ", Reddit size" for k, v in list(queues.items())}
+        times |= {k + FULL_SIZE: v + ", Reddit size" for k, v in list(times.items())}
+    note = "the paper gives no numbers for Figure 17; its claims are checked metric by metric in switchgnn-fig17.md"
+    panels = [_panel(series=queues, ylabel="largest switch queue (MB)", note=note),
+              _panel(series=times, ylabel="completion time of the layer (ms), log axis", log=True)]
+    headline = f"reddit-like at scale {z['ina_reddit']}, {z['ina_workers']} workers, GAMR/random: " + ", ".join(
+        f"{r['paper_memory_mb']} MB queue {r['switchgnn_gamr_max_queue_mb']:.3f}/{r['switchgnn_random_max_queue_mb']:.3f} MB "
+        f"completion {r['switchgnn_gamr_completion_ms']:.2f}/{r['switchgnn_random_completion_ms']:.2f} ms" for r in rows)
+    if full:
+        headline += f"; reddit-like at scale {full[0]['reddit']} ({full[0]['blocking']} blocks, the paper's memories): " + \
+            ", ".join(f"{r['paper_memory_mb']} MB queue {r['switchgnn_gamr_max_queue_mb']:.3f}/"
+                      f"{r['switchgnn_random_max_queue_mb']:.3f} MB" for r in full)
+    return Reduced(rows, headline, checks, _lines(rows, "paper_memory_mb", panels, "switch memory, the paper's (MB)"))
 
 
 # -- ARO Figure 7a: minimum job rate in a 24x24 leaf-spine ----------------------------------------
@@ -186,10 +335,38 @@ def _aro_case(p: dict) -> dict:
                              for a in ARO_ALGORITHMS}}
 
 
-def _aro_reduce(z: dict, results: list[dict]):
+ARO_NAMES = {"aro": "ARO", "ecmp": "ECMP (ATP)", "grid": "GRID", "aggtree": "AggTree"}
+RATIO_FACTOR = 1.5  # a quoted ratio agrees within this factor
+
+
+def _aro_reduce(z: dict, results: list[dict]) -> Reduced:
     rows = [dict(r, **{f"paper_{a}": v for a, v in ARO_PAPER_GBPS.items()}) for r in results]
-    return rows, "seed", list(ARO_ALGORITHMS), "mean rates (Gb/s): " + ", ".join(
-        f"{a} {statistics.fmean(r[a] for r in rows):.2f}" for a in ARO_ALGORITHMS)
+    mean = {a: statistics.fmean(r[a] for r in rows) for a in ARO_ALGORITHMS}
+    paper_setting = z["leaves"] == 24 and z["aro_workers"] == 200
+    checks = [Check("ARO's mean rate", f"{ARO_PAPER_GBPS['aro']} Gb/s", f"{mean['aro']:.2f} Gb/s",
+                    within(mean["aro"] / ARO_PAPER_GBPS["aro"], 1.0, 0.2) if paper_setting else "not comparable",
+                    "within 20 %" + ("" if paper_setting else f"; netweave ran {z['leaves']}x{z['leaves']} with "
+                                                              f"{z['aro_workers']} workers"))]
+    for a in ARO_ALGORITHMS[1:]:
+        ours, theirs = mean["aro"] / mean[a], ARO_PAPER_GBPS["aro"] / ARO_PAPER_GBPS[a]
+        close = 1 / RATIO_FACTOR <= ours / theirs <= RATIO_FACTOR
+        checks.append(Check(f"ARO ÷ {ARO_NAMES[a]}", f"{theirs:.2f}×", f"{ours:.2f}×",
+                            ("agrees" if close else "differs") if paper_setting else "not comparable",
+                            f"within ×{RATIO_FACTOR} of the paper's ratio" + ("" if paper_setting else
+                                                                           "; the paper: 24x24, 200 workers")))
+    slower = [ARO_NAMES[a] for a in ARO_ALGORITHMS[1:] if mean[a] > mean["aro"]]
+    checks.append(Check("ARO the fastest", "yes (Fig. 7a)", "yes" if not slower else "no: " + ", ".join(slower) + " faster",
+                        "differs" if slower else "agrees", "ARO's mean rate ≥ every baseline's"))
+
+    def figure(title):
+        from .report.series import bars_figure
+
+        spread = [(min(r[a] for r in rows), max(r[a] for r in rows)) for a in ARO_ALGORITHMS]
+        return bars_figure([ARO_NAMES[a] for a in ARO_ALGORITHMS], [mean[a] for a in ARO_ALGORITHMS],
+                           [ARO_PAPER_GBPS[a] for a in ARO_ALGORITHMS], "rate of the slowest task (Gb/s)", title, spread,
+                           f"netweave, mean of {len(rows)} seed(s), min–max", "ARO paper, Fig. 7a")
+
+    return Reduced(rows, "mean rates (Gb/s): " + ", ".join(f"{a} {mean[a]:.2f}" for a in ARO_ALGORITHMS), checks, figure)
 
 
 # -- PAHInA Figure 9: training time vs workers ----------------------------------------------------
@@ -204,15 +381,35 @@ def _pahina_case(p: dict) -> dict:
                                                     seed=seed).run().metrics.training_time_s for s in SCHEMES}}
 
 
-def _pahina_reduce(z: dict, results: list[dict]):
+PAHINA_PAPER = {"ps": -0.879, "atp": -0.722, "grid": -0.329}  # §VI-C: PAHInA's training time at 100 workers, vs each
+PAHINA_NAMES = {"pahina": "PAHInA", "ps": "PS", "atp": "ATP", "grid": "GRID"}
+
+
+def _pahina_reduce(z: dict, results: list[dict]) -> Reduced:
     from .route.pahina import SCHEMES
 
     rows = [{"workers": w, **{s: statistics.fmean(r[s] for r in results if r["workers"] == w) for s in SCHEMES}}
             for w in dict.fromkeys(r["workers"] for r in results)]
+    for r in rows:
+        r |= {f"pahina_vs_{s}": r["pahina"] / r[s] - 1 for s in PAHINA_PAPER}
     last = rows[-1]
-    summary = f"PAHInA at {last['workers']} workers: " + ", ".join(f"{100 * (last['pahina'] / last[s] - 1):+.1f} % vs {s}"
-                                                                    for s in ("ps", "atp", "grid"))
-    return rows, "workers", list(SCHEMES), summary + f" (fat-tree k={z['k']}, {z['pahina_seeds']} seeds)"
+    at_paper = last["workers"] == 100 and z["k"] == 8
+    checks = [Check(f"training time against {PAHINA_NAMES[s]} at {last['workers']} workers", f"{100 * v:+.1f} %",
+                    f"{100 * last[f'pahina_vs_{s}']:+.1f} %",
+                    within(last[f"pahina_vs_{s}"], v, REDUCTION_POINTS) if at_paper else "not comparable",
+                    f"within {100 * REDUCTION_POINTS:.0f} points" + ("" if at_paper else "; the paper: 100 workers, k=8"))
+              for s, v in PAHINA_PAPER.items()]
+    losing = [r["workers"] for r in rows if r["pahina"] > min(r[s] for s in PAHINA_PAPER)]
+    checks.append(Check("PAHInA the shortest at every worker count", "yes (every tested scenario)",
+                        "yes" if not losing else "no, at " + ", ".join(map(str, losing)) + " workers",
+                        "differs" if losing else "agrees", "PAHInA ≤ every baseline"))
+    panels = [_panel(series={s: PAHINA_NAMES[s] for s in SCHEMES}, ylabel="estimated training time (s)"),
+              _panel(series={f"pahina_vs_{s}": f"PAHInA vs {PAHINA_NAMES[s]}" for s in PAHINA_PAPER},
+                     ylabel="PAHInA's training time change (fraction)",
+                     paper={f"pahina_vs_{s}": {100: v} for s, v in PAHINA_PAPER.items()})]
+    headline = f"PAHInA at {last['workers']} workers: " + ", ".join(
+        f"{100 * last[f'pahina_vs_{s}']:+.1f} % vs {s}" for s in PAHINA_PAPER) + f" (fat-tree k={z['k']}, {z['pahina_seeds']} seed{'s' if z['pahina_seeds'] > 1 else ''})"
+    return Reduced(rows, headline, checks, _lines(rows, "workers", panels, "workers"))
 
 
 # -- MGG Figure 11: the tuner's search --------------------------------------------------------------
@@ -261,10 +458,24 @@ def _mgg_case(p: dict) -> dict:
                         "benchmarks/bench_mgg.py writes on a GPU")
 
 
-def _mgg_reduce(z: dict, results: list[dict]):
+MGG_PAPER = {"iterations": 10, "gain": 0.68}  # §7: about 10 iterations; up to 68 % below the initial configuration
+
+
+def _mgg_reduce(z: dict, results: list[dict]) -> Reduced:
     r = results[0]
     rows = [{"iteration": i + 1, "latency_ms": t * 1e3} for i, t in enumerate(r["path_s"])]
-    return rows, "iteration", ["latency_ms"], f"tuner: {len(rows)} iterations, chose {r['tuned']}"
+    gain = 1 - rows[-1]["latency_ms"] / rows[0]["latency_ms"] if rows and rows[0]["latency_ms"] > 0 else 0.0
+    checks = [Check("iterations of the tuner's search", f"about {MGG_PAPER['iterations']}", str(len(rows)),
+                    "agrees" if len(rows) <= 2 * MGG_PAPER["iterations"] else "differs", "at most 20"),
+              Check("latency, final against initial configuration", f"up to {_pct(MGG_PAPER['gain'])} lower",
+                    f"{_pct(gain)} lower", "agrees" if 0 <= gain <= MGG_PAPER["gain"] + REDUCTION_POINTS else "differs",
+                    f"between 0 and the paper's {_pct(MGG_PAPER['gain'])} + 15 points")]
+    first = rows[0]["latency_ms"] if rows else 0.0
+    panel = _panel(series={"latency_ms": "netweave's tuner"}, ylabel="aggregation latency (ms)",
+                   paper={"latency_ms": {MGG_PAPER["iterations"]: first * (1 - MGG_PAPER["gain"])}},
+                   paper_label={"latency_ms": "paper: 68 % below the first, after about 10 iterations"})
+    return Reduced(rows, f"tuner: {len(rows)} iterations, chose {r['tuned']}", checks,
+                   _lines(rows, "iteration", [panel], "tuner iteration"))
 
 
 REPROS = {r.name: r for r in [
@@ -288,17 +499,22 @@ REPROS = {r.name: r for r in [
 ]}
 
 
+SCALE_NOTES = {"tiny": "tiny scale, a smoke test of the wiring far from the papers' settings (use --full for them)",
+               "reduced": "reduced scale (--full runs the papers' settings)", "full": "the papers' scale"}
+
+
 @dataclass(frozen=True, kw_only=True)
 class ReproResult:
-    """One reproduction's outcome: the quoted claim, netweave's one-line ``netweave`` summary and
-    the reduced ``rows`` (as in ``NAME.csv``); ``skipped`` when it could not run here (its reason is
-    then the summary). Seconds: ``seconds`` this run's wall time, ``case_seconds`` every case's,
-    resumed ones included."""
+    """One reproduction's outcome: the quoted claim, netweave's ``netweave`` summary (its numbers,
+    then every metric where netweave and the paper disagree, from ``checks``), and the reduced
+    ``rows`` (as in ``NAME.csv``); ``skipped`` when it could not run here (its reason is then the
+    summary). Seconds: ``seconds`` this run's wall time, ``case_seconds`` every case's, resumed ones included."""
 
     name: str
     paper: str
     netweave: str
     rows: list[dict] = field(default_factory=list)
+    checks: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     out: str = ""
     scale: str = ""
@@ -307,9 +523,14 @@ class ReproResult:
     case_seconds: float = 0.0
     skipped: bool = False
 
+    @property
+    def differs(self) -> list[str]:
+        """The metrics where netweave and the paper disagree."""
+        return [c["metric"] for c in self.checks if c["verdict"] == "differs"]
+
     def summary(self) -> dict:
         """The JSON report of ``netweave repro NAME``."""
-        return asdict(self)
+        return asdict(self) | {"differs": self.differs}
 
 
 def run_repro_case(name: str, params: dict) -> dict:
@@ -341,23 +562,31 @@ def reproduce(name: str, out_dir: str | Path, full: bool = False, scale: str | N
         fresh = []
         results = run_cases(run_repro_case, (name,), r.cases(z), out / f"{name}.jsonl", workers, ray,
                             fresh.append, f"repro {name} ({mode})")
-        rows, x, ys, summary = r.reduce(z, [row["result"] for row in results])
+        reduced = r.reduce(z, [row["result"] for row in results])
         seconds = time.perf_counter() - t0
         case_seconds = sum(row.get("seconds", 0.0) for row in results)  # this run's and the resumed ones'
-        keys = list(dict.fromkeys(k for row in rows for k in row))
-        with (out / f"{name}.csv").open("w", newline="") as f:
-            w = csv.DictWriter(f, keys)
-            w.writeheader()
-            w.writerows(rows)
-        from .report.plots import save_png, series_figure
-
-        save_png(series_figure(rows, x, ys, r.what), out / f"{name}.png")
-        (out / f"{name}.md").write_text(f"# {name}: {r.what}\n\n| | |\n|---|---|\n| paper | {r.paper} |\n"
-                                        f"| netweave | {summary} |\n| scale | {mode}: {len(results)} cases, {case_seconds:.1f} s "
-                                        f"in all; {len(fresh)} run now ({seconds:.1f} s wall), the rest resumed from {name}.jsonl |\n"
-                                        f"\n![{name}]({name}.png)\n")
-        return ReproResult(name=name, paper=r.paper, netweave=summary, rows=rows, seconds=seconds, out=str(out), scale=mode,
+        summary = f"{reduced.headline} [{SCALE_NOTES[mode]}]. {verdict_line(reduced.checks)}"
+        write_repro(out, name, r, mode, reduced, summary, len(results), len(fresh), seconds, case_seconds)
+        return ReproResult(name=name, paper=r.paper, netweave=summary, rows=reduced.rows,
+                           checks=[c.summary() for c in reduced.checks], seconds=seconds, out=str(out), scale=mode,
                            cases=len(results), cases_run=len(fresh), case_seconds=case_seconds)
+
+
+def write_repro(out: Path, name: str, r: Repro, mode: str, reduced: Reduced, summary: str, cases: int, fresh: int,
+                seconds: float, case_seconds: float) -> None:
+    """``NAME.csv`` (the rows and the run's metadata), ``NAME.png`` (the figure with the paper's points)
+    and ``NAME.md`` (paper against netweave, every check, the run)."""
+    from .report.csv import write_csv
+    from .report.plots import save_png
+    from .run_info import run_line
+
+    write_csv(out / f"{name}.csv", reduced.rows)
+    save_png(reduced.figure(f"{name}: {r.what} ({mode} scale)"), out / f"{name}.png")
+    (out / f"{name}.md").write_text(
+        f"# {name}: {r.what}\n\n| | |\n|---|---|\n| paper | {r.paper} |\n| netweave | {summary} |\n"
+        f"| scale | {mode}: {cases} cases, {case_seconds:.1f} s in all; {fresh} run now ({seconds:.1f} s wall), "
+        f"the rest resumed from {name}.jsonl |\n\n## Paper against netweave, metric by metric\n\n"
+        + "\n".join(checks_markdown(reduced.checks)) + f"\n\n![{name}]({name}.png)\n\n_Run: {run_line()}_\n")
 
 
 def reproduce_all(out_dir: str | Path, full: bool = False, scale: str | None = None, workers: int | None = None,
@@ -379,8 +608,11 @@ def reproduce_all(out_dir: str | Path, full: bool = False, scale: str | None = N
         if on_done:
             on_done(r)
     flag = " --full" if full or scale == "full" else ""
-    lines = ["| result | paper | netweave | case time | command |", "|---|---|---|---|---|"]
-    lines += [f"| {r.name} | {r.paper} | {r.netweave} | {r.case_seconds:.0f} s | `netweave repro {r.name}{flag}` |"
-              for r in results]
-    Path(out_dir, "summary.md").write_text("# netweave repro: paper against netweave\n\n" + "\n".join(lines) + "\n")
+    from .run_info import run_line
+
+    lines = ["| result | paper | netweave | differs from the paper on | case time | command |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r.name} | {r.paper} | {r.netweave} | {', '.join(r.differs) or '–'} | {r.case_seconds:.0f} s | "
+              f"`netweave repro {r.name}{flag}` |" for r in results]
+    Path(out_dir, "summary.md").write_text("# netweave repro: paper against netweave\n\n" + "\n".join(lines)
+                                           + f"\n\n_Run: {run_line()}_\n")
     return results

@@ -41,7 +41,7 @@ def test_unlimited_messages_in_closed_form(rel):
     copies = np.unique(sender[f] * rel.num_workers + owner[f]).size
     assert replay.up.sum() == rel.boundary().size
     assert replay.down.sum() == int((~fwd & (rel.need > 0)).sum()) + copies
-    plain = plan_replay(ina_plan(rel, "switchgnn", 256, 10**12, "gamr", 0, blocking="single"))
+    plain = plan_replay(ina_plan(rel, "switchgnn", 256, 10**12, "gamr", 0, blocking="single", forward=False))
     assert plain.down.sum() == rel.destinations().size and replay.messages <= plain.messages
 
 
@@ -71,7 +71,7 @@ def test_the_simulated_switch_forwards_them_and_the_sums_stay_exact(topology, lo
     rel = boundary_relation(g, parts)
     net = sim_network(load_topology_spec(topology))
     values = np.random.default_rng(0).standard_normal((g.num_nodes, 4))
-    plain = ina_plan(rel, "switchgnn", 256, 10**9, "gamr", 0, blocking="single")
+    plain = ina_plan(rel, "switchgnn", 256, 10**9, "gamr", 0, blocking="single", forward=False)
     plan = ina_plan(rel, "switchgnn", 256, 10**9, "gamr", 0, blocking="single", forward=True)
     a = simulate(plain, net, SimConfig(loss=loss, seed=1), values)
     b = simulate(plan, net, SimConfig(loss=loss, seed=1), values)

@@ -78,7 +78,7 @@ def test_gamr_keeps_fewer_aggregators_open_than_the_demand():
 
 def test_blocks_replay_on_fresh_aggregators(rel):
     """A multi-block plan: every block's messages are those of its own edges alone."""
-    plan = ina_plan(rel, "switchgnn", F, 40 * 2 * 128, "gamr", 0, blocking="destination")
+    plan = ina_plan(rel, "switchgnn", F, 40 * 2 * 128, "gamr", 0, blocking="destination", forward=False)
     replay = plan_replay(plan)  # unlimited: every destination of a block gets one result
     assert plan.num_blocks > 1
     for b in range(plan.num_blocks):

@@ -25,7 +25,7 @@ def _edges(rel):
 
 @pytest.mark.parametrize("strategy,memory", [("host", None), ("straw", None), ("straw", 0), ("switchgnn", 40 * 2 * 128)])
 def test_every_cross_edge_is_in_one_unit_and_one_destination(rel, strategy, memory):
-    plan = ina_plan(rel, strategy, F, memory, order="gamr", seed=0)
+    plan = ina_plan(rel, strategy, F, memory, order="gamr", seed=0, blocking="paper")
     covered = np.concatenate([np.arange(lo, hi) for lo, hi in zip(plan.unit_lo, plan.unit_hi)])
     assert np.array_equal(np.sort(covered), np.arange(plan.dst.size))
     assert np.array_equal(np.sort(plan.src * rel.parts.size + plan.dst), np.sort(_edges(rel)))
@@ -51,7 +51,7 @@ def test_host_units_are_sender_worker_copies(rel):
 
 def test_switchgnn_blocks_fit_and_multicast_units_follow_gamr(rel):
     memory = 30 * 2 * AGGREGATOR_BYTES
-    plan = ina_plan(rel, "switchgnn", F, memory, order="gamr", seed=0)
+    plan = ina_plan(rel, "switchgnn", F, memory, order="gamr", seed=0, blocking="paper")
     assert plan.num_blocks > 1 and plan.synchronised and (plan.unit_to == -1).all()
     for b in range(plan.num_blocks):
         assert np.unique(plan.dst[plan.block == b]).size * 2 <= memory // AGGREGATOR_BYTES
@@ -72,18 +72,18 @@ def test_bad_plans_are_one_line(rel):
     with pytest.raises(NetweaveError, match="unknown strategy"):
         ina_plan(rel, "multicast", F)
     with pytest.raises(NetweaveError, match="aggregators"):
-        ina_plan(rel, "switchgnn", F, 128)
+        ina_plan(rel, "switchgnn", F, 128, blocking="paper")
 
 
 def test_memory_per_switch_sizes_blocks_to_the_smallest_or_to_each_edges_budget(rel):
     """Issue 16: a plan made for switches of different memory keeps it per switch (the simulator's
     capacities); its blocks fit the smallest switch, or each edge's own budget when given."""
     memory = np.array([30, 500]) * 2 * AGGREGATOR_BYTES
-    plan = ina_plan(rel, "switchgnn", F, memory, order="gamr", seed=0)
-    small = ina_plan(rel, "switchgnn", F, int(memory.min()), order="gamr", seed=0)
+    plan = ina_plan(rel, "switchgnn", F, memory, order="gamr", seed=0, blocking="paper")
+    small = ina_plan(rel, "switchgnn", F, int(memory.min()), order="gamr", seed=0, blocking="paper")
     assert np.array_equal(plan.memory_bytes, memory) and np.array_equal(plan.block, small.block)
     budget = np.where(rel.parts[rel.senders()] == 0, memory[0], memory[1])  # worker 0 behind the small switch
-    per_edge = ina_plan(rel, "switchgnn", F, memory, order="gamr", seed=0, edge_memory=budget)
+    per_edge = ina_plan(rel, "switchgnn", F, memory, order="gamr", seed=0, edge_memory=budget, blocking="paper")
     assert per_edge.num_blocks < small.num_blocks
     small_edges = rel.parts[per_edge.src] == 0
     for b in range(per_edge.num_blocks):

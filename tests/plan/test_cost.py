@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from netweave.graph import from_edges
+from netweave.plan.cost import DGCL_MODEL
 from netweave.plan import GraphCommPlan, p2p_plan, plan_cost, worker_links
 from netweave.topology import dgx1
 
@@ -26,7 +27,7 @@ def test_figure6_hand_computed(fig6):
     g = from_edges([0, 1, 0, 1, 2, 3], [4, 4, 5, 5, 5, 5], 6)
     comm = relation(g, [0, 0, 1, 1, 2, 3])
     links = worker_links(fig6)
-    cost = plan_cost(p2p_plan(comm, links, FB), links)
+    cost = plan_cost(p2p_plan(comm, links, FB), links, DGCL_MODEL)
     # P2P, one stage. QPI (40 Gb/s) CPU0->CPU1 carries {a,b}->d3, {a,b}->d4, {g,h}->d4 = 6
     # embeddings; CPU1->CPU0 carries x->d1, y->d1, y->d2 = 3. PCIe d1->CPU0 carries 4 at 80 Gb/s.
     assert cost.total_s == pytest.approx(6 * FB / B(40))
@@ -40,7 +41,7 @@ def test_figure6_hand_computed(fig6):
     # relay plan T_a = T_b: d1-d2-d3-d4 over NVLink, stages 1,2,3 (and nothing else)
     relay = GraphCommPlan.from_hops([1, 1, 2, 2, 3, 3], [0, 0, 1, 1, 2, 2], [1, 1, 2, 2, 3, 3],
                                     [0, 1, 0, 1, 0, 1], comm.parts, FB, links.workers, "hand")
-    c = plan_cost(relay, links)
+    c = plan_cost(relay, links, DGCL_MODEL)
     assert c.stage_times_s == pytest.approx([2 * FB / B(400)] * 3)
     assert c.total_s == pytest.approx(6 * FB / B(400))
 
@@ -51,10 +52,10 @@ def test_contended_hop_counts_all_links_sharing_it():
     # G0->G5 and G1->G6 both cross CPU0->CPU1 (QPI) and PX0->CPU0; same stage.
     plan = GraphCommPlan.from_hops([1, 1, 1], [0, 0, 1], [5, 5, 6], [0, 1, 2], np.array([0, 0, 1] + [2] * 5), FB,
                                    links.workers, "hand")
-    cost = plan_cost(plan, links)
+    cost = plan_cost(plan, links, DGCL_MODEL)
     qpi = links.hop_names.index("CPU0->CPU1")
     assert cost.hop_bytes[0, qpi] == 3 * FB
     assert cost.total_s == pytest.approx(3 * FB / B(9.56 * 8))  # QPI slower than 3 on PCIe
     # in separate stages the contention disappears, but the times add up
     split = GraphCommPlan.from_hops([1, 1, 2], [0, 0, 1], [5, 5, 6], [0, 1, 2], plan.parts, FB, links.workers, "hand")
-    assert plan_cost(split, links).total_s == pytest.approx(2 * FB / B(9.56 * 8) + FB / B(9.56 * 8))
+    assert plan_cost(split, links, DGCL_MODEL).total_s == pytest.approx(2 * FB / B(9.56 * 8) + FB / B(9.56 * 8))

@@ -9,6 +9,7 @@ from netweave.errors import NetweaveError
 from netweave.graph import load_dataset
 from netweave.partition import comm_relation, metis_partition
 from netweave.partition.partition import Partition
+from netweave.plan.cost import DGCL_MODEL
 from netweave.plan import load_plan, spst_plan, validate_plan, worker_links
 from netweave.plan.plan import compact_stages
 from netweave.topology import load_topology_spec
@@ -19,7 +20,7 @@ def dgx_plan():
     g = load_dataset("cora")
     comm = comm_relation(g, metis_partition(g, 8, seed=0))
     links = worker_links(load_topology_spec("dgx1"))
-    plan = spst_plan(comm, links, feature_bytes=64)
+    plan = spst_plan(comm, links, feature_bytes=64, model=DGCL_MODEL)  # §5.1 relays even 64 B rows
     assert plan.num_stages >= 2  # relays through NVLink: a multi-stage plan
     return plan, comm, links
 

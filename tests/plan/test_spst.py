@@ -6,6 +6,7 @@ import pytest
 
 from netweave.graph import from_edges, load_dataset, rmat
 from netweave.partition import metis_partition, random_partition
+from netweave.plan.cost import DGCL_MODEL
 from netweave.plan import p2p_plan, plan_cost, spst_plan, validate_plan, worker_links
 from netweave.plan.spst import destinations
 from netweave.topology import dgx1, load_topology_spec, topology_from_dict
@@ -27,10 +28,10 @@ def test_relays_through_fast_intermediate_when_direct_link_is_slow():
     g = from_edges([0], [2], 3)  # vertex 0 on A needed by C (and 2 on C needed by A)
     comm = relation(g, [0, 1, 2])
     links = worker_links(triangle(direct_gbps=8))
-    plan = spst_plan(comm, links, FB)
+    plan = spst_plan(comm, links, FB, model=DGCL_MODEL)
     hops = {(int(s), int(a), int(b), int(v)) for s, a, b, v in zip(plan.hop_stage, plan.hop_src, plan.hop_dst, plan.hop_vertex)}
     assert (1, 0, 1, 0) in hops and (2, 1, 2, 0) in hops  # A -> B -> C
-    fast = spst_plan(comm, worker_links(triangle(direct_gbps=8000)), FB)
+    fast = spst_plan(comm, worker_links(triangle(direct_gbps=8000)), FB, model=DGCL_MODEL)
     assert fast.num_hops == 2 and fast.num_stages == 1  # direct when it is faster
 
 
@@ -39,15 +40,15 @@ def test_fuses_multi_destination_vertices(fig6):
     g = from_edges([0, 0], [2, 3], 4)
     comm = relation(g, [0, 1, 2, 3])
     links = worker_links(fig6)
-    plan = spst_plan(comm, links, FB)
+    plan = spst_plan(comm, links, FB, model=DGCL_MODEL)
     validate_plan(plan, comm, links)
     qpi = links.hop_names.index("CPU0->CPU1")
-    cost = plan_cost(plan, links)
+    cost = plan_cost(plan, links, DGCL_MODEL)
     assert cost.hop_bytes[:, qpi].sum() == 0  # NVLink all the way: d1-d2-d3-d4
     a = plan.hop_vertex == 0
     assert sorted(zip(plan.hop_stage[a].tolist(), plan.hop_src[a].tolist(), plan.hop_dst[a].tolist())) == \
         [(1, 0, 1), (2, 1, 2), (3, 2, 3)]
-    p2p_cost = plan_cost(p2p_plan(comm, links, FB), links)
+    p2p_cost = plan_cost(p2p_plan(comm, links, FB), links, DGCL_MODEL)
     assert cost.total_s < p2p_cost.total_s
 
 
@@ -57,32 +58,32 @@ def test_spst_never_costs_more_than_p2p(topo, dataset):
     g = load_dataset(dataset)
     links = worker_links(load_topology_spec(topo))
     comm = relation(g, metis_partition(g, links.num_workers).parts)
-    spst = spst_plan(comm, links, FB, seed=3)
+    spst = spst_plan(comm, links, FB, seed=3, model=DGCL_MODEL)
     validate_plan(spst, comm, links)
-    assert plan_cost(spst, links).total_s <= plan_cost(p2p_plan(comm, links, FB), links).total_s * (1 + 1e-9)
+    assert plan_cost(spst, links, DGCL_MODEL).total_s <= plan_cost(p2p_plan(comm, links, FB), links, DGCL_MODEL).total_s * (1 + 1e-9)
 
 
 def test_guard_returns_p2p_only_when_greedy_is_worse():
     g = load_dataset("cora")
     links = worker_links(load_topology_spec("star:n=8"))
     comm = relation(g, metis_partition(g, 8).parts)
-    raw = spst_plan(comm, links, FB, seed=3, guard_p2p=False)
-    guarded = spst_plan(comm, links, FB, seed=3)
-    p2p = plan_cost(p2p_plan(comm, links, FB), links).total_s
-    assert plan_cost(raw, links).total_s > p2p  # the paper's greedy is myopic on a star
-    assert plan_cost(guarded, links).total_s == p2p and guarded.num_stages == 1
+    raw = spst_plan(comm, links, FB, seed=3, guard_p2p=False, model=DGCL_MODEL)
+    guarded = spst_plan(comm, links, FB, seed=3, model=DGCL_MODEL)
+    p2p = plan_cost(p2p_plan(comm, links, FB), links, DGCL_MODEL).total_s
+    assert plan_cost(raw, links, DGCL_MODEL).total_s > p2p  # the paper's greedy is myopic on a star
+    assert plan_cost(guarded, links, DGCL_MODEL).total_s == p2p and guarded.num_stages == 1
     dgx = worker_links(dgx1())
     comm8 = relation(g, metis_partition(g, 8).parts)
-    assert np.array_equal(spst_plan(comm8, dgx, FB).hop_dst, spst_plan(comm8, dgx, FB, guard_p2p=False).hop_dst)
+    assert np.array_equal(spst_plan(comm8, dgx, FB, model=DGCL_MODEL).hop_dst, spst_plan(comm8, dgx, FB, guard_p2p=False, model=DGCL_MODEL).hop_dst)
 
 
 def test_spst_deterministic_for_seed_and_independent_of_feature_size():
     g = rmat(2000, 20000, seed=2)
     links = worker_links(dgx1())
     comm = relation(g, random_partition(g, 8, seed=0).parts)
-    a, b = spst_plan(comm, links, FB, seed=5), spst_plan(comm, links, FB, seed=5)
+    a, b = spst_plan(comm, links, FB, seed=5, model=DGCL_MODEL), spst_plan(comm, links, FB, seed=5, model=DGCL_MODEL)
     assert np.array_equal(a.hop_vertex, b.hop_vertex) and np.array_equal(a.hop_dst, b.hop_dst)
-    c = spst_plan(comm, links, 4 * FB, seed=5)  # §5.1: the plan does not depend on the feature size
+    c = spst_plan(comm, links, 4 * FB, seed=5, model=DGCL_MODEL)  # §5.1: the plan does not depend on the feature size
     assert np.array_equal(a.hop_dst, c.hop_dst) and np.array_equal(a.hop_stage, c.hop_stage)
 
 
@@ -158,6 +159,6 @@ def test_numba_spst_equals_literal_algorithm(fig6, seed, topo):
     links = replace(links, hop_bw=2.0 ** np.round(np.log2(links.hop_bw / 1e9)))  # exact arithmetic
     g = rmat(120, 400, seed=seed)
     comm = relation(g, random_partition(g, links.num_workers, seed=seed).parts)
-    plan = spst_plan(comm, links, 1, seed=seed, guard_p2p=False)
+    plan = spst_plan(comm, links, 1, seed=seed, guard_p2p=False, model=DGCL_MODEL)
     fast = sorted(zip(plan.hop_stage.tolist(), plan.hop_src.tolist(), plan.hop_dst.tolist(), plan.hop_vertex.tolist()))
     assert fast == reference_spst(comm, links, 1.0, seed)

@@ -11,6 +11,7 @@ import pytest
 
 from netweave.graph import load_dataset, rmat
 from netweave.partition import metis_partition, random_partition
+from netweave.plan.cost import DGCL_MODEL
 from netweave.plan import p2p_plan, spst_plan, worker_links
 from netweave.plan.plan import GraphCommPlan
 from netweave.plan.spst import destinations
@@ -135,7 +136,7 @@ def test_spst_equals_plain_reference(topo, seed):
     links = worker_links(load_topology_spec(topo))
     part = random_partition(g, links.num_workers, seed=seed) if seed else metis_partition(g, links.num_workers, seed=seed)
     comm = relation(g, part.parts)
-    plan = spst_plan(comm, links, FB, seed=seed, guard_p2p=False)
+    plan = spst_plan(comm, links, FB, seed=seed, guard_p2p=False, model=DGCL_MODEL)
     assert plan.num_hops > comm.send_ids.size * 0.5
     same_plan(plan, reference_spst(comm, links, FB, seed))
 
@@ -145,7 +146,7 @@ def test_spst_equals_reference_when_relaying(fig6):
     g = load_dataset("cora")
     links = worker_links(fig6_topology())
     comm = relation(g, metis_partition(g, 4).parts)
-    plan = spst_plan(comm, links, FB, seed=2, guard_p2p=False)
+    plan = spst_plan(comm, links, FB, seed=2, guard_p2p=False, model=DGCL_MODEL)
     assert plan.num_stages >= 3
     same_plan(plan, reference_spst(comm, links, FB, 2))
 

@@ -6,6 +6,7 @@ import pytest
 from netweave.errors import NetweaveError
 from netweave.graph import load_dataset, rmat
 from netweave.partition import random_partition
+from netweave.plan.cost import DGCL_MODEL
 from netweave.plan import (GraphCommPlan, backward_substage_tables, backward_tables, forward_tables,
                            load_plan, p2p_plan, plan_problems, spst_plan, validate_plan, worker_links)
 from netweave.topology import dgx1
@@ -20,7 +21,7 @@ def setup():
     g = rmat(800, 6000, seed=4)
     links = worker_links(dgx1())
     comm = relation(g, random_partition(g, 8, seed=1).parts)
-    return comm, links, spst_plan(comm, links, FB, seed=2)
+    return comm, links, spst_plan(comm, links, FB, seed=2, model=DGCL_MODEL)
 
 
 def drop(plan, mask):

@@ -12,6 +12,7 @@ import torch.multiprocessing as mp  # noqa: E402
 
 from netweave.graph import rmat  # noqa: E402
 from netweave.partition import comm_relation, random_partition  # noqa: E402
+from netweave.plan.cost import DGCL_MODEL  # §5.1: relayed, multi-stage plans
 from netweave.plan import p2p_plan, spst_plan, worker_links  # noqa: E402
 from netweave.runtime.graph_allgather import CommCounter, graph_allgather  # noqa: E402
 from netweave.runtime.launcher import exit_rank, free_port  # noqa: E402
@@ -32,7 +33,7 @@ def make_case(num_ranks: int, planner: str, seed: int):
     if planner == "p2p":
         plan = p2p_plan(comm, links, 4 * D)
     else:
-        plan = spst_plan(comm, links, 4 * D, seed=seed, guard_p2p=False)
+        plan = spst_plan(comm, links, 4 * D, seed=seed, guard_p2p=False, model=DGCL_MODEL)
     return g, comm, plan
 
 

@@ -18,6 +18,7 @@ import torch.multiprocessing as mp  # noqa: E402
 
 from netweave.graph import rmat  # noqa: E402
 from netweave.partition import comm_relation, random_partition  # noqa: E402
+from netweave.plan.cost import DGCL_MODEL  # §5.1: relayed, multi-stage plans
 from netweave.plan import p2p_plan, spst_plan, worker_links  # noqa: E402
 from netweave.runtime.graph_allgather import CommCounter, graph_allgather, release_buffers  # noqa: E402
 from netweave.runtime.launcher import exit_rank, free_port  # noqa: E402
@@ -33,7 +34,7 @@ def make_case(world: int, planner: str, seed: int):
     comm = comm_relation(g, random_partition(g, world, seed=seed))
     if planner == "p2p":
         return g, comm, p2p_plan(comm, links, 4 * D)
-    return g, comm, spst_plan(comm, links, 4 * D, seed=seed, guard_p2p=False)
+    return g, comm, spst_plan(comm, links, 4 * D, seed=seed, guard_p2p=False, model=DGCL_MODEL)
 
 
 def check(rank, world, planner, seed, schedule, moved, transport):

@@ -15,6 +15,7 @@ import torch.multiprocessing as mp  # noqa: E402
 import netweave.runtime.shm_transport as shm  # noqa: E402
 from netweave.graph import rmat  # noqa: E402
 from netweave.partition import comm_relation, random_partition  # noqa: E402
+from netweave.plan.cost import DGCL_MODEL  # §5.1: relayed, multi-stage plans
 from netweave.plan import p2p_plan, spst_plan, worker_links  # noqa: E402
 from netweave.runtime.graph_allgather import graph_allgather  # noqa: E402
 from netweave.runtime.launcher import exit_rank, free_port  # noqa: E402
@@ -29,7 +30,7 @@ def make_case(world: int, planner: str):
     g = rmat(300, 1500, seed=world)
     links = worker_links(star(world))
     comm = comm_relation(g, random_partition(g, world, seed=world))
-    plan = p2p_plan(comm, links, 4 * D) if planner == "p2p" else spst_plan(comm, links, 4 * D, seed=1, guard_p2p=False)
+    plan = p2p_plan(comm, links, 4 * D) if planner == "p2p" else spst_plan(comm, links, 4 * D, seed=1, guard_p2p=False, model=DGCL_MODEL)
     return g, comm, plan
 
 

@@ -40,7 +40,7 @@ def halves(cora):
     """Blocks sized to half of ``MEMORY`` on switches that have all of it: the barrier and the overlap
     run the same plan."""
     _, _, rel, _ = cora
-    plan = dataclasses.replace(ina_plan(rel, "switchgnn", F, MEMORY // 2, "gamr", 1), memory_bytes=MEMORY)
+    plan = dataclasses.replace(ina_plan(rel, "switchgnn", F, MEMORY // 2, "gamr", 1, blocking="paper"), memory_bytes=MEMORY)
     assert plan.num_blocks >= 10
     return plan, dataclasses.replace(plan, overlap=True)
 
@@ -66,7 +66,7 @@ def test_overlap_stays_exact_when_the_blocks_overflow_the_memory(cora, topology,
     switches; the copies that find no free aggregator bypass it, best effort, and the sums stay exact."""
     _, _, rel, x = cora
     small = MEMORY // 8
-    plan = dataclasses.replace(ina_plan(rel, "switchgnn", F, MEMORY, "random", 0), memory_bytes=small, overlap=True)
+    plan = dataclasses.replace(ina_plan(rel, "switchgnn", F, MEMORY, "random", 0, blocking="paper"), memory_bytes=small, overlap=True)
     r = simulate(plan, net(topology), SimConfig(loss=loss, seed=6), x)
     assert exact(cora, r)
     assert r.counters["unaggregated_messages"] > 0 and r.counters["aggregation_results"] > 0
@@ -90,7 +90,7 @@ def test_overlap_with_per_switch_memory_stays_within_each_switch(cora):
     _, _, rel, x = cora
     network = net(LEAFSPINE)
     memory = np.array([60, 40, 80, 50]) * 2 * 128  # leaves, then spines
-    plan = ina_plan(rel, "switchgnn", F, memory // 2, "gamr", 0)
+    plan = ina_plan(rel, "switchgnn", F, memory // 2, "gamr", 0, blocking="paper")
     plan = dataclasses.replace(plan, memory_bytes=memory, overlap=True)
     for config in (SimConfig(), SimConfig(loss=0.02, seed=4)):
         r = simulate(plan, network, config, x)
@@ -118,7 +118,7 @@ def test_overlap_is_faster_and_sends_the_same_features(halves, topology):
 
 def test_overlap_changes_nothing_for_one_block(cora):
     _, _, rel, x = cora
-    plan = ina_plan(rel, "switchgnn", F, 10**7, "gamr", 0)
+    plan = ina_plan(rel, "switchgnn", F, 10**7, "gamr", 0, blocking="paper")
     assert plan.num_blocks == 1
     a = simulate(plan, net(STAR), SimConfig(loss=0.02, seed=3), x)
     b = simulate(dataclasses.replace(plan, overlap=True), net(STAR), SimConfig(loss=0.02, seed=3), x)
@@ -142,7 +142,7 @@ def test_closed_form_schedules(blocks):
     g = from_edges(np.arange(blocks) * 2, np.arange(blocks) * 2 + 1, 2 * blocks)
     rel = boundary_relation(g, Partition(np.tile([0, 1], blocks).astype(np.int32), 2))
     f = 128
-    plan = ina_plan(rel, "switchgnn", f, 2 * 128, "gamr", 0)
+    plan = ina_plan(rel, "switchgnn", f, 2 * 128, "gamr", 0, blocking="paper")
     assert plan.num_blocks == blocks and (np.diff(plan.unit_ptr) == 1).all() and (np.diff(plan.dest_ptr) == 1).all()
     plan = dataclasses.replace(plan, memory_bytes=4 * 128)  # room for two blocks
     network = net("star:n=2,gbps=100,latency_us=2")

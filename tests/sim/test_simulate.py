@@ -51,9 +51,9 @@ def test_straw_volumes_equal_the_static_strawman(case, memory):
 
 def test_host_and_switchgnn_volumes(case):
     rel, _, _ = case
-    host = simulate(ina_plan(rel, "host", F), net(STAR))
+    host = simulate(ina_plan(rel, "host", F, order="random"), net(STAR))
     assert host.traffic_bytes == host_traffic(rel, F).traffic_bytes
-    plan = ina_plan(rel, "switchgnn", F, 30 * 2 * 128, order="gamr")
+    plan = ina_plan(rel, "switchgnn", F, 30 * 2 * 128, order="gamr", blocking="paper")
     sg = simulate(plan, net(STAR))
     assert sg.up_bytes.sum() == plan.num_units * F and sg.down_bytes.sum() == plan.dest_v.size * F
     assert sg.counters["unaggregated_messages"] == 0 and sg.peak_aggregator_bytes.max() <= 30 * 2 * 128
@@ -66,7 +66,7 @@ def test_host_and_switchgnn_volumes(case):
 @pytest.mark.parametrize("loss", [0.0, 0.05, 0.25])
 def test_delivered_sums_are_the_sparse_product(case, topology, strategy, memory, loss):
     rel, x, expected = case
-    plan = ina_plan(rel, strategy, F, memory, order="gamr", seed=1)
+    plan = ina_plan(rel, strategy, F, memory, order="gamr", seed=1, blocking="paper")
     r = simulate(plan, net(topology), SimConfig(loss=loss, seed=5), values=x)
     np.testing.assert_allclose(r.sums, expected, atol=1e-9)
     if loss:
@@ -81,7 +81,7 @@ def test_closed_form_completion_time():
     network = net("star:n=2,gbps=100,latency_us=3")
     expected = (k + 1) * F / 12.5e9 + 2 * 3e-6
     for strategy in ("host", "straw"):
-        r = simulate(ina_plan(rel, strategy, F), network)
+        r = simulate(ina_plan(rel, strategy, F, None, order="random"), network)
         assert r.completion_time_s == pytest.approx(expected, rel=1e-9)
         assert r.max_queue_bytes.max() == pytest.approx(F)  # the down port never holds more than one message
 
@@ -89,11 +89,11 @@ def test_closed_form_completion_time():
 def test_leaf_spine_host_copies_cross_the_core_twice(case):
     rel, _, _ = case
     network = net(LEAFSPINE)
-    r = simulate(ina_plan(rel, "host", F), network)
+    r = simulate(ina_plan(rel, "host", F, order="random"), network)
     u, w = rel.sender_worker_pairs()
     crossing = network.leaf_of[rel.parts[u]] != network.leaf_of[w]
     assert r.core_bytes == 2 * F * int(crossing.sum())
-    two_level = simulate(ina_plan(rel, "straw", F), network)
+    two_level = simulate(ina_plan(rel, "straw", F, None, order="random"), network)
     # unlimited memory: one partial sum per (source leaf, destination) goes up, one sum per destination down
     src_leaf, dst_leaf = network.leaf_of[rel.parts[rel.senders()]], network.leaf_of[rel.parts[rel.dst]]
     far = src_leaf != dst_leaf
@@ -114,7 +114,7 @@ def test_runs_are_deterministic_per_seed(case):
 
 def test_congestion_control_and_tail_drops_keep_sums_exact(case):
     rel, x, expected = case
-    plan = ina_plan(rel, "switchgnn", F, 40 * 2 * 128, order="gamr")
+    plan = ina_plan(rel, "switchgnn", F, 40 * 2 * 128, order="gamr", blocking="paper")
     config = SimConfig(background_load=0.5, congestion_control=True, ecn_bytes=20e3, buffer_bytes=60e3, seed=2)
     r = simulate(plan, net(STAR), config, x)
     assert r.counters["ecn_marks"] > 0 and r.counters["background_bytes"] > 0
@@ -124,7 +124,7 @@ def test_congestion_control_and_tail_drops_keep_sums_exact(case):
 
 def test_timeline_accounts_for_every_delivered_byte(case):
     rel, _, _ = case
-    r = simulate(ina_plan(rel, "straw", F, 10 * 2 * 128), net(STAR), SimConfig(bin_us=1.0))
+    r = simulate(ina_plan(rel, "straw", F, 10 * 2 * 128, order="random"), net(STAR), SimConfig(bin_us=1.0))
     dt = 1e-6
     assert np.sum(r.timeline[:, 1]) * 1e9 / 8 * dt == pytest.approx(r.down_bytes.sum())
     assert (r.timeline[:, 2] <= r.timeline[:, 1] + 1e-9).all() and r.timeline[:, 2].sum() > 0
@@ -138,7 +138,7 @@ def test_delivered_throughput_never_exceeds_the_hosts_line_rates(case, strategy)
     line rate (here by 9-37 %)."""
     rel, _, _ = case
     f = 5732  # cora's 1433 float32 features: not a divisor of 12.5 kB (100 Gb/s x 1 us)
-    r = simulate(ina_plan(rel, strategy, f, None), net(STAR), SimConfig(bin_us=1.0))
+    r = simulate(ina_plan(rel, strategy, f, None, order="random", blocking="paper"), net(STAR), SimConfig(bin_us=1.0))
     bound_gbps = 8 * 100.0
     assert r.timeline[:, 1].max() <= bound_gbps * (1 + 1e-9)
     assert np.sum(r.timeline[:, 1]) * 1e9 / 8 * 1e-6 == pytest.approx(r.down_bytes.sum(), rel=1e-12)
@@ -147,7 +147,7 @@ def test_delivered_throughput_never_exceeds_the_hosts_line_rates(case, strategy)
 
 def test_bad_input_is_one_line(case):
     rel, x, _ = case
-    plan = ina_plan(rel, "host", F)
+    plan = ina_plan(rel, "host", F, order="random")
     with pytest.raises(NetweaveError, match="8 workers but the network has 4"):
         simulate(plan, net("star:n=4"))
     with pytest.raises(NetweaveError, match="GPUs"):

@@ -78,11 +78,11 @@ def test_switchgnn_blocks_fit_the_smallest_switch_on_their_path(tmp_path, rel, s
     net = sim_network(load_topology_spec(topology(tmp_path, **mems)))
     memory, edge_memory = plan_memory(net, rel)
     assert memory.min() == 2000 and edge_memory.min() == 2000 and edge_memory.max() == 64000
-    plan = ina_plan(rel, "switchgnn", F, memory, order="gamr", edge_memory=edge_memory)
+    plan = ina_plan(rel, "switchgnn", F, memory, order="gamr", edge_memory=edge_memory, blocking="paper")
     r = simulate(plan, net)
     assert (r.peak_aggregator_bytes <= memory).all()  # the small switch is never exceeded ...
     assert r.counters["unaggregated_messages"] == 0  # ... and nothing had to bypass it
-    big = ina_plan(rel, "switchgnn", F, 64000, order="gamr")
+    big = ina_plan(rel, "switchgnn", F, 64000, order="gamr", blocking="paper")
     assert plan.num_blocks > big.num_blocks
     budget = net.edge_memory(memory, rel.parts[plan.src], rel.parts[plan.dst], plan.dst)
     for b in range(plan.num_blocks):  # every block's destinations fit every switch its edges aggregate at
@@ -125,12 +125,12 @@ def test_switch_memory_option_and_bad_input(tmp_path, rel):
     assert parse_switch_memory("1MB") == 1_000_000
     with pytest.raises(NetweaveError, match="'biggest' is not a size.* or 'unlimited', or 'topology'"):
         parse_switch_memory("biggest")
-    with pytest.raises(NetweaveError, match="--switch-memory 'biggest'"):
+    with pytest.raises(NetweaveError, match="switch_memory: 'biggest' is not a size"):
         InaScenario(workers=4, switch_memory="biggest").run()
     net = sim_network(load_topology_spec(topology(tmp_path)))
-    plan = ina_plan(rel, "straw", F, np.array([1000, 2000]))
+    plan = ina_plan(rel, "straw", F, np.array([1000, 2000]), order="random")
     with pytest.raises(NetweaveError, match="memory for 2 switches but the network has 3"):
         simulate(plan, net)
     with pytest.raises(NetweaveError, match="smallest switch on its path has 1"):
         memory, edge_memory = plan_memory(net, rel, "topology")
-        ina_plan(rel, "switchgnn", F, memory, edge_memory=np.where(edge_memory == 2000, 200, edge_memory))
+        ina_plan(rel, "switchgnn", F, memory, order="random", edge_memory=np.where(edge_memory == 2000, 200, edge_memory), blocking="paper")

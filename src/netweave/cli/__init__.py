@@ -15,8 +15,11 @@ import typer
 
 from .._stdout import results_only
 from ..errors import NetweaveError
+from ..progress import enable_plain, heartbeat
+from ..run_info import set_command
 from . import data, exchange, ina, jobs, route, testbed  # noqa: F401 (they register the commands)
 from .app import app
+from .command import netweave_command
 from .options import CostModelName  # noqa: F401 (the choices tests compare with the library's)
 
 
@@ -30,9 +33,13 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover (older typer)
         from click import exceptions as click
 
+    args = sys.argv[1:] if argv is None else list(argv)
+    set_command(["netweave", *args])
+    enable_plain()
     try:
-        with results_only():  # what libraries print from C goes to stderr; stdout holds the result
-            code = app(args=argv, prog_name="netweave", standalone_mode=False)  # commands return or raise
+        with results_only(), heartbeat(_command_path(args).removeprefix("netweave ") or "netweave"):
+            # what libraries print from C goes to stderr; stdout holds the result
+            code = netweave_command().main(args=args, prog_name="netweave", standalone_mode=False)  # commands return or raise
         # typer returns (does not raise) the status of an Exit: 130 is how it reports Ctrl-C
         if type(code) is int and code == 130:
             raise KeyboardInterrupt

@@ -12,11 +12,12 @@ import typer
 from ..outputs import check_output_file
 from ..report.console import emit_json, finish, out, show, table
 from .app import app, graph_app, topology_app
+from .examples import EXAMPLES
 from .options import DATASET_HELP, TOPOLOGY_HELP, FeatureDimOpt, JsonOpt, Method
 
 
 # -- datasets ------------------------------------------------------------------------------------
-@app.command()
+@app.command(epilog=EXAMPLES["datasets"])
 def datasets(as_json: bool = JsonOpt):
     """List bundled datasets, loadable formats and generators."""
     from ..graph import BUNDLED, FORMATS, GENERATORS
@@ -30,7 +31,7 @@ def datasets(as_json: bool = JsonOpt):
 
 
 # -- graph ---------------------------------------------------------------------------------------
-@graph_app.command("stats")
+@graph_app.command("stats", epilog=EXAMPLES["graph stats"])
 def graph_stats(dataset: str = typer.Argument(..., help=DATASET_HELP), as_json: bool = JsonOpt):
     """Size, feature and degree statistics of a dataset."""
     from ..graph import load_dataset
@@ -43,7 +44,7 @@ def graph_stats(dataset: str = typer.Argument(..., help=DATASET_HELP), as_json: 
 
 # -- partition -----------------------------------------------------------------------------------
 
-@app.command()
+@app.command(epilog=EXAMPLES["partition"])
 def partition(
     dataset: str = typer.Argument(..., help=DATASET_HELP),
     parts: Optional[int] = typer.Option(None, "--parts", "-k", help="Number of parts (workers)."),
@@ -65,7 +66,7 @@ def partition(
 
 
 # -- topology ------------------------------------------------------------------------------------
-@topology_app.command("show")
+@topology_app.command("show", epilog=EXAMPLES["topology show"])
 def topology_show(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),
                   links: bool = typer.Option(False, "--links", help="List every link."),
                   as_json: bool = JsonOpt):
@@ -85,7 +86,7 @@ def topology_show(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),
         out.print(table("links", rows, ("a", "b", "gbps", "latency_us", "label")))
 
 
-@topology_app.command("export")
+@topology_app.command("export", epilog=EXAMPLES["topology export"])
 def topology_export(spec: str = typer.Argument(..., help=TOPOLOGY_HELP),
                     out_file: Path = typer.Option(..., "--out", help="YAML file to write.")):
     """Write a topology (builder spec or file) as YAML."""

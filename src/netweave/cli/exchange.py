@@ -11,6 +11,7 @@ from ..errors import NetweaveError
 from ..outputs import check_output_file
 from ..report.console import emit_json, finish, out, table
 from .app import app
+from .examples import EXAMPLES
 from .options import (COST_MODEL_HELP, DATASET_HELP, TOPOLOGY_HELP, TRANSPORT_HELP, Comm, CostModelName, FeatureDimOpt,
                       JsonOpt, Method, MethodOpt, Model, PartsFileOpt, path_str, Planner, TransportName)
 
@@ -18,7 +19,7 @@ from .options import (COST_MODEL_HELP, DATASET_HELP, TOPOLOGY_HELP, TRANSPORT_HE
 # -- plan ----------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=EXAMPLES["plan"])
 def plan(
     dataset: Optional[str] = typer.Argument(None, help=DATASET_HELP),
     topology: Optional[str] = typer.Option(None, "--topology", help=TOPOLOGY_HELP),
@@ -66,7 +67,7 @@ def plan(
 # -- train ---------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=EXAMPLES["train"])
 def train(
     dataset: str = typer.Argument("cora", help=DATASET_HELP),
     workers: int = typer.Option(1, "--workers", "-n", help="Processes (one per partition); 1 trains without communication."),

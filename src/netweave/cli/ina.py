@@ -8,8 +8,10 @@ from typing import Optional
 import typer
 
 from ..outputs import check_output_file
-from ..report.console import show
+from ..report.console import out, show
+from ..report.tables import section_table
 from .app import app
+from .examples import EXAMPLES
 from .options import (DATASET_HELP, GAMR_START_HELP, TOPOLOGY_HELP, FeatureDimOpt, JsonOpt, Method, MethodOpt, Order,
                       PartsFileOpt, path_str, Strategy, Blocking)
 
@@ -17,7 +19,7 @@ from .options import (DATASET_HELP, GAMR_START_HELP, TOPOLOGY_HELP, FeatureDimOp
 # -- ina -----------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=EXAMPLES["ina"])
 def ina(
     dataset: str = typer.Argument("cora", help=DATASET_HELP),
     workers: int = typer.Option(8, "--workers", "-n", help="Workers (one partition and one host each)."),
@@ -48,8 +50,9 @@ def ina(
     from ..sim import SimConfig
     from ..scenarios import InaScenario
     from ..sim.layer import parse_switch_memory
+    from ..report.csv import write_array_csv
     from ..report.timeline import plot_timelines
-    from ..sim.timeline import save_timeline_csv
+    from ..sim.timeline import COLUMNS
     from ..topology.yaml_io import parse_bytes
 
     check_output_file(timeline, "--timeline")
@@ -65,15 +68,39 @@ def ina(
     r = config.run()
     report, result = r.summary(), r.sim
     if timeline is not None:
-        save_timeline_csv(result.timeline, timeline)
+        write_array_csv(timeline, result.timeline, COLUMNS)
         report["timeline"] = str(timeline)
     if plot is not None:
         plot_timelines({strategy.value: result.timeline}, plot)
         report["plot"] = str(plot)
-    show(report, as_json, f"{strategy.value} on {dataset}, {workers} workers, {report['topology']}")
+    if show(report, as_json, f"{strategy.value} on {dataset}, {workers} workers, {report['topology']}",
+            hidden=("choice",)) or "choice" not in report:
+        return
+    out.print(section_table(choice_section(report["choice"]), out.width))
 
 
-@app.command()
+def choice_section(choice: dict):
+    """``ina``'s JSON ``choice`` as a table: one row per candidate blocking, its predicted traffic (MB)
+    and completion (µs), and which ran or why one was not priced."""
+    from ..report import Section
+
+    def note(c) -> str:
+        if c["skipped"]:
+            return c["skipped"]
+        if c["pruned"]:
+            return "pruned"
+        return "chosen" if all(c[k] == choice[k] for k in ("blocking", "overlap", "forward", "order")) else ""
+
+    rows = [{"blocking": c["blocking"], "overlap": c["overlap"], "forward": c["forward"], "order": c["order"],
+             "blocks": c["num_blocks"],
+             "predicted_traffic_MB": None if c["predicted_traffic_bytes"] is None else c["predicted_traffic_bytes"] / 1e6,
+             "predicted_completion_us": None if c["predicted_completion_s"] is None else c["predicted_completion_s"] * 1e6,
+             "note": note(c)} for c in choice["candidates"]]
+    return Section(name="choice", title="the blockings --blocking auto priced on its cost model", columns=tuple(rows[0]),
+                   rows=rows, note="pruned: stopped once it could no longer beat the best candidate so far.")
+
+
+@app.command(epilog=EXAMPLES["timeslot"])
 def timeslot(
     dataset: str = typer.Argument("cora", help=DATASET_HELP),
     order: Order = typer.Option(Order.gamr, "--order", help="gamr (priority BFS, §3.2.2) or random."),

@@ -12,17 +12,22 @@ from ..errors import NetweaveError
 from ..outputs import check_output_dir
 from ..report.console import emit_json, out, table
 from .app import app, kernels_app
-from .options import DATASET_HELP, TOPOLOGY_HELP, TRANSPORT_HELP, JsonOpt, RayOpt, TransportName, WorkersOpt
+from .examples import EXAMPLES
+from .options import (DATASET_HELP, TOPOLOGY_HELP, TRANSPORT_HELP, JsonOpt, ProcessesOpt, RayOpt, TransportName,
+                      WorkersAliasOpt, renamed)
 
 
 # -- kernels -------------------------------------------------------------------------------------
+KERNELS_FEATURE_DIM = 16  # kernels.bench.bench_kernels's dim (tests/test_defaults.py keeps them equal)
 
 
-@kernels_app.command("bench")
+
+@kernels_app.command("bench", epilog=EXAMPLES["kernels bench"])
 def kernels_bench(
     dataset: str = typer.Argument("cora", help=DATASET_HELP),
     gpus: int = typer.Option(4, "--gpus", help="GPUs the rows and embeddings are split over (simulated on one device)."),
-    dim: int = typer.Option(16, "--dim", help="Embedding width D."),
+    feature_dim: Optional[int] = typer.Option(None, "--feature-dim", min=1, help="Embedding width D (float32 values). [default: 16]"),
+    dim: Optional[int] = typer.Option(None, "--dim", min=1, hidden=True, help="The old name of --feature-dim."),
     ps: int = typer.Option(8, "--ps"), dist: int = typer.Option(2, "--dist"), wpb: int = typer.Option(4, "--wpb"),
     tune_: bool = typer.Option(False, "--tune", help="Run MGG's cross-iteration tuner on measured latencies."),
     repeats: int = typer.Option(5, "--repeats", help="Timed runs per measurement (median; the first run is discarded)."),
@@ -30,12 +35,17 @@ def kernels_bench(
 ):
     """Latency of the reference, torch.sparse, non-overlapped and MGG kernels (GPU if present, else
     Triton's interpreter on the CPU: correct but slow, for small graphs)."""
+    from ..kernels.bench import check_requirements
+
+    check_requirements()  # at once, not after loading the dataset and torch
     from ..graph import load_dataset
     from ..kernels import Config
     from ..kernels.bench import bench_kernels
 
+    dim = renamed(feature_dim, dim, "--feature-dim", "--dim")
+    dim = KERNELS_FEATURE_DIM if dim is None else dim
     if repeats < 1 or gpus < 1 or dim < 1:
-        raise NetweaveError(f"--repeats {repeats}, --gpus {gpus} and --dim {dim} must each be at least 1")
+        raise NetweaveError(f"--repeats {repeats}, --gpus {gpus} and --feature-dim {dim} must each be at least 1")
     config = Config(ps, dist, wpb)
     config.check()
     report = bench_kernels(load_dataset(dataset), gpus, dim, config, tune_, repeats)
@@ -45,11 +55,14 @@ def kernels_bench(
 
 
 # -- compare -------------------------------------------------------------------------------------
-@app.command()
+@app.command(epilog=EXAMPLES["compare"])
 def compare(
-    dataset: str = typer.Argument("cora", help=DATASET_HELP),
-    topology: str = typer.Option("dgx1", "--topology", help="GPU server for the embedding exchange. " + TOPOLOGY_HELP),
-    epochs: int = typer.Option(30, "--epochs", help="Epochs of the short training run."),
+    dataset: Optional[str] = typer.Argument(None, help="Dataset of every section that takes a graph (default: cora for "
+                                            "the exchange and training, a Reddit-like graph for INA). " + DATASET_HELP),
+    topology: str = typer.Option("dgx1", "--topology", help="The exchange's GPU server; the INA, routing and precision "
+                                 "sections use it too where it fits them (each says). " + TOPOLOGY_HELP),
+    epochs: int = typer.Option(200, "--epochs", help="Epochs of the training section (the GCN recipe's 200; the section "
+                               "says whether it converged)."),
     sections: str = typer.Option("exchange,ina,routing,precision,training", "--sections",
                                  help="Which comparisons to run (comma-separated)."),
     seed: int = typer.Option(0, "--seed"),
@@ -76,16 +89,19 @@ def compare(
 
 
 # -- sweep ---------------------------------------------------------------------------------------
-@app.command("sweep")
+@app.command("sweep", epilog=EXAMPLES["sweep"])
 def sweep_command(
     config_file: Path = typer.Argument(..., help="Sweep YAML (name, kind: ina|route|precision, grid, fixed)."),
     out_dir: Path = typer.Option(Path("sweep-out"), "--out", help="Directory of results.jsonl (resumed if present)."),
-    workers: Optional[int] = WorkersOpt,
+    processes: Optional[int] = ProcessesOpt,
+    workers: Optional[int] = WorkersAliasOpt,
     ray: Optional[str] = RayOpt,
     as_json: bool = JsonOpt,
 ):
     """Run a grid of cases in a process pool (or on Ray), resumably, and show one table."""
     from ..sweep import load_config, sweep
+
+    workers = renamed(processes, workers, "--processes", "--workers")
 
     config = load_config(config_file)
     rows = sweep(config, out_dir, workers, ray)
@@ -100,27 +116,31 @@ def sweep_command(
 
 
 # -- repro ---------------------------------------------------------------------------------------
-@app.command()
+@app.command(epilog=EXAMPLES["repro"])
 def repro(
     name: Optional[str] = typer.Argument(None, help="Which result (see --list), or all."),
     list_: bool = typer.Option(False, "--list", help="List the reproductions."),
     full: bool = typer.Option(False, "--full", help="The paper's scale (slow); the same as --scale full."),
     scale: Optional[str] = typer.Option(None, "--scale", help="tiny (seconds, a smoke test), reduced (the default: minutes) or full."),
     out_dir: Path = typer.Option(Path("repro-out"), "--out", help="Directory for NAME.csv/.png/.md and NAME.jsonl (resumed if present)."),
-    workers: Optional[int] = WorkersOpt,
+    processes: Optional[int] = ProcessesOpt,
+    workers: Optional[int] = WorkersAliasOpt,
     ray: Optional[str] = RayOpt,
     as_json: bool = JsonOpt,
 ):
     """Reproduce a paper's headline result: CSV, plot and a paper-vs-netweave table."""
+    from rich.markup import escape
+
     from ..repro import REPROS, reproduce, reproduce_all
 
+    workers = renamed(processes, workers, "--processes", "--workers")
     if list_ or name is None:
         rows = [(r.name, r.what, r.paper) for r in REPROS.values()]
         return emit_json({"repros": [dict(zip(("name", "what", "paper"), r)) for r in rows]}) if as_json else \
             out.print(table("netweave repro", rows, ("name", "what", "paper")))
     if name == "all":
         results = reproduce_all(out_dir, full, scale, workers, ray, None if as_json else lambda r: out.print(
-            f"[bold]{r.name}[/] ({r.case_seconds:.1f} s of cases): {r.netweave}"))
+            f"[bold]{r.name}[/] ({r.case_seconds:.1f} s of cases): {escape(r.netweave)}"))
         return emit_json({"repros": [r.summary() for r in results]}) if as_json else \
             out.print(f"paper against netweave: {out_dir / 'summary.md'}")
     r = reproduce(name, out_dir, full, scale, workers, ray)

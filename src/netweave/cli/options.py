@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 
 JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout.")
-WorkersOpt = typer.Option(None, "--workers", min=1, help="Local processes for the cases (default: all cores; 1: in this process).")
+ProcessesOpt = typer.Option(None, "--processes", min=1, help="Local processes for the cases (default: all cores; 1: in this process).")
+WorkersAliasOpt = typer.Option(None, "--workers", min=1, hidden=True, help="The old name of --processes.")
 RayOpt = typer.Option(None, "--ray", help="Run the cases on Ray: auto, local or HOST:PORT / ray://HOST:PORT (needs the ray extra).")
 DATASET_HELP = "Dataset spec: cora, planetoid:DIR:NAME, npz:FILE, snap:FILE|GLOB, musae:DIR, rmat:n=…,m=…, reddit-like:scale=… (see `netweave datasets`)."
 TOPOLOGY_HELP = "Topology YAML file or builder spec: dgx1[:gpus=K], dgx1x2, pcie8, star:n=…, leafspine:leaves=…,spines=…,hosts=…, fattree:k=…, random:switches=…,degree=…,hosts=…"
@@ -85,6 +86,15 @@ class Algorithm(str, Enum):
     ps = "ps"
     pahina = "pahina"
     atp = "atp"
+
+
+def renamed(value, old_value, option: str, old: str):
+    """An option's value given by its name or by its old, hidden one (both: they must agree)."""
+    if value is not None and old_value is not None and value != old_value:
+        from ..errors import NetweaveError
+
+        raise NetweaveError(f"{option} {value} and {old} {old_value} disagree; {old} is the old name of {option}: give one")
+    return value if value is not None else old_value
 
 
 def path_str(path: Path | None) -> str | None:

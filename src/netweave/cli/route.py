@@ -11,12 +11,13 @@ from ..errors import NetweaveError
 from ..outputs import check_output_file
 from ..report.console import finish, show
 from .app import app, aggsvc_app
+from .examples import EXAMPLES
 from .options import path_str, TOPOLOGY_HELP, Algorithm, JsonOpt
 
 
 # -- route ---------------------------------------------------------------------------------------
 
-@app.command()
+@app.command(epilog=EXAMPLES["route"])
 def route(
     topology: str = typer.Option(..., "--topology", help="A leaf-spine or fat-tree with INA switches. " + TOPOLOGY_HELP),
     jobs_file: Optional[Path] = typer.Option(None, "--jobs", help="Jobs YAML (jobs: [{name, weight, tasks: [{ps, workers}]}])."),
@@ -32,7 +33,14 @@ def route(
     out_file: Optional[Path] = typer.Option(None, "--out", help="Write the routes JSON."),
     as_json: bool = JsonOpt,
 ):
-    """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates."""
+    """Route gradient aggregation through INA switches (ARO) or by a baseline, and evaluate the rates.
+
+    The tasks come from a jobs YAML (--jobs, docs/formats.md) or are one task of --workers random
+    hosts sending to --ps. aro solves ARO's MILP exactly (eq. 1-3: one task, the sum, or the
+    weighted max-min of several jobs); ecmp, grid, aggtree and ps are the baselines. With mixed
+    precisions (--precisions, or a jobs file's worker_precision) the task runs on PAHInA's model:
+    pahina against atp, grid and ps, with its training-time estimate. --out writes the routes
+    JSON; --evaluate checks someone else's routes JSON on the topology and gives its max-min rates."""
     from ..route.jobs import parse_precision_mix
     from ..route.plan import PrecisionResult
     from ..scenarios import RouteCheck, RouteScenario
@@ -54,7 +62,7 @@ def route(
 # -- aggsvc --------------------------------------------------------------------------------------
 
 
-@aggsvc_app.command("demo")
+@aggsvc_app.command("demo", epilog=EXAMPLES["aggsvc demo"])
 def aggsvc_demo(
     workers: int = typer.Option(8, "--workers", help="Workers (every fifth sends straight to the PS)."),
     aggregators: int = typer.Option(2, "--aggregators", help="Aggregation nodes between the workers and the PS."),

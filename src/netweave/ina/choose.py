@@ -53,13 +53,18 @@ from .blocks import Bound, TooManyBlocks
 from .memo import shared
 from .boundary import BoundaryRelation
 from .replay import Replay, plan_replay
-from .plan import BLOCKINGS, InaPlan, ina_plan
+from .build import build_plan
+from .layer_plan import BLOCKINGS, InaPlan
 from .strategies import AGGREGATOR_BYTES
 
 # what the choice considers, cheapest to plan first; "host" is BNS-GCN's exchange
 CANDIDATES = ("multicast", "single", "destination", "hybrid", "multilevel")
 METIS_BLOCKINGS = ("hybrid", "multilevel")
 METIS_MAX_CROSS_EDGES = 20_000_000  # beyond this the METIS blockings are skipped (module docstring)
+# the network ``ina_plan(blocking="auto")`` prices on when given none: the CLI's default topology,
+# star:n=WORKERS,gbps=100,latency_us=2 (switchgnn.txt §6: 100 Gb/s hosts on one switch)
+STAR_GBPS = 100.0
+STAR_LATENCY_US = 2.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,15 @@ class PathModel:
             delay += 2 * float(net.delay[2 * m:].max())
         latency = delay + sum(feature_bytes / r for r in hops)
         return cls(net.rate[:m].astype(float), net.rate[m:2 * m].astype(float), latency, delay)
+
+    @classmethod
+    def star(cls, workers: int, feature_bytes: int, gbps: float = STAR_GBPS, latency_us: float = STAR_LATENCY_US
+             ) -> "PathModel":
+        """:meth:`of` the star ``star:n=WORKERS,gbps=GBPS,latency_us=LATENCY_US`` without building it:
+        every host link ``gbps`` each way, the path host → switch → host two such links."""
+        rate = gbps * 1e9 / 8
+        delay = 2 * latency_us * 1e-6
+        return cls(np.full(workers, rate), np.full(workers, rate), delay + 2 * feature_bytes / rate, delay)
 
     def completion(self, replay: Replay, feature_bytes: int, overlap: bool) -> float:
         """Predicted completion (s) of a plan whose blocks replayed as ``replay``.
@@ -221,13 +235,14 @@ def choose_plan(rel: BoundaryRelation, net, feature_bytes: int, memory_bytes: in
                 host: bool = True) -> Choice:
     """Plan every candidate blocking (× ``overlap``, plus ``host`` exchange) for ``memory_bytes`` and
     return the one the module docstring's rule picks: the fastest predicted of those at least as good
-    as both baselines in traffic and in time (of all, when none is)."""
+    as both baselines in traffic and in time (of all, when none is). ``net``: the
+    :class:`~netweave.sim.network.SimNetwork` the candidates are priced on, or its :class:`PathModel`."""
     unknown = sorted(set(candidates) - set(BLOCKINGS))
     if unknown:
         raise NetweaveError(f"unknown blocking {unknown[0]!r}; use one of {', '.join(BLOCKINGS)}")
     if memory_bytes is None:
         raise NetweaveError("switchgnn needs a finite --switch-memory (its blocks are sized to it)")
-    model = PathModel.of(net, feature_bytes)
+    model = net if isinstance(net, PathModel) else PathModel.of(net, feature_bytes)
     with shared():
         return _choose(rel, model, feature_bytes, memory_bytes, edge_memory, order, seed, start, candidates, overlap, host)
 
@@ -259,7 +274,8 @@ def _choose(rel: BoundaryRelation, model: PathModel, feature_bytes: int, memory_
             held.append((candidate, plan))
 
     if host:
-        add("host", False, False, order, partial(ina_plan, rel, "host", feature_bytes, order=order, seed=seed, start=start))
+        add("host", False, False, order, partial(build_plan, rel, "host", feature_bytes, None, order, seed, start, None,
+                                                  "paper", False, None, False, None))
     halves = smallest // 2 >= -(-feature_bytes // AGGREGATOR_BYTES)  # half the memory holds a destination
     for blocking in candidates:
         if blocking in METIS_BLOCKINGS and rel.dst.size > METIS_MAX_CROSS_EDGES:
@@ -271,10 +287,10 @@ def _choose(rel: BoundaryRelation, model: PathModel, feature_bytes: int, memory_
             for fw, how in (((False, order), (True, order), (False, "random"), (True, "random"))
                             if blocking == "single" else ((True, order),)):
                 best = _slowest_useful(priced)
-                add(blocking, ov, fw, how, partial(ina_plan, rel, "switchgnn", feature_bytes, memory_bytes, how, seed,
-                                                   start, edge_memory, blocking, ov, forward=fw,
-                                                   max_blocks=model.max_useful_blocks(best, ov),
-                                                   bound=model.bound(rel.parts, feature_bytes, best, ov)))
+                add(blocking, ov, fw, how, partial(build_plan, rel, "switchgnn", feature_bytes, memory_bytes, how, seed,
+                                                   start, edge_memory, blocking, ov,
+                                                   model.max_useful_blocks(best, ov), fw,
+                                                   model.bound(rel.parts, feature_bytes, best, ov)))
     chosen, build = _pick(priced)
     plan = held[0][1] if held and held[0][0] is chosen else build()  # deterministic: the plan that was priced
     return Choice(plan, chosen, tuple(c for c, _ in priced))

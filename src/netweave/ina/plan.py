@@ -1,231 +1,84 @@
-"""``InaPlan``: what every host sends, block by block, for one layer's propagation.
+"""``ina_plan``: the plan of one layer's propagation through INA switches, with the command line's defaults.
 
-The plan is the input of the switch simulator (:mod:`netweave.sim`). Three strategies:
+``netweave ina``, :class:`~netweave.scenarios.InaScenario` and this function agree on every
+default (``tests/test_defaults.py`` checks it): GAMR order (§3.2.2), ``blocking="auto"`` (every
+candidate blocking priced on :mod:`.choose`'s cost model, the fastest predicted runs; beyond the
+paper, and :func:`~netweave.ina.choose.choose_plan` returns the whole choice), 100 MB of aggregator
+memory per switch (:data:`~netweave.ina.strategies.SWITCH_MEMORY_BYTES`; ``None`` is unlimited), and
+an explicit blocking other than ``paper`` forwarding what no aggregator can help (:mod:`.forward`).
 
-* ``host`` (BNS-GCN, p = 1): a host sends one copy of ``u`` per remote worker owning a neighbour
-  of ``u`` (a *unicast unit* ``(u, w)``); switches only forward; the destination host sums.
-* ``straw`` (§2.3.2): each boundary vertex goes up once (a *multicast unit*); the switch adds it
-  into its destinations' aggregators, best effort. One block; ``memory_bytes=None`` is ``UL``.
-* ``switchgnn`` (§3): the cross edges are split into multi-level blocks that fit the switch
-  (:func:`~netweave.ina.blocks.multilevel_blocks`); in each block every sender goes up once in
-  GAMR order (or random); blocks are synchronised (§3.3 last paragraph).
+The value is :class:`~.layer_plan.InaPlan` (re-exported here with :data:`STRATEGIES` and
+:data:`BLOCKINGS`); :mod:`.build` makes it for one explicit blocking.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..errors import NetweaveError
-from ..graph.counting import counting_argsort, counting_lexsort, run_bounds
-from .blocks import Blocks, Bound, destination_blocks, multilevel_blocks
+from .blocks import Bound
 from .boundary import BoundaryRelation
-from .forward import forwarded_destinations
-from .memo import memo
-from .orders import block_orders
+from .build import build_plan, switchgnn_blocks
+from .choose import PathModel, choose_plan
+from .layer_plan import BLOCKINGS, STRATEGIES, InaPlan
+from .strategies import SWITCH_MEMORY_BYTES
 
-STRATEGIES = ("host", "straw", "switchgnn")
-# How ``switchgnn`` cuts the cross edges into blocks (§3.3 and beyond; see :func:`switchgnn_blocks`)
-BLOCKINGS = ("paper", "multilevel", "destination", "hybrid", "single", "multicast")
-
-
-@dataclass(frozen=True, eq=False)
-class InaPlan:
-    """Edges, units and destinations of one layer's propagation.
-
-    Attributes:
-        strategy: one of :data:`STRATEGIES`.
-        num_workers, num_blocks: ``M`` and ``B`` (1 unless ``switchgnn``).
-        feature_bytes: bytes of one feature (``D × 4``).
-        memory_bytes: aggregator memory of the switches: one int for every switch, a
-            ``(switches,)`` array per switch (leaves then spines, as in
-            :class:`~netweave.sim.network.SimNetwork`), or ``None`` (unlimited).
-        src, dst, block: ``(C,)`` cross edges ``src -> dst`` sorted by (block, src, owner of dst, dst).
-        unit_lo, unit_hi: ``(U,)`` edge range of every unit (one message of ``feature_bytes``).
-        unit_to: ``(U,)`` destination worker of a unicast unit, ``-1`` for a multicast unit.
-        unit_ptr: ``(M*B + 1,)`` units of worker ``h`` in block ``b`` are ``unit_ptr[h*B+b]:unit_ptr[h*B+b+1]``,
-            in sending order.
-        in_edges: ``(C,)`` edge ids sorted by (block, dst, owner of src).
-        dest_v, dest_lo, dest_hi: ``(K,)`` per (block, destination vertex): the vertex and its range
-            in ``in_edges`` (its ``need`` is ``hi - lo`` cross edges).
-        dest_ptr: ``(M*B + 1,)`` destinations of worker ``h`` in block ``b``.
-        levels: ``(B,)`` multi-level partitioning level of every block (zeros otherwise).
-        overlap: blocks are double-buffered (beyond the paper): each block fits half the memory, and a
-            host sends block ``b + 1`` while block ``b`` drains; block ``b + 2`` waits until every
-            host holds block ``b``'s sums. ``False``: the paper's barrier between blocks (§3.3).
-        forward: ``(n,)`` bool, destinations the switches forward unaggregated (beyond the paper, see
-            :mod:`~netweave.ina.forward`); their edges ride their sender's first block. ``None``: none.
-    """
-
-    strategy: str
-    num_workers: int
-    num_blocks: int
-    feature_bytes: int
-    memory_bytes: int | np.ndarray | None
-    parts: np.ndarray
-    src: np.ndarray
-    dst: np.ndarray
-    block: np.ndarray
-    unit_lo: np.ndarray
-    unit_hi: np.ndarray
-    unit_to: np.ndarray
-    unit_ptr: np.ndarray
-    in_edges: np.ndarray
-    dest_v: np.ndarray
-    dest_lo: np.ndarray
-    dest_hi: np.ndarray
-    dest_ptr: np.ndarray
-    levels: np.ndarray
-    overlap: bool = False
-    forward: np.ndarray | None = None
-
-    @property
-    def synchronised(self) -> bool:
-        """Blocks wait for each other: the simulator synchronises whenever there is more than one."""
-        return self.num_blocks > 1
-
-    @property
-    def num_units(self) -> int:
-        return int(self.unit_lo.size)
-
-
-def _csr_by(keys: np.ndarray, size: int) -> np.ndarray:
-    ptr = np.zeros(size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys, minlength=size), out=ptr[1:])
-    return ptr
-
-
-def _in_edge_order(block: np.ndarray, dst: np.ndarray, owner: np.ndarray, nb: int, n: int, m: int) -> np.ndarray:
-    """Edge ids sorted by (``block``, ``dst``, ``owner`` of the sender), stably: three counting sorts."""
-    order = counting_argsort(owner, m)
-    order = order[counting_argsort(dst[order], n)]
-    return order[counting_argsort(block[order], nb)] if nb > 1 else order
-
-
-def _ride_along(sender: np.ndarray, keep: np.ndarray, block: np.ndarray, position: np.ndarray):
-    """Block and position of the edges not in ``keep``: their sender's first block and its place
-    there, so that they go up in a unit the sender sends anyway; a sender with no kept edge goes
-    last in block 0 (by id)."""
-    n = int(sender.max()) + 1 if sender.size else 0
-    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    kept = sender[keep]  # ascending: the relation goes by sender
-    if kept.size:
-        runs = run_bounds(kept)[:-1]
-        first[kept[runs]] = np.minimum.reduceat(block[keep], runs)
-    place = np.full(n, -1, dtype=np.int64)
-    there = keep & (block == first[sender])
-    place[sender[there]] = position[there]
-    alone = np.unique(sender[~keep & (place[sender] < 0)])
-    first[alone] = 0
-    place[alone] = (position[keep & (block == 0)].max(initial=-1) + 1) + np.arange(alone.size)
-    return first[sender[~keep]], place[sender[~keep]]
-
-
-def switchgnn_blocks(rel: BoundaryRelation, feature_bytes: int, memory: int | np.ndarray, blocking: str,
-                     order: str, seed: int = 0, max_blocks: int | None = None, bound: Bound | None = None) -> Blocks:
-    """The blocks of ``blocking`` (:data:`BLOCKINGS`) for ``memory`` (bytes, or ``(C,)`` per cross edge).
-
-    * ``paper``: multi-level METIS blocks sized by destination demand (§3.3, Figure 10);
-    * ``multilevel``: the same, sized by the peak of aggregators alive at once under GAMR order;
-    * ``destination``: whole destinations in GAMR opening order, peak-sized;
-    * ``hybrid``: METIS at the first level, the cut edges grouped by destination, peak-sized;
-    * ``single``: one block, best effort (the strawman's switch with SwitchGNN's order);
-    * ``multicast``: one block, every destination forwarded: the switch only multicasts (each
-      sender goes up once, one copy down per destination worker) and aggregates nothing.
-
-    Peak sizing assumes the GAMR order; with ``order`` random the blocks are sized by demand.
-    More than ``max_blocks`` blocks, or passing ``bound``, raises :class:`~netweave.ina.blocks.TooManyBlocks`.
-    """
-    if blocking not in BLOCKINGS:
-        raise NetweaveError(f"unknown blocking {blocking!r}; use one of {', '.join(BLOCKINGS)}")
-    sizing = "peak" if order == "gamr" and blocking != "paper" else "demand"
-    if blocking in ("single", "multicast"):
-        return Blocks(np.zeros(rel.dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64))
-    if blocking == "destination":
-        return destination_blocks(rel, feature_bytes, memory, sizing, max_blocks, bound)
-    return multilevel_blocks(rel, feature_bytes, memory, seed, sizing, "destination" if blocking == "hybrid" else "metis",
-                             max_blocks, bound)
+AUTO = "auto"  # the blocking the cost model chooses (the default everywhere)
 
 
 def ina_plan(rel: BoundaryRelation, strategy: str, feature_bytes: int,
-             memory_bytes: int | np.ndarray | None = None, order: str = "random", seed: int = 0,
-             start: int | None = None, edge_memory: np.ndarray | None = None, blocking: str = "paper",
-             overlap: bool = False, max_blocks: int | None = None, forward: bool = False,
-             bound: Bound | None = None) -> InaPlan:
+             memory_bytes: int | np.ndarray | None = SWITCH_MEMORY_BYTES, order: str = "gamr", seed: int = 0,
+             start: int | None = None, edge_memory: np.ndarray | None = None, blocking: str = AUTO,
+             overlap: bool = False, max_blocks: int | None = None, forward: bool | None = None,
+             bound: Bound | None = None, net=None) -> InaPlan:
     """Build the :class:`InaPlan` of ``strategy`` on the boundary relation ``rel``.
 
-    ``order`` (``random`` | ``gamr``) is each worker's sending order (per block for ``switchgnn``);
+    ``order`` (``gamr`` | ``random``) is each worker's sending order (per block for ``switchgnn``);
     ``memory_bytes`` is the switches' aggregator memory, one int or one per switch (``switchgnn``
-    needs a finite one). ``switchgnn`` sizes its blocks to ``edge_memory`` ``(C,)`` when given: per
-    cross edge of ``rel``, the smallest memory among the switches that aggregate it
-    (:meth:`~netweave.sim.network.SimNetwork.edge_memory`); else to the smallest switch.
-    ``blocking`` (:data:`BLOCKINGS`) is how ``switchgnn`` cuts blocks; ``overlap`` double-buffers
-    them (each is sized to half the memory; see :attr:`InaPlan.overlap`); ``max_blocks`` stops a
-    blocking that needs more, ``bound`` (:class:`~netweave.ina.blocks.Bound`) one that can no
-    longer be picked (:class:`~netweave.ina.blocks.TooManyBlocks`). ``forward`` (``switchgnn``)
-    lets the switches forward the destinations that gain nothing from an aggregator
-    (:func:`~netweave.ina.forward.forwarded_destinations`); only the others are blocked.
+    needs a finite one; ``None`` is unlimited, the strawman's UL). ``switchgnn`` sizes its blocks to
+    ``edge_memory`` ``(C,)`` when given: per cross edge of ``rel``, the smallest memory among the
+    switches that aggregate it (:meth:`~netweave.sim.network.SimNetwork.edge_memory`); else to the
+    smallest switch.
+
+    ``blocking`` is how ``switchgnn`` cuts blocks: ``auto`` (the default) plans every candidate and
+    returns the fastest on the cost model of :mod:`.choose`, priced on ``net`` (a
+    :class:`~netweave.sim.network.SimNetwork`; default: a star of ``rel``'s workers at 100 Gb/s with
+    2 µs links, the command line's default topology) — possibly host exchange; or one of
+    :data:`BLOCKINGS`, built as given. ``overlap`` double-buffers an explicit blocking (each block is
+    sized to half the memory; see :attr:`InaPlan.overlap`); ``max_blocks`` stops an explicit
+    blocking that needs more, ``bound`` (:class:`~netweave.ina.blocks.Bound`) one that can no longer
+    be picked (:class:`~netweave.ina.blocks.TooManyBlocks`). ``forward`` lets the switches forward
+    the destinations that gain nothing from an aggregator (:func:`~netweave.ina.forward.forwarded_destinations`);
+    only the others are blocked. ``None`` (the default) forwards for every explicit blocking but
+    ``paper``, as ``netweave ina --blocking`` does. ``host`` and ``straw`` ignore the blocking.
+
+    >>> from netweave.graph import load_dataset
+    >>> from netweave.ina import boundary_relation
+    >>> from netweave.partition import metis_partition
+    >>> g = load_dataset("cora")
+    >>> rel = boundary_relation(g, metis_partition(g, 8, seed=0))
+    >>> ina_plan(rel, "switchgnn", 4 * 128, 40_000).strategy
+    'switchgnn'
     """
     if strategy not in STRATEGIES:
         raise NetweaveError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    if feature_bytes < 1:
-        raise NetweaveError(f"feature size {feature_bytes} B must be positive")
-    if memory_bytes is not None and np.ndim(memory_bytes) > 0:
-        memory_bytes = np.asarray(memory_bytes, dtype=np.int64)
-        if memory_bytes.ndim != 1 or memory_bytes.size == 0:
-            raise NetweaveError(f"switch memory must be one number or one per switch, got shape {memory_bytes.shape}")
-    if memory_bytes is not None and np.min(memory_bytes) < 0:
-        raise NetweaveError(f"switch memory {int(np.min(memory_bytes))} B must not be negative")
-    m, parts = rel.num_workers, rel.parts
-    sender, dst = rel.senders(), rel.dst
-    block, levels = np.zeros(dst.size, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    forwarded = memo(rel, "forwarded", lambda: forwarded_destinations(rel)) if forward and strategy == "switchgnn" else None
-    if strategy == "switchgnn" and blocking == "multicast":
-        forwarded = rel.need > 0
-    keep = np.ones(dst.size, dtype=bool) if forwarded is None else ~forwarded[dst]
-    blocked = rel if forwarded is None else memo(rel, ("kept", blocking == "multicast"), lambda: rel.subset(keep))
-    if strategy == "switchgnn":
-        if memory_bytes is None:
-            raise NetweaveError("switchgnn needs a finite --switch-memory (its blocks are sized to it)")
-        sizing = memory_bytes if np.ndim(memory_bytes) == 0 else int(memory_bytes.min())
-        sizing = sizing if edge_memory is None else np.asarray(edge_memory, dtype=np.int64)[keep]
-        blocks = switchgnn_blocks(blocked, feature_bytes, sizing // 2 if overlap else sizing, blocking, order, seed,
-                                  max_blocks, bound)
-        if blocks.num_blocks:
-            block[keep], levels = blocks.block, blocks.levels
-    nb = int(levels.size)
-    position = np.zeros(dst.size, dtype=np.int64)
-    position[keep] = block_orders(blocked, block[keep], order, seed, start)
-    if forwarded is not None:
-        block[~keep], position[~keep] = _ride_along(sender, keep, block, position)
-    # the relation is sorted by (sender, owner, dst) already: a stable sort by block keeps that
-    # (the edge arrays are gathered one at a time, at Reddit's size 0.7 GB each)
-    by = counting_argsort(block, nb) if nb > 1 else None
-    src_s = sender if by is None else sender[by]
-    dst_s = dst if by is None else dst[by]
-    block_s = block if by is None else block[by]
-    del sender, block
-    if strategy == "host":  # one unicast unit per (sender, destination worker)
-        owner_s = parts[dst_s]
-        starts = run_bounds(block_s, src_s, owner_s)
-        to = owner_s[starts[:-1]]
-        del owner_s
-    else:  # one multicast unit per (block, sender)
-        starts = run_bounds(block_s, src_s)
-        to = np.full(starts.size - 1, -1, dtype=np.int64)
-    lo, hi = starts[:-1], starts[1:]
-    host = parts[src_s[lo]]
-    unit_key = host * nb + block_s[lo]
-    send = counting_lexsort((to + 1, position[lo if by is None else by[lo]], unit_key))
-    del position, by
-    in_edges = _in_edge_order(block_s, dst_s, parts[src_s], nb, rel.parts.size, m)
-    dstarts = run_bounds(block_s[in_edges], dst_s[in_edges])
-    dlo, dhi = dstarts[:-1], dstarts[1:]
-    dest_v = dst_s[in_edges[dlo]]
-    dest_key = parts[dest_v] * nb + block_s[in_edges[dlo]]
-    dorder = np.argsort(dest_key, kind="stable")
-    return InaPlan(strategy, m, nb, int(feature_bytes), memory_bytes, parts,
-                   src_s, dst_s, block_s, lo[send], hi[send], to[send], _csr_by(unit_key, m * nb),
-                   in_edges, dest_v[dorder], dlo[dorder], dhi[dorder], _csr_by(dest_key, m * nb), levels,
-                   overlap and nb > 1, forwarded)
+    if blocking != AUTO and blocking not in BLOCKINGS:
+        raise NetweaveError(f"unknown blocking {blocking!r}; use {AUTO} or one of {', '.join(BLOCKINGS)}")
+    if strategy == "switchgnn" and blocking == AUTO:
+        extra = [name for name, given in (("overlap", overlap), ("max_blocks", max_blocks is not None),
+                                          ("forward", forward is not None), ("bound", bound is not None)) if given]
+        if extra:
+            raise NetweaveError(f"{extra[0]} goes with an explicit blocking; blocking='auto' tries every "
+                                "candidate with and without it")
+        if feature_bytes < 1:
+            raise NetweaveError(f"feature size {feature_bytes} B must be positive")
+        model = PathModel.of(net, feature_bytes) if net is not None else PathModel.star(rel.num_workers, feature_bytes)
+        return choose_plan(rel, model, feature_bytes, memory_bytes, edge_memory, order, seed, start).plan
+    explicit = blocking if blocking != AUTO else "paper"
+    if forward is None:
+        forward = blocking not in (AUTO, "paper")
+    return build_plan(rel, strategy, feature_bytes, memory_bytes, order, seed, start, edge_memory, explicit, overlap,
+                      max_blocks, forward, bound)
+
+
+__all__ = ["AUTO", "BLOCKINGS", "STRATEGIES", "InaPlan", "ina_plan", "switchgnn_blocks"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..graph.counting import compact_ids
 from .occupancy import UNLIMITED, interleaved, replay_arrivals
-from .plan import InaPlan
+from .layer_plan import InaPlan
 
 
 @dataclass(frozen=True, eq=False)

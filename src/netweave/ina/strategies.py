@@ -26,6 +26,9 @@ from ..errors import NetweaveError
 from .boundary import BoundaryRelation
 
 AGGREGATOR_BYTES = 128
+# aggregator memory of a switch when nothing names one (switchgnn.txt §6 uses 10-100 MB); the one
+# value that scenarios.defaults re-exports and every layer's default takes
+SWITCH_MEMORY_BYTES = 100_000_000
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ logical links sharing it (contention, e.g. on QPI); ``t_i^k = max_j t_ij^k``;
 ``t^k = max_i t_i^k``; ``t(S) = Σ_k t^k``. Latency is not modelled, as in the paper. Since every
 loaded hop belongs to an active link, ``t^k`` equals the largest hop time of stage k.
 
-**α–β** (the default of ``netweave plan``, ``train`` and ``compare``; beyond the paper;
-:func:`plan_cost` itself defaults to §5.1, the paper's model): the §5.1 model predicts 0.78 µs
+**α–β** (the default of ``netweave plan``, ``train`` and ``compare``, and of :func:`plan_cost` and
+:func:`~netweave.plan.spst_plan`, with the constants of the links' transport; beyond the paper;
+pass ``model=DGCL_MODEL`` for the paper's): the §5.1 model predicts 0.78 µs
 for an exchange over links of 1 µs latency, and measured exchanges over shaped links take
 1.12 × its prediction + 5 ms (BENCHMARKS.md, DGCL Fig. 10; 2.17 × − 7 ms before the exchange
 posted its receives first). The α–β model adds what a real transport pays per stage::
@@ -78,6 +79,14 @@ COST_MODELS = {m.name: m for m in (ALPHA_BETA, DGCL_MODEL)}
 DEFAULT_COST_MODEL = ALPHA_BETA.name  # what the commands use unless --cost-model says otherwise
 
 
+def default_cost_model(links: WorkerLinks) -> CostModel:
+    """The commands' model (:data:`DEFAULT_COST_MODEL`) with the constants of ``links``' transport
+    (:attr:`~netweave.plan.links.WorkerLinks.transport`: NCCL's on GPUs, gloo's on hosts)."""
+    from .transport import transport
+
+    return cost_model(DEFAULT_COST_MODEL, transport(links.transport))
+
+
 def cost_model(name: str, transport: Transport | None = None) -> CostModel:
     """The model called ``name`` (``alpha-beta`` or ``dgcl``), or a one-line error; ``alpha-beta``
     takes ``transport``'s constants (gloo's when None), ``dgcl`` (§5.1) has none."""
@@ -125,8 +134,11 @@ def link_load(plan: GraphCommPlan, num_workers: int) -> np.ndarray:
     return np.bincount(key, minlength=k * m * m).reshape(k, m * m).astype(np.float64)
 
 
-def plan_cost(plan: GraphCommPlan, links: WorkerLinks, model: CostModel = DGCL_MODEL) -> PlanCost:
-    """Evaluate ``t(S)`` for ``plan`` on ``links`` under ``model`` (vectorised; default §5.1)."""
+def plan_cost(plan: GraphCommPlan, links: WorkerLinks, model: CostModel | None = None) -> PlanCost:
+    """Evaluate ``t(S)`` for ``plan`` on ``links`` under ``model`` (vectorised; default: the commands'
+    α–β model with the links' transport, :func:`default_cost_model`; ``DGCL_MODEL`` is §5.1)."""
+    if model is None:
+        model = default_cost_model(links)
     inc = incidence(links)
     link_bytes = link_load(plan, links.num_workers) * plan.feature_bytes
     hop_bytes = np.asarray((inc.T @ link_bytes.T).T)

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import NetweaveError
 from ..topology import Topology
 from ..topology.paths import widest_shortest_path
+from .transport import transport_for
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,6 +36,10 @@ class WorkerLinks:
         hop_names: ``"A->B"`` for every hop.
         hop_latency_s: ``(2 * num_physical_links,)`` one-way latency of every hop in seconds.
         hop_labels: the ``label`` of every hop's physical link (None where it has none).
+        transport: the name of the transport the workers exchange over by default (``nccl`` for
+            GPUs, ``gloo`` for hosts: :func:`~netweave.plan.transport.transport_for`); the default
+            cost model of :func:`~netweave.plan.cost.plan_cost` and :func:`~netweave.plan.spst_plan`
+            takes its constants.
     """
 
     workers: tuple[str, ...]
@@ -45,6 +50,7 @@ class WorkerLinks:
     hop_names: tuple[str, ...]
     hop_latency_s: np.ndarray | None = None
     hop_labels: tuple[str | None, ...] | None = None
+    transport: str = "gloo"
 
     def link_latency_s(self) -> np.ndarray:
         """``(m*m,)`` one-way latency of every logical link: the sum over its hops (0 without hops)."""
@@ -128,4 +134,5 @@ def worker_links(topo: Topology) -> WorkerLinks:
     names = tuple(n for l in topo.links for n in (f"{l.a}->{l.b}", f"{l.b}->{l.a}"))
     latency = np.repeat([l.latency_us * 1e-6 for l in topo.links], 2).astype(np.float64)
     labels = tuple(l.label for l in topo.links for _ in range(2))
-    return WorkerLinks(tuple(workers), exists, ptr, np.asarray(hops, dtype=np.int64), bw, names, latency, labels)
+    return WorkerLinks(tuple(workers), exists, ptr, np.asarray(hops, dtype=np.int64), bw, names, latency, labels,
+                       transport_for(topo).name)

@@ -60,7 +60,7 @@ class GraphCommPlan:
         return int(self.hop_stage.max()) if self.num_hops else 0
 
     def save(self, path: str | Path) -> None:
-        """The ``.npz`` of DESIGN.md: hop arrays, ``parts``, ``feature_bytes``, ``workers``."""
+        """The plan ``.npz`` of docs/formats.md: hop arrays, ``parts``, ``feature_bytes``, ``workers``."""
         np.savez_compressed(path, hop_stage=self.hop_stage, hop_src=self.hop_src, hop_dst=self.hop_dst,
                             hop_vertex=self.hop_vertex, parts=self.parts, feature_bytes=self.feature_bytes,
                             workers=np.array(self.workers), planner=self.planner)

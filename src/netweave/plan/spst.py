@@ -23,8 +23,9 @@ Deliberate details (the paper leaves them open):
 * Guard (a departure from the paper): the greedy is myopic and can end slightly above P2P where
   relaying only adds traffic (single-switch stars: +3 % on Cora over 8 hosts). P2P is itself a
   feasible SPST plan (every tree a star of stage-1 links), so ``spst_plan`` returns the P2P plan,
-  labelled ``spst``, when it predicts a lower ``t(S)`` on the cost model in use (``model``: §5.1 by
-  default; with α–β, as the commands use, each extra stage of SPST also costs a stage overhead);
+  labelled ``spst``, when it predicts a lower ``t(S)`` on the cost model in use (``model``: α–β with
+  the links' transport by default, as the commands use, where each extra stage of SPST also costs a
+  stage overhead; or §5.1);
   ``guard_p2p=False`` gives the raw greedy. The greedy's link weights ``C(k, e)`` stay §5.1's.
 * Stage budget (a departure from the paper, for models that charge per stage): §5.1's weights see
   bandwidth only, so the greedy opens stages whose bytes cost less than the stage itself (Cora on a
@@ -44,7 +45,7 @@ import numpy as np
 from ..errors import NetweaveError
 from ..partition import CommRelation
 from ..progress import stage
-from .cost import DGCL_MODEL, CostModel, plan_cost
+from .cost import CostModel, default_cost_model, plan_cost
 from .links import WorkerLinks
 from .plan import GraphCommPlan
 
@@ -296,7 +297,7 @@ def _charges_per_stage(model: CostModel) -> bool:
 
 
 def spst_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int, seed: int = 0,
-              guard_p2p: bool = True, model: CostModel = DGCL_MODEL) -> GraphCommPlan:
+              guard_p2p: bool = True, model: CostModel | None = None) -> GraphCommPlan:
     """Plan the graph allgather of ``comm`` on ``links`` with SPST (Algorithm 1).
 
     Args:
@@ -306,9 +307,13 @@ def spst_plan(comm: CommRelation, links: WorkerLinks, feature_bytes: int, seed: 
             not either: it only scales the costs).
         seed: seed of the random vertex order.
         guard_p2p: return the P2P plan instead when it predicts less time (see module notes).
-        model: the cost model of that comparison and of the stage budget (module notes); §5.1
-            (the default) runs the paper's greedy once.
+        model: the cost model of that comparison and of the stage budget (module notes); the
+            default is the commands' (``netweave plan``): α–β with the links' transport
+            (:func:`~netweave.plan.cost.default_cost_model`); ``DGCL_MODEL`` (§5.1) runs the
+            paper's greedy once.
     """
+    if model is None:
+        model = default_cost_model(links)
     links.check_parts(comm.num_parts)
     m = comm.num_parts
     vertices, dest_ptr, dest = destinations(comm)

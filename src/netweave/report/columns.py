@@ -1,6 +1,6 @@
 """How a column reads: its header with the unit spelled out, and the text of one value.
 
-Column names carry their unit as a suffix (DESIGN "Outputs"): ``predicted_time_ms`` reads
+Column names carry their unit as a suffix (docs/formats.md, "Conventions"): ``predicted_time_ms`` reads
 ``predicted time (ms)``, ``exchange_MB_per_epoch`` ``exchange (MB/epoch)``, ``rate_x_ps``
 ``rate (× PS)``; dimensionless ratios say so (``speedup (×)``, ``traffic reduction (fraction)``).
 """

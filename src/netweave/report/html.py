@@ -28,18 +28,23 @@ th { background: #f3f3f3; text-align: left; }
 td.num { text-align: right; }
 tr.baseline td { color: #666; background: #f7f7f7; }
 p.note { font-weight: 500; }
-p.differs, p.time, p.skipped { color: #555; }
+p.differs, p.time, p.skipped, p.run, p.inputs { color: #555; }
+p.run { font-size: .85em; }
 figure { margin: 1em 0; } img { max-width: 100%; height: auto; }
 """
 
 
-def html_report(sections: list[Section], figures: dict[str, bytes], heading: str, intro: str = "") -> str:
-    """The whole report; ``figures`` maps a section's name to its PNG bytes (inlined)."""
+def html_report(sections: list[Section], figures: dict[str, bytes], heading: str, intro: str = "",
+                run: str = "") -> str:
+    """The whole report; ``figures`` maps a section's name to its PNG bytes (inlined); ``run`` (the
+    run's metadata as a sentence) under the heading."""
     nav = " ".join(f'<a href="#{escape(s.name)}">{escape(s.name)}</a>' for s in sections)
     body = "\n".join(section_html(s, figures.get(s.name)) for s in sections)
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{escape(heading)}</title>\n'
             f"<style>{CSS}</style>\n</head>\n<body>\n<h1>{escape(heading)}</h1>\n"
-            + (f"<p>{escape(intro)}</p>\n" if intro else "") + f"<nav>{nav}</nav>\n{body}\n</body>\n</html>\n")
+            + (f"<p>{escape(intro)}</p>\n" if intro else "")
+            + (f'<p class="run"><b>Run:</b> {escape(run)}</p>\n' if run else "")
+            + f"<nav>{nav}</nav>\n{body}\n</body>\n</html>\n")
 
 
 def section_html(s: Section, png: bytes | None) -> str:
@@ -47,6 +52,8 @@ def section_html(s: Section, png: bytes | None) -> str:
     parts = [f'<section id="{escape(s.name)}">', f"<h2>{escape(s.title)}</h2>"]
     if s.skipped:
         return "\n".join(parts + [f'<p class="skipped">{escape(s.skipped)}</p>', "</section>"])
+    if s.inputs:
+        parts.append(f'<p class="inputs"><b>Inputs:</b> {escape(s.inputs)}.</p>')
     if s.note:
         parts.append(f'<p class="note">{escape(s.note)}</p>')
     if s.differs:

@@ -1,5 +1,6 @@
-"""A report as Markdown: per section its title, note, the line on the paper, the table under
-headers with units, a link to its figure (``NAME.png`` beside the file) and its time."""
+"""A report as Markdown: the run that made it, then per section its title, note, the line on the
+paper, the table under headers with units, a link to its figure (``NAME.png`` beside the file) and
+its time."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ from .columns import cell, header, is_number, paper_line
 from .section import Section
 
 
-def markdown_report(sections: list[Section], heading: str, intro: str = "") -> str:
-    """The whole report; a skipped section shows its reason in place of table and figure."""
-    lines = [f"# {heading}", ""] + ([intro, ""] if intro else [])
+def markdown_report(sections: list[Section], heading: str, intro: str = "", run: str = "") -> str:
+    """The whole report; a skipped section shows its reason in place of table and figure; ``run``
+    (the run's metadata as a sentence) under the heading."""
+    lines = [f"# {heading}", ""] + ([intro, ""] if intro else []) + ([f"_Run: {run}_", ""] if run else [])
     for s in sections:
         lines += [f"## {s.title}", ""]
         if s.skipped:
             lines += [s.skipped, ""]
             continue
+        lines += [f"**Inputs:** {s.inputs}.", ""] if s.inputs else []
         lines += [s.note, ""] if s.note else []
         lines += [f"**Where netweave differs from the paper:** {s.differs}", ""] if s.differs else []
         lines += [f"**The paper:** {paper}", ""] if (paper := paper_line(s)) else []

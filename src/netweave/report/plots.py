@@ -1,6 +1,6 @@
 """The one matplotlib module (Agg backend: no display needed). A section's figure puts one panel
 per metric side by side, e.g. time and bytes, the baseline's bars grey; the other figures of
-netweave (``repro``'s lines, ``sim``'s timelines) draw with its helpers.
+netweave (``repro``'s, :mod:`.series`; ``sim``'s timelines, :mod:`.timeline`) draw with its helpers.
 
 Figures are returned, not shown; :func:`png_bytes` and :func:`save_png` render them and close them.
 """
@@ -96,7 +96,12 @@ def section_figure(s: Section) -> Figure:
     x = np.arange(n)
     for ax, m in zip(axes[0], metrics):
         values = np.array([np.nan if r[m] is None else float(r[m]) for r in s.rows])
-        bars = ax.bar(x, values, color=colours)
+        err = None
+        if m in s.spread:  # e.g. the quartiles of a median
+            lo, hi = s.spread[m]
+            err = np.array([[v - float(r[lo]) for v, r in zip(values, s.rows)],
+                            [float(r[hi]) - v for v, r in zip(values, s.rows)]])
+        bars = ax.bar(x, values, color=colours, yerr=err, capsize=4 if err is not None else 0)
         ax.bar_label(bars, labels=[cell(r[m]) for r in s.rows], fontsize=7, padding=1)
         positive = values[np.isfinite(values) & (values > 0)]
         log = 0 < positive.size == np.isfinite(values).sum() and positive.max() > LOG_SPAN * positive.min()
@@ -104,7 +109,7 @@ def section_figure(s: Section) -> Figure:
             ax.set_yscale("log")
             ax.yaxis.set_major_formatter(lambda v, _: f"{v:g}")
         ax.margins(y=0.15)
-        ax.set_ylabel(header(m) + (", log axis" if log else ""))
+        ax.set_ylabel(header(m) + (", log axis" if log else "") + (", median and quartiles" if m in s.spread else ""))
         ax.set_xticks(x, labels, fontsize=8, rotation=30 if tilt else 0, ha="right" if tilt else "center")
         ax.grid(axis="y", alpha=0.3)
     if paper[0]:
@@ -131,16 +136,3 @@ def paper_panel(ax, paper, labels: list[str], ours: list[float], theirs: list[fl
     ax.margins(y=0.15)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7, frameon=False)
-
-
-def series_figure(rows: list[dict], x: str, ys: list[str], title: str) -> Figure:
-    """One line per column of ``ys`` over column ``x`` (a paper's figure, e.g. time vs workers)."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for y in ys:
-        ax.plot([row[x] for row in rows], [row[y] for row in rows], "o-", label=y)
-    ax.set_xlabel(header(x))
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return fig

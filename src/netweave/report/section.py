@@ -47,7 +47,11 @@ class Section:
     - ``metrics``: the numeric columns its figure plots side by side, e.g. time and bytes.
     - ``note``: one sentence, what the reader should see and why.
     - ``differs``: where netweave differs from the paper behind the section.
+    - ``inputs``: which dataset and topology the section used, and why where it did not use the
+      user's (``compare DATASET --topology T`` names both; not every section can take them).
     - ``metric``: a single plotted column, used only when ``metrics`` is empty.
+    - ``spread``: for a plotted metric, the columns of its spread (``{"epoch_ms": ("epoch_q1_ms",
+      "epoch_q3_ms")}``), drawn as an error bar on its bar.
     - ``paper``: the paper's figure for these rows, drawn as one more panel (None: no such figure).
     - ``skipped``: why the section did not run (its rows are then empty).
     - ``seconds``: wall-clock time the section took.
@@ -61,8 +65,10 @@ class Section:
     metrics: tuple[str, ...] = ()
     note: str = ""
     differs: str = ""
+    inputs: str = ""
     metric: str = ""
     paper: PaperFigure | None = None
+    spread: dict[str, tuple[str, str]] = field(default_factory=dict)
     skipped: str | None = None
     seconds: float = 0.0
 

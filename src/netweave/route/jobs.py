@@ -1,4 +1,4 @@
-"""Aggregation tasks and training jobs (aro.txt §III-B; the Jobs YAML of DESIGN.md).
+"""Aggregation tasks and training jobs (aro.txt §III-B; the jobs YAML of docs/formats.md).
 
 A *task* is a set of workers sending aggregatable gradients to one PS; a *job* is one or more tasks
 (a model sharded over several PSs) with a weight ``β`` (its model size, for MJMT fairness).

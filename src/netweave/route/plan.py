@@ -1,4 +1,4 @@
-"""Run a routing algorithm on jobs, evaluate it, and read/write the routes JSON of DESIGN.md.
+"""Run a routing algorithm on jobs, evaluate it, and read/write the routes JSON of docs/formats.md.
 
 Results are typed: :class:`RouteResult` (ARO's model: rates of max-min fair aggregation flows)
 and :class:`PrecisionResult` (PAHInA's model: per-worker rates and the §VI-A training metrics);
@@ -74,7 +74,7 @@ class RouteResult:
         return sum(self.evaluated_rates_gbps.values())
 
     def summary(self) -> dict:
-        """The routes JSON of DESIGN.md, with the rates and the solve time."""
+        """The routes JSON (docs/formats.md), with the rates and the solve time."""
         return {"algorithm": self.algorithm, "topology": self.topology, "seed": self.seed,
                 "tasks": {name: t.summary() for name, t in self.tasks.items()},
                 "objective_gbps": self.objective_gbps, "solve_time_s": self.solve_time_s, "optimal": self.optimal,
@@ -174,8 +174,10 @@ def check_one_precision(jobs: list[Job], algorithm: str) -> None:
 
 
 def save_routes(result: "RouteResult | PrecisionResult", path: str | Path) -> None:
-    """Write ``result`` as the routes JSON of DESIGN.md."""
-    Path(path).write_text(json.dumps(result.summary(), indent=1))
+    """Write ``result`` as the routes JSON (docs/formats.md), with the run's metadata under ``run``."""
+    from ..run_info import run_metadata
+
+    Path(path).write_text(json.dumps(result.summary() | {"run": run_metadata()}, indent=1))
 
 
 ROUTES_SHAPE = "{'tasks': {NAME: {'ps': NODE, 'paths': {WORKER: [WORKER, …, NODE]}}}}"

@@ -1,7 +1,7 @@
 """Typed scenarios: the one place where netweave's layers are wired (ns-3's helpers over its models).
 
-Each scenario is a frozen, keyword-only dataclass whose ``run()`` wires the data flow of
-DESIGN.md once and returns a typed result with ``summary()`` (a JSON-able dict, units in key
+Each scenario is a frozen, keyword-only dataclass whose ``run()`` wires the data flow (dataset →
+partition → plan → simulation or run) once and returns a typed result with ``summary()`` (a JSON-able dict, units in key
 names). ``cli``, ``compare``, ``repro`` and ``sweep`` parse, build a scenario, run it and render.
 """
 

@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 from ..errors import NetweaveError
+from ..ina.strategies import SWITCH_MEMORY_BYTES  # noqa: F401 (re-exported: ina_plan's default is the same value)
 from ..units import BYTES_PER_VALUE, feature_bytes  # noqa: F401 (re-exported: the defaults' one home)
 
 FEATURE_DIM = 128
 PRECISION_MIX: dict[str, float] = {"fp8": 5.0, "fp16": 3.0, "fp32": 2.0}
-SWITCH_MEMORY_BYTES = 100_000_000
 
 
 def feature_dim(requested: int | None, graph=None, where: str = "--feature-dim") -> int:

@@ -144,7 +144,7 @@ class ExchangeResult:
     """A planned and costed exchange.
 
     Attributes:
-        plan: the plan (its ``.save`` writes DESIGN's ``.npz``); links: the topology's logical links.
+        plan: the plan (its ``.save`` writes the plan ``.npz`` of docs/formats.md); links: the topology's logical links.
         cost: the plan's cost on the scenario's model; p2p, p2p_cost: the P2P plan and its cost on the
             same model (None when some pair of workers has no logical link).
         time_by_model_s: the plan's predicted seconds under every cost model, by name.

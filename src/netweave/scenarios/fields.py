@@ -2,7 +2,7 @@
 
 A case's keys are the scenario's field names (see each scenario's docstring); values arrive as
 YAML gives them, so sizes, precision mixes and heuristics may be strings as on the command line
-(``switch_memory: 2MB``, ``precisions: fp8:5,fp16:5``, ``accelerations: app,sro``). An ``ina``
+(``switch_memory: 2MB``, ``buffer_bytes: 1MB``, ``precisions: fp8:5,fp16:5``, ``accelerations: app,sro``). An ``ina``
 case may also name the simulator's options (:class:`~netweave.sim.SimConfig` fields such as
 ``loss`` or ``buffer_bytes``); they go into its ``sim``.
 
@@ -44,7 +44,9 @@ def _convert(kind: str, params: dict) -> dict:
 
     p = dict(params)
     if kind == "ina":
-        sim = {k: p.pop(k) for k in list(p) if k in _sim_fields()}
+        sim = _sim_params(p)
+        for k in sim:
+            del p[k]
         if isinstance(p.get("switch_memory"), str):
             p["switch_memory"] = parse_switch_memory(p["switch_memory"], "switch_memory")
         if sim:
@@ -83,7 +85,7 @@ def scenario_from(kind: str, params: dict):
     if kind == "ina":
         from ..sim import SimConfig
 
-        _check_types(kind, SimConfig, {k: v for k, v in params.items() if k in _sim_fields()})
+        _check_types(kind, SimConfig, _sim_params(params))
     converted = _convert(kind, params)
     _check_types(kind, cls, converted)
     try:
@@ -150,6 +152,14 @@ def _describe(hint, plural: bool = False) -> str:
     if hint in _NAMES:
         return _NAMES[hint][plural]
     return getattr(hint, "__name__", str(hint))
+
+
+def _sim_params(params: dict) -> dict:
+    """The simulator's options among ``params``, sizes (``buffer_bytes: 1MB``) as bytes."""
+    from ..topology.yaml_io import parse_bytes
+
+    return {k: parse_bytes(v, k) if k.endswith("_bytes") and isinstance(v, str) else v
+            for k, v in params.items() if k in _sim_fields()}
 
 
 def _sim_fields() -> set[str]:

@@ -27,8 +27,8 @@ class InaScenario:
 
     ``topology`` defaults to ``star:n=WORKERS`` at ``gbps`` with 2 µs links (§6). ``switch_memory``
     :data:`~netweave.sim.network.FROM_TOPOLOGY` takes every switch's ``aggregator_memory`` from the
-    topology (100 MB where it gives none), an int (bytes) overrides it for every switch, ``None`` is
-    unlimited (``straw`` → UL). ``feature_dim`` defaults to the dataset's, else 128. ``verify``
+    topology (100 MB where it gives none), an int (bytes) or a size (``"2MB"``, as on the command
+    line) overrides it for every switch, ``None`` or ``"unlimited"`` is unlimited (``straw`` → UL). ``feature_dim`` defaults to the dataset's, else 128. ``verify``
     carries random features and checks the delivered sums against ``A_cross @ X``.
 
     ``blocking`` (``switchgnn`` only): ``auto`` prices every candidate blocking with and without
@@ -56,6 +56,14 @@ class InaScenario:
     verify: bool = False
     sim: SimConfig = field(default_factory=SimConfig)
 
+    def __post_init__(self) -> None:
+        """A size given as on the command line (``"2MB"``, ``"unlimited"``, ``"topology"``) is held as
+        bytes, ``None`` or :data:`~netweave.sim.network.FROM_TOPOLOGY`."""
+        from ..sim.layer import parse_switch_memory
+
+        if isinstance(self.switch_memory, str) or isinstance(self.switch_memory, float):
+            object.__setattr__(self, "switch_memory", parse_switch_memory(self.switch_memory, "switch_memory"))
+
     def check(self) -> None:
         from ..ina.orders import ORDERS
         from ..ina.plan import BLOCKINGS, STRATEGIES
@@ -74,9 +82,6 @@ class InaScenario:
             raise NetweaveError(f"--gbps {self.gbps} must be a finite number of Gb/s, e.g. --gbps 100")
         if self.gbps <= 0:
             raise NetweaveError(f"--gbps {self.gbps} must be positive")
-        if isinstance(self.switch_memory, str) and self.switch_memory != FROM_TOPOLOGY:
-            raise NetweaveError(f"--switch-memory {self.switch_memory!r}: give bytes (100MB), 'unlimited' or "
-                                f"{FROM_TOPOLOGY!r}")
         if isinstance(self.switch_memory, int) and self.switch_memory < 0:
             raise NetweaveError(f"--switch-memory {self.switch_memory} B must not be negative")
         self.sim.check()
@@ -143,11 +148,9 @@ class InaScenario:
                 choice = choose_plan(rel, inputs.net, feature_bytes(dim), memory, edge_memory, self.order, self.seed,
                                      self.start)
                 plan = choice.plan
-            else:
-                explicit = self.blocking != "auto"  # beyond the paper, blockings forward what gains nothing
+            else:  # host, straw, or an explicit blocking (which forwards what gains nothing, beyond the paper)
                 plan = ina_plan(rel, self.strategy, feature_bytes(dim), memory, self.order, self.seed, self.start,
-                                edge_memory, self.blocking if explicit else "paper", self.overlap,
-                                forward=explicit and self.blocking != "paper")
+                                edge_memory, self.blocking, self.overlap)
         t2 = time.perf_counter()
         values = np.random.default_rng(self.seed).standard_normal((g.num_nodes, dim)) if self.verify else None
         with stage(f"simulating {plan.num_units:,} messages"):

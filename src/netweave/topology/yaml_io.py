@@ -1,4 +1,4 @@
-"""Topology YAML (the schema of DESIGN.md) to and from :class:`Topology`.
+"""Topology YAML (the schema of docs/formats.md) to and from :class:`Topology`.
 
 ```yaml
 name: small-leaf-spine

@@ -277,6 +277,7 @@ def _aggregation_network(c: CompareConfig, topo, override: str | None, default: 
 
 
 def routing(c: CompareConfig, topo=None) -> Section:
+    from .route.allreduce import KINDS as ALLREDUCE_KINDS
     from .scenarios import RouteScenario
 
     network, workers, why = _aggregation_network(c, topo, c.routing_topology, DEFAULT_ROUTING_TOPOLOGY,
@@ -289,17 +290,24 @@ def routing(c: CompareConfig, topo=None) -> Section:
                 metrics=("rate_gbps",),
                 note="ARO routes each task's flows so that they meet at INA pipelines and merge there, so its slowest "
                      "task aggregates several times faster than through a plain PS; ECMP, GRID and AggTree do not "
-                     "see the pipelines.",
+                     "see the pipelines. The rows marked (no INA) are what users run without it: a host ring and "
+                     "tree all-reduce, bound by the links, in the same unit (gradient bytes per worker per second, "
+                     "the result's way back included, where the INA rows count the upload only).",
                 differs=f"Rates from netweave's max-min evaluator in {results['ps'].topology} with {workers} workers "
                         "(the paper: a 24x24 leaf-spine with 200), solved exactly with HiGHS.", paper=ARO_FIG7A)
     base = results["ps"].min_rate_gbps
     for algorithm, r in results.items():
         s.rows.append({"algorithm": algorithm, "rate_gbps": r.min_rate_gbps, "rate_x_ps": r.min_rate_gbps / base,
                        "solve_ms": r.solve_time_s * 1e3, "optimal": r.optimal})
+    for kind in ALLREDUCE_KINDS:  # what users run without INA: the host all-reduce's bound, in the same unit
+        rate = min(rates[kind] for rates in results["ps"].allreduce_rates_gbps.values())
+        s.rows.append({"algorithm": f"{kind} (no INA)", "rate_gbps": rate, "rate_x_ps": rate / base,
+                       "solve_ms": None, "optimal": None})
     return s
 
 
 def precision(c: CompareConfig, topo=None) -> Section:
+    from .route.allreduce import KINDS as ALLREDUCE_KINDS
     from .scenarios import PRECISION_MIX, RouteScenario
 
     network, workers, why = _aggregation_network(c, topo, c.precision_topology, DEFAULT_PRECISION_TOPOLOGY,
@@ -311,13 +319,16 @@ def precision(c: CompareConfig, topo=None) -> Section:
                 columns=("scheme", "training_time_s", "time_reduction", "ina_efficiency", "min_rate_gbps"),
                 baseline="ps", metrics=("training_time_s", "ina_efficiency"),
                 note="PAHInA aggregates each precision at a nearby switch with capacity for it, without up-casting, "
-                     "and rates the workers by eq. 2, so training takes a fraction of GRID's and ATP's time.",
+                     "and rates the workers by eq. 2, so training takes a fraction of GRID's and ATP's time. The rows "
+                     "marked (no INA) are what users run without it: a host all-reduce of fp32 gradients, ring or "
+                     "tree, bound by their busiest link (route/allreduce.py).",
                 differs="Training time from netweave's model with its constants (100 MB of fp32 gradients, 1000 "
                         "iterations); ties between equal paths go to fewer hops, then less load, then a seeded "
                         "order (the paper leaves them open).", paper=PAHINA_FIG9)
     base = metrics["ps"].metrics.training_time_s
-    for scheme, r in metrics.items():
-        m = r.metrics
+    rows = [(scheme, r.metrics) for scheme, r in metrics.items()]
+    rows += [(f"{kind} (no INA)", metrics["ps"].allreduce[kind]) for kind in ALLREDUCE_KINDS]
+    for scheme, m in rows:
         s.rows.append({"scheme": scheme, "training_time_s": m.training_time_s,
                        "time_reduction": 1 - m.training_time_s / base, "ina_efficiency": m.ina_efficiency,
                        "min_rate_gbps": m.min_worker_rate_gbps})

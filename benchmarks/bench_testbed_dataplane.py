@@ -121,7 +121,8 @@ def run_stream(dataplane: str, packets: int) -> dict:
     size = packets * 1024  # fp16: 1,024 values, 2 KiB, a packet
     with tempfile.TemporaryDirectory() as out:
         t0 = time.monotonic()
-        report = probe_on_testbed(load_topology_spec("star:n=4"), ["fp16"] * 3, out, "pahina", dataplane, size, 3,
+        report = probe_on_testbed(load_topology_spec("star:n=4"), ["fp16"] * 3, out, routing="pahina",
+                                  dataplane=dataplane, size=size, steps=3,
                                   scale=1.0, timeout_s=300)
         wall = time.monotonic() - t0
     agent = report["agents"]["S0"]

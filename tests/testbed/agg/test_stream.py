@@ -70,8 +70,8 @@ def test_recovery_waits_follow_slow_peers_but_never_run_away():
 
 def test_packets_round_trip():
     u = np.arange(2 * 1024, dtype=np.uint16).reshape(2, 1024)
-    rows, lengths = sp.build(sp.DATA, 3, 7, "fp16", 9, 4, u, np.array([-3, 5], np.int8), np.array([1, 2], np.int8),
-                             np.array([0, 1], np.uint8), 4 * 1024 + 1500)
+    rows, lengths = sp.build(sp.DATA, 3, 7, "fp16", 9, 4, u, exponents=np.array([-3, 5], np.int8),
+                             want=np.array([1, 2], np.int8), flags=np.array([0, 1], np.uint8), size=4 * 1024 + 1500)
     assert lengths.tolist() == [22 + 2048, 22 + 2 * (1500 - 1024)]
     batch = sp.parse(rows, lengths, 2)
     h = batch.header
@@ -134,7 +134,8 @@ def test_xdp_equals_userspace_equals_numpy(tmp_path, topology, precisions, routi
     means = {}
     for dataplane in ("xdp", "user"):
         out = tmp_path / dataplane
-        report = probe_on_testbed(load_topology_spec(topology), precisions, str(out), routing, dataplane, size, steps)
+        report = probe_on_testbed(load_topology_spec(topology), precisions, str(out), routing=routing, dataplane=dataplane,
+                                  size=size, steps=steps)
         runs = reference_check(out, topology, precisions, routing, size, steps, 0)
         means[dataplane] = runs[1]["means"]
         counters = [a["counters"] for a in report["agents"].values()]
@@ -151,7 +152,8 @@ def test_sums_stay_exact_under_loss_duplication_and_reordering(tmp_path):
     from netweave.topology import load_topology_spec
 
     topology, precisions = "tree:leaves=2,hosts=3", ["fp8", "fp8", "fp16", "fp16"]
-    report = probe_on_testbed(load_topology_spec(topology), precisions, str(tmp_path), "pahina", "xdp", 20_000, 4,
+    report = probe_on_testbed(load_topology_spec(topology), precisions, str(tmp_path), routing="pahina", dataplane="xdp",
+                              size=20_000, steps=4,
                               impairment=Impairment(loss=0.05, duplicate=0.05, reorder=0.1))
     reference_check(tmp_path, topology, precisions, "pahina", 20_000, 4, 0)
     counters = {name: a["counters"] for name, a in report["agents"].items()}

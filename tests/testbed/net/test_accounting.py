@@ -35,7 +35,7 @@ def test_busy_time_is_the_bytes_sent_at_the_shaped_rate():
     plan = plan_cluster(load_topology_spec("star:n=2,gbps=10"), scale=0.01)  # 100 Mb/s
     total = 4_000_000
     with Testbed(plan) as p:
-        h0, h1 = p.address["H0"], p.address["H1"]
+        h0 = p.address["H0"]
         server = subprocess.Popen(["ip", "netns", "exec", p.namespace["H0"], sys.executable, "-c", textwrap.dedent(f"""
             import socket
             s = socket.socket(); s.bind(("{h0}", 5001)); s.listen(1); c, _ = s.accept(); n = 0

@@ -109,12 +109,12 @@ class UserStream:
         if self.s.parent:  # below the root: one member's DATA at the parent (one member per precision)
             agg, member = self.s.parent
             rows, lengths = sp.build(sp.DATA, agg, member + PRECISION_CODE[precision], precision, step, chunk, u,
-                                     exponent, want, flags,
-                                     chunk * u.shape[1] + total.size, members)
+                                     exponents=exponent, want=want, flags=flags,
+                                     size=chunk * u.shape[1] + total.size, workers=members)
             send_batch(self.sock, rows, lengths, (self.s.parent_address, self.s.port))
             return
-        rows, lengths = sp.build(sp.RESULT, self.s.agg_id, 0, precision, step, chunk, u, exponent, want, flags,
-                                 chunk * u.shape[1] + total.size, members)
+        rows, lengths = sp.build(sp.RESULT, self.s.agg_id, 0, precision, step, chunk, u, exponents=exponent,
+                                 want=want, flags=flags, size=chunk * u.shape[1] + total.size, workers=members)
         for address in self.c.workers.values():
             send_batch(self.sock, rows, lengths, (address, self.s.results_port))
 

@@ -97,7 +97,7 @@ class StreamWorkerConfig(TrainingConfig):
 def pulls(spec: StreamSpec, step: int, chunks: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """PULL packets for ``chunks`` of ``spec``'s stream at ``step`` (each as long as its sum)."""
     u = np.zeros((len(chunks), blockfp.values_per_packet(spec.precision)), blockfp.WIRE[spec.precision])
-    return sp.build(sp.PULL, spec.agg_id, 0, spec.precision, step, chunks, u, 0, 0, 0, size)
+    return sp.build(sp.PULL, spec.agg_id, 0, spec.precision, step, chunks, u, exponents=0, want=0, flags=0, size=size)
 
 
 RETRY = 1 << 31  # a step number with this bit: the second round of a step's chunks whose values did not fit
@@ -246,8 +246,8 @@ class StreamClient:
 
     def _queue(self, step: int, ids: np.ndarray, u, e, want, clipped) -> None:
         c = self.config
-        packets = sp.build(sp.DATA, c.agg_id, c.wor_id, self.own.precision, step, ids, u, e, want,
-                           clipped.astype(np.uint8) * sp.CLIPPED, self.size)
+        packets = sp.build(sp.DATA, c.agg_id, c.wor_id, self.own.precision, step, ids, u, exponents=e, want=want,
+                           flags=clipped.astype(np.uint8) * sp.CLIPPED, size=self.size)
         self.packets[ids], self.lengths[ids] = packets
         self.sender.batches.put(packets)
 

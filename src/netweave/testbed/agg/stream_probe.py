@@ -64,7 +64,7 @@ def probe(config: StreamProbeConfig) -> dict:
     return {"done": True, "seconds": seconds, "resent": client.resent, "retried": client.retried}
 
 
-def probe_on_testbed(topology, precisions: list[str], out: str, routing: str = "pahina", dataplane: str = "xdp",
+def probe_on_testbed(topology, precisions: list[str], out: str, *, routing: str = "pahina", dataplane: str = "xdp",
                      size: int = 20_000, steps: int = 4, seed: int = 0, scale: float = 0.1, impairment=None,
                      timeout_s: float = 60.0) -> dict:
     """Run the probe on ``topology`` with one worker per precision (see the module docstring);

@@ -48,7 +48,8 @@ def stream_bytes(precision: str, size: int) -> int:
 
 
 def build(kind: int, agg_id: int, wor_id: int, precision: str, step: int, first_chunk: int | np.ndarray,
-          u: np.ndarray, exponents: np.ndarray, want: np.ndarray, flags: np.ndarray, size: int, workers: int = 0):
+          u: np.ndarray, *, exponents: np.ndarray | int, want: np.ndarray | int, flags: np.ndarray | int, size: int,
+          workers: int = 0):
     """Rows ``(chunks, 22 + payload)`` and lengths of packets for chunks ``first_chunk, …`` (or the
     chunk numbers ``first_chunk`` lists) of a vector of ``size`` values whose biased integers are
     ``u`` ``(chunks, values_per_packet)`` (the last chunk of the vector holds ``size`` modulo the

@@ -135,25 +135,33 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=None, help="Override the models' scales.")
     ap.add_argument("--out", default=str(HERE / "results" / "stream.json"))
     ap.add_argument("--plot", default=str(HERE / "results" / "stream.png"))
-    ap.add_argument("--replot", metavar="JSON", help="Redraw the tables and the plot from saved results.")
+    ap.add_argument("--replot", metavar="JSON", nargs="+",
+                    help="Redraw the tables and the plot from saved results (several: merged into --out).")
     args = ap.parse_args()
     if args.replot:
-        saved = json.loads(Path(args.replot).read_text())
-        rows, meta = saved["rows"], saved["meta"]
+        saved = [json.loads(Path(p).read_text()) for p in args.replot]
+        rows = [r for one in saved for r in one["rows"]]
+        metas = [m for one in saved for m in (one["meta"] if isinstance(one["meta"], list) else [one["meta"]])]
+        if len(args.replot) > 1:
+            Path(args.out).write_text(json.dumps({"meta": metas, "rows": rows}, indent=1))
     else:
+        load_before = os.getloadavg()[0]
         rows = []
         for model in args.models:
             for n in args.workers:
                 for scheme in args.schemes:
                     rows.append(measure(model, n, scheme, args.scale))
                     print(json.dumps(rows[-1]), flush=True)
-        meta = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, kernel {platform.release()}",
-                "command": "sudo python benchmarks/bench_stream.py --models " + " ".join(args.models)
-                           + " --workers " + " ".join(map(str, args.workers)), "load_1min": os.getloadavg()[0],
-                "topology": TOPOLOGY}
+        metas = [{"machine": f"{platform.machine()}, {os.cpu_count()} cores, kernel {platform.release()}",
+                  "command": "sudo python benchmarks/bench_stream.py --models " + " ".join(args.models)
+                             + " --workers " + " ".join(map(str, args.workers)),
+                  "load_1min_before": load_before, "load_1min": os.getloadavg()[0], "topology": TOPOLOGY}]
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    print(f"\n{meta['command']} — {meta['machine']}, load {meta['load_1min']:.1f}, {meta['topology']}\n")
+        Path(args.out).write_text(json.dumps({"meta": metas[0], "rows": rows}, indent=1))
+    for meta in metas:
+        print(f"\n{meta['command']} — {meta['machine']}, load {meta.get('load_1min_before', meta['load_1min']):.1f} "
+              f"before, {meta['load_1min']:.1f} after, {meta['topology']}")
+    print()
     table(rows)
     plot(rows, Path(args.plot))
 

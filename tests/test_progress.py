@@ -11,8 +11,9 @@ import sys
 
 import pytest
 
-# a command of a few seconds, with the heartbeat made to speak after half a second of silence
-SCRIPT = ("import sys, netweave.progress as p; p.SILENCE_S = 0.5; from netweave.cli import main; "
+# a command of about a second, with the heartbeat made to look every 10 ms and speak after 50 ms of silence
+# (at its defaults, 0.5 s and 8 s, a run this short never meets it)
+SCRIPT = ("import sys, netweave.progress as p; p.SILENCE_S = 0.05; p.POLL_S = 0.01; from netweave.cli import main; "
           "main(sys.argv[1:])")
 COMMAND = ["ina", "reddit-like:scale=0.005", "--workers", "8", "--switch-memory", "100KB", "--json"]
 

@@ -30,6 +30,7 @@ console = Console(stderr=True)
 QUIET_ENV = "NETWEAVE_NO_PROGRESS"
 BAR_EVERY_S = 5.0  # plain mode: at most one line per bar in this many seconds (and its last step)
 SILENCE_S = 8.0  # plain mode: the heartbeat speaks when nothing was printed for this long
+POLL_S = 0.5  # plain mode: how often the heartbeat looks
 DONE_AFTER_S = 1.0  # plain mode: a step that took longer says when it is done
 
 _lock = threading.Lock()  # one line at a time; held across fork (see _at_fork) so no child inherits it taken
@@ -142,9 +143,10 @@ def epoch_bar(total: int, description: str, enabled: bool = True) -> Iterator:
 
 
 @contextlib.contextmanager
-def heartbeat(command: str, poll_s: float = 0.5) -> Iterator[None]:
+def heartbeat(command: str) -> Iterator[None]:
     """While the block runs (a whole command), in plain mode: a line ``netweave: still working on
-    COMMAND (STEP), N s`` whenever nothing was printed for :data:`SILENCE_S` seconds. A daemon
+    COMMAND (STEP), N s`` whenever nothing was printed for :data:`SILENCE_S` seconds (it looks every
+    :data:`POLL_S` seconds). A daemon
     thread; nothing in the other modes."""
     global _last_line
     if mode() != "plain":
@@ -154,7 +156,7 @@ def heartbeat(command: str, poll_s: float = 0.5) -> Iterator[None]:
     t0 = _last_line = time.monotonic()
 
     def beat() -> None:
-        while not stop.wait(poll_s):
+        while not stop.wait(POLL_S):
             if time.monotonic() - _last_line >= SILENCE_S and mode() == "plain":
                 step = f" ({_doing[-1]})" if _doing else ""
                 line(f"still working on {command}{step}, {time.monotonic() - t0:.0f} s")

@@ -15,7 +15,7 @@ import typer
 
 from .._stdout import results_only
 from ..errors import NetweaveError
-from ..progress import enable_plain, heartbeat
+from ..progress import enable_plain, heartbeat, set_quiet
 from ..run_info import set_command
 from . import data, exchange, ina, jobs, route, testbed  # noqa: F401 (they register the commands)
 from .app import app
@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     set_command(["netweave", *args])
     enable_plain()
+    if {"--quiet", "-q"} & set(args[:args.index("--")] if "--" in args else args):
+        set_quiet()  # before the heartbeat starts (the option's callback runs only once parsing reaches it)
     try:
         with results_only(), heartbeat(_command_path(args).removeprefix("netweave ") or "netweave"):
             # what libraries print from C goes to stderr; stdout holds the result

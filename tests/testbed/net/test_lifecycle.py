@@ -175,6 +175,14 @@ def test_a_reused_owner_pid_is_not_the_owner():
     assert not lifecycle.ClusterRecord("nwtzz", (), os.getpid(), me.owner_start + 1, False).owner_alive
 
 
+def _only_marked(monkeypatch, keep) -> None:
+    """``down --all`` in a test sees only the marked namespaces ``keep(ns, prefix)`` admits, so that
+    it cannot remove the clusters of runs beside the test suite (a benchmark, another checkout's tests)."""
+    real = lifecycle.marked_namespaces
+    monkeypatch.setattr(lifecycle, "marked_namespaces",
+                        lambda: {ns: prefix for ns, prefix in real().items() if keep(ns, prefix)})
+
+
 @needs_root
 def test_down_never_touches_a_namespace_it_did_not_make(tmp_path, monkeypatch):
     """``ip netns add nwtest-db; ip netns exec nwtest-db sleep 600 & netweave testbed down`` once
@@ -183,6 +191,7 @@ def test_down_never_touches_a_namespace_it_did_not_make(tmp_path, monkeypatch):
     import os
 
     monkeypatch.setattr(lifecycle, "STATE_DIR", tmp_path / "state")
+    _only_marked(monkeypatch, lambda ns, prefix: ns.startswith("nwtest"))
     foreign = f"nwtest{os.getpid()}-db"
     subprocess.run(["ip", "netns", "add", foreign], check=True)
     sleeper = subprocess.Popen(["ip", "netns", "exec", foreign, "sleep", "600"])
@@ -204,6 +213,7 @@ def test_down_never_touches_a_namespace_it_did_not_make(tmp_path, monkeypatch):
 def test_down_all_removes_a_marked_namespace_without_a_record(tmp_path, monkeypatch):
     monkeypatch.setattr(lifecycle, "STATE_DIR", tmp_path / "state")
     plan = plan_cluster(load_topology_spec("star:n=2"))
+    _only_marked(monkeypatch, lambda ns, prefix: prefix == plan.prefix)
     lifecycle.up(plan)  # made and marked, but never recorded
     try:
         assert all(netns.marker(ns) == plan.prefix for ns in plan.namespace.values())

@@ -120,6 +120,9 @@ CASES = [  # (topology, precisions, routing): one switch; PAHInA's leaves and th
     ("star:n=5", ["fp8", "fp8", "fp16", "fp32"], "pahina"),
     ("tree:leaves=2,hosts=3", ["fp8", "fp8", "fp16", "fp16"], "pahina"),
     ("tree:leaves=2,hosts=3", ["fp16"] * 4, "aro"),
+    # no INA: the PS's own (userspace) aggregator sends each worker its sums by unicast through switches
+    # whose programs multicast RESULTs down the tree (they once broadcast these too, and no worker took them)
+    ("tree:leaves=2,hosts=3", ["fp8", "fp16", "fp16"], "ps"),
 ]
 
 

@@ -29,7 +29,9 @@
  * a worker's (or a child's) resend after a loss: the kept result is sent again the same way, so a
  * lost RESULT or partial is recovered by the senders' timeouts alone; results are idempotent.
  *
- * RESULTs travel the distribution tree, rooted at cfg.dist_root's switch: arriving from the parent
+ * RESULTs to the results group travel the distribution tree, rooted at cfg.dist_root's switch (a
+ * RESULT to one worker's unicast address, a userspace aggregator's, passes to the kernel's routing: broadcast
+ * unchanged it would reach every worker with a MAC none accepts): arriving from the parent
  * (ingress = cfg.up_ifindex) or made here at the root, they are broadcast to the ports in `down`
  * (devmap broadcast: one copy per link); made here below the root, or arriving from a child below
  * the root, they go up (bpf_redirect to cfg.up_ifindex). Workers' interfaces need an XDP program of
@@ -255,8 +257,9 @@ int stream_aggregate(struct xdp_md *ctx)
     if (!c || hdr[0] != 'N' || hdr[1] != 'W' || hdr[2] != 'A' || hdr[3] != '2')
         return XDP_PASS;
     __u16 dport = bpf_ntohs(udp->dest);
-    if (hdr[4] == KIND_RESULT && dport == c->results_port)
-        return forward_result(ctx, c);
+    if (hdr[4] == KIND_RESULT && dport == c->results_port)  /* to the results group: down the tree; */
+        return (ip->daddr & bpf_htonl(0xf0000000)) == bpf_htonl(0xe0000000) ? forward_result(ctx, c) : XDP_PASS;
+        /* unicast (a userspace aggregator's, e.g. at the PS, to one worker): the kernel routes it */
     if ((hdr[4] != KIND_DATA && hdr[4] != KIND_PULL) || dport != c->port || !c->agg_id)
         return XDP_PASS;
     __u32 agg = (__u32)hdr[5] << 8 | hdr[6];

@@ -76,7 +76,9 @@ def measure(model: str, workers: int, scheme: str, scale: float | None = None) -
             "predicted_busiest_link": predicted["busiest_link"],
             "prediction_error": predicted["step_s"] / step - 1,
             "chunks_retried": sum(e.get("chunks_retried", 0) for e in steady),
-            "chunks_resent": sum(e.get("chunks_resent", 0) for e in steady)}
+            "chunks_resent": sum(e.get("chunks_resent", 0) for e in steady),
+            "recoveries": sum(e.get("recoveries", 0) for e in steady), "steps": count,
+            "step_s_all": per_step}
 
 
 def table(rows: list[dict]) -> None:
@@ -121,8 +123,8 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.set_xticks(sorted({r["workers"] for r in rows}))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Streaming in-network aggregation vs gloo's ring on the emulated §VI-B tree "
-                 "(x: the route model's prediction)", fontsize=9)
+    fig.suptitle("Streaming in-network aggregation vs gloo's ring on the emulated §VI-B tree\n"
+                 "(o: measured median step; x: the route model's prediction)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

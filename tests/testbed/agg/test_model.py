@@ -3,7 +3,7 @@ below is written out from the packet formats, not taken from the code under test
 
 import pytest
 
-from netweave.testbed.agg.model import predict_step_s, stream_loads
+from netweave.testbed.agg.model import predict_step_s, stream_loads, stream_rates
 from netweave.testbed.agg.plan import plan_training
 from netweave.testbed.net.cluster import plan_cluster
 from netweave.topology import load_topology_spec
@@ -26,7 +26,21 @@ def test_stream_sends_each_value_once_up_and_once_down_at_its_width():
     assert {k: v for k, v in loads.items()} == {**{(f"H{i}", "S0"): frames for i in range(1, 5)},
                                                  **{("S0", f"H{i}"): frames for i in range(1, 5)}}
     p = predict_step_s(plan, cluster, SIZE, SCALE, "stream", compute_s=0.003)
-    assert p["network_s"] == pytest.approx(frames * 8 / RATE) and p["step_s"] == pytest.approx(0.003 + frames * 8 / RATE)
+    assert p["network_s"] == pytest.approx(frames * 8 / RATE)
+    assert p["step_s"] == pytest.approx(0.003 + frames * 8 / RATE / 0.9)  # the senders keep to 90 % of it
+
+
+def test_stream_rates_finish_every_worker_together_within_every_links_rate():
+    """Two fp8 and two fp16 workers on a star: the busiest links are the down links, which carry
+    both streams' sums (fp8 + fp16 frames); each worker sends its own stream's frames in that time."""
+    plan, cluster = _plan(["fp8", "fp8", "fp16", "fp16"], "pahina")
+    fp8 = SIZE + PER_PACKET * -(-SIZE // 2048)
+    fp16 = 2 * SIZE + PER_PACKET * -(-SIZE // 1024)
+    network, rates = stream_rates(plan, cluster, SIZE, SCALE)
+    assert network == pytest.approx((fp8 + fp16) * 8 / RATE)
+    assert rates == pytest.approx({1: 0.9 * fp8 * 8 / network, 2: 0.9 * fp8 * 8 / network,
+                                   3: 0.9 * fp16 * 8 / network, 4: 0.9 * fp16 * 8 / network})
+    assert max(rates.values()) < RATE  # an up link is never the limit here
 
 
 def test_two_precisions_come_down_as_two_streams():

@@ -4,9 +4,11 @@ the route model's prediction that the benchmark holds against every network-boun
 Per scheme and step, the bytes on every directed link, as frames (payload, netweave's header,
 UDP, IPv4 and Ethernet: what the shaped veth counts), from the run's own placement:
 
-* ``stream`` (:mod:`.stream_worker`): every worker's chunks up its shortest path to its
-  aggregator, each child aggregator's partial sums to its parent, every root's complete sums to
-  the switch at the PS, and every stream's sums once down each edge of the distribution tree;
+* ``stream`` (:mod:`.stream_worker`): every worker's chunks up its path to its aggregator, each
+  child aggregator's partial sums to its parent, every root's complete sums to the switch at the
+  PS, and every stream's sums once down each edge of the distribution tree — except the sums of
+  workers the PS aggregates itself (no INA for them), which its userspace agent sends to every
+  worker by unicast, one copy each;
 * ``ring``: gloo's ring all-reduce of fp32 gradients (:func:`netweave.route.allreduce.link_bytes`)
   in TCP segments of the MTU;
 * ``ps`` (pahina.txt §IV-C as published): the gradients up to their aggregators in the paper's
@@ -15,6 +17,8 @@ UDP, IPv4 and Ethernet: what the shaped veth counts), from the run's own placeme
 A step is then the compute (a measured machine constant: the workers' median compute per step)
 plus the busiest link's bytes at its shaped rate — up and down overlap in ``stream`` and ``ring``
 — or, for ``ps``, plus the busiest link up and then the busiest link down (its phases are serial).
+The UDP senders keep to :data:`PACING` of the rate they are given, so ``stream``'s busiest link is
+busy at that share of its rate (:func:`stream_rates`); the PS path's planned rates are eq. 2's.
 There is no other constant and nothing fitted per scheme.
 """
 
@@ -26,6 +30,7 @@ from .blockfp import values_per_packet
 from .plan import TrainingPlan
 from .streampacket import stream_bytes
 
+PACING = 0.9  # UDP senders keep to 90 % of the rate they are given: headers and HTB's bursts take the rest
 ETHERNET = 14  # bytes a veth frame adds to an IP packet (what HTB shapes)
 FRAME = ETHERNET + IPV4_HEADER + UDP_HEADER  # per datagram
 TCP_FRAME = ETHERNET + IPV4_HEADER + 32  # per TCP segment (20 bytes of header and 12 of timestamps)
@@ -36,10 +41,17 @@ def stream_frames(precision: str, size: int) -> float:
     return stream_bytes(precision, size) + FRAME * -(-size // values_per_packet(precision))
 
 
-def _add(loads: dict, topo, src: str, dst: str, nbytes: float) -> None:
-    path = shortest_path(topo, src, dst, via_workers=True)
+def _add(loads: dict, topo, src: str, dst: str, nbytes: float, path: list[str] | None = None) -> None:
+    path = path or shortest_path(topo, src, dst, via_workers=True)
     for a, b in zip(path, path[1:]):
         loads[a, b] = loads.get((a, b), 0.0) + nbytes
+
+
+def _up(plan: TrainingPlan, host: str, target: str) -> list[str] | None:
+    """A worker's path to its aggregator ``target`` where the plan pins one (GRID may aggregate
+    off the shortest path: up to the switch and back), else None (the shortest path)."""
+    path = plan.routes.get("T0", {}).get("paths", {}).get(host) if plan.routes else None
+    return path[:path.index(target) + 1] if path and target in path else None
 
 
 def stream_loads(plan: TrainingPlan, cluster, size: int) -> dict[tuple[str, str], float]:
@@ -52,7 +64,7 @@ def stream_loads(plan: TrainingPlan, cluster, size: int) -> dict[tuple[str, str]
     loads: dict[tuple[str, str], float] = {}
     for w, h in plan.hosts.items():
         g = plan.group_of(w)
-        _add(loads, topo, h, g.switch or plan.ps, stream_frames(plan.wire(w), size))
+        _add(loads, topo, h, g.switch or plan.ps, stream_frames(plan.wire(w), size), _up(plan, h, g.switch or plan.ps))
     top = cluster.neighbours(plan.ps)[0]
     streams = []
     for g in groups.values():
@@ -60,16 +72,34 @@ def stream_loads(plan: TrainingPlan, cluster, size: int) -> dict[tuple[str, str]
         if g.parent is not None:
             for p in precisions:
                 _add(loads, topo, g.switch, groups[g.parent].switch, stream_frames(p, size))
+        elif g.switch is None:  # summed at the PS, in userspace: one unicast copy to every worker
+            for p in precisions:
+                for h in plan.hosts.values():
+                    _add(loads, topo, plan.ps, h, stream_frames(p, size))
         else:
             for p in precisions:
                 streams.append(p)
-                if (g.switch or plan.ps) != top:
-                    _add(loads, topo, g.switch or plan.ps, top, stream_frames(p, size))
+                if g.switch != top:
+                    _add(loads, topo, g.switch, top, stream_frames(p, size))
     down = sum(stream_frames(p, size) for p in streams)
     for node, (_, below) in multicast_tree(cluster, plan.ps, list(plan.hosts.values())).items():
         for child in below:
             loads[node, child] = loads.get((node, child), 0.0) + down
     return loads
+
+
+def stream_rates(plan: TrainingPlan, cluster, size: int, scale: float) -> tuple[float, dict[int, float]]:
+    """The streaming step's network bound ``T`` (s: the busiest directed link's frames at its shaped
+    rate) and each worker's sending rate (bits/s of datagrams): its stream's frames over ``T``, times
+    :data:`PACING`. Every worker then finishes at the same time and no link is asked for more than
+    its rate — the up links carry the workers' streams, the links between switches the partial sums
+    at the rate their members send, the down links every stream's sums as they complete.
+
+    Beyond the paper: eq. 2's rates (:mod:`netweave.route.pahina`) price the PS path, where every
+    aggregated stream converges on the PS's link; streaming ends at the switch in front of the PS
+    and multicasts the sums down, so those rates would leave the links mostly idle."""
+    network, _ = busiest_s(stream_loads(plan, cluster, size), plan.topology, scale)
+    return network, {w: PACING * stream_frames(plan.wire(w), size) * 8 / network for w in plan.hosts}
 
 
 def ring_loads(plan: TrainingPlan, size: int) -> dict[tuple[str, str], float]:
@@ -92,7 +122,8 @@ def ps_loads(plan: TrainingPlan, cluster, size: int) -> tuple[dict, dict]:
     packets = -(-size // MAX_SLOTS)
     for w, h in plan.hosts.items():
         g = plan.group_of(w)
-        _add(up, topo, h, g.switch or plan.ps, packet_bytes(plan.wire(w), size) + FRAME * packets)
+        _add(up, topo, h, g.switch or plan.ps, packet_bytes(plan.wire(w), size) + FRAME * packets,
+             _up(plan, h, g.switch or plan.ps))
     for g in plan.groups.values():
         if g.switch is None:
             continue
@@ -117,12 +148,15 @@ def busiest_s(loads: dict, topo, scale: float) -> tuple[float, str]:
 
 
 def predict_step_s(plan: TrainingPlan, cluster, size: int, scale: float, mode: str, compute_s: float) -> dict:
-    """The predicted step (see the module docstring): ``{"step_s", "network_s", "busiest_link"}``."""
+    """The predicted step (see the module docstring): ``{"step_s", "network_s", "busiest_link"}``,
+    ``network_s`` the physical bound (the busiest link at its full rate; a stream's senders keep to
+    :data:`PACING` of it)."""
     topo = plan.topology
     if plan.scheme == "ring":
         network, link = busiest_s(ring_loads(plan, size), topo, scale)
     elif mode == "stream" and plan.scheme != "ps":
         network, link = busiest_s(stream_loads(plan, cluster, size), topo, scale)
+        return {"step_s": compute_s + network / PACING, "network_s": network, "busiest_link": link}  # stream_rates
     else:
         up, down = ps_loads(plan, cluster, size)
         (t_up, l_up), (t_down, l_down) = busiest_s(up, topo, scale), busiest_s(down, topo, scale)

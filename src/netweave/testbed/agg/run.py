@@ -24,6 +24,7 @@ from ...errors import NetweaveError
 from ..net.ports import AGGREGATION, CONTROL, PARAMETERS, RESULTS
 from ..net.supervisor import Supervisor
 from .agent import AgentConfig
+from .model import PACING, stream_rates
 from .plan import PSEUDO, Group, TrainingPlan, multicast_gbps
 from .ps import GroupEndpoint, PsConfig
 from .ring import RingConfig
@@ -35,7 +36,6 @@ from .worker import WorkerConfig
 MULTICAST_GROUP = group_address(1)  # the parameters, from the PS to every worker
 RESULTS_GROUP = group_address(2)  # the streaming aggregation's complete sums, from the switches to every worker
 DEFAULT_MEMORY = 8 << 20  # an aggregating switch's memory when the topology gives none
-PACING = 0.9  # senders keep to 90 % of their planned rate: headers and HTB's bursts take the rest
 REASONS = {DIVERGED: "the loss diverged: {name}: {line}; the run was stopped (lower --lr)"}
 
 
@@ -261,6 +261,7 @@ def start_stream(plan: TrainingPlan, cluster, supervisor: Supervisor, size: int,
             attach_pass(p.namespace[h], _uplink(p, h))
     slowest = max(stream_bytes(plan.wire(w), size) * 8 / (plan.topology.access(h)[1].gbps * scale * 1e9)
                   for w, h in plan.hosts.items())
+    _, rates = stream_rates(plan, p, size, scale)
     first = None
     for w, h in plan.hosts.items():
         g = plan.group_of(w)
@@ -268,8 +269,7 @@ def start_stream(plan: TrainingPlan, cluster, supervisor: Supervisor, size: int,
         endpoint = StreamEndpoint(rank=w - 1, workers=len(plan.hosts), wor_id=w, agg_id=g.agg_id, target=target,
                                   port=AGGREGATION, stream=own[w], streams=streams, address=p.address[h],
                                   interface=_uplink(p, h), results_group=RESULTS_GROUP, results_port=RESULTS,
-                                  retransmit_s=0.1 + 2 * slowest, timeout_s=timeout_s,
-                                  rate_bps=PACING * plan.rate_gbps[w] * 1e9 if plan.rate_gbps.get(w) else None)
+                                  retransmit_s=0.1 + 2 * slowest, timeout_s=timeout_s, rate_bps=rates[w])
         module, config = role(w, endpoint)
         started = supervisor.start(f"worker {w} ({h})", p.namespace[h], module, config)
         first = first or started

@@ -219,7 +219,7 @@ class StreamClient:
         self._rows = np.zeros((512, sp.HEADER.itemsize + blockfp.PAYLOAD_BYTES), np.uint8)
         self._lengths = np.zeros(512, np.int64)
         self.step, self.sent = 0, self.chunks
-        self.resent = self.retried = 0
+        self.resent = self.retried = self.recoveries = 0  # recoveries: waits that needed pulls or resends
         self.waits: list[float] = []  # how long the last steps' sums took to come
 
     def first_exponents(self, peaks: np.ndarray) -> None:
@@ -299,6 +299,7 @@ class StreamClient:
                 last, wait, recovered = time.monotonic(), min(2 * wait, longest), True
         if not recovered:  # a wait that needed recovery says nothing of how slow the peers are
             self.waits.append(time.monotonic() - start)
+        self.recoveries += recovered
         self.resent += resent
 
     def close(self) -> None:

@@ -5,12 +5,13 @@ import subprocess
 import sys
 import textwrap
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from netweave.testbed import Testbed, plan_cluster
 from netweave.testbed.net import netns
-from netweave.testbed.net.accounting import CPU_BUSY, NETWORK_BUSY, Accountant, bound, scale_to_bind
+from netweave.testbed.net.accounting import CPU_BUSY, NETWORK_BUSY, Accountant, Snapshot, bound, scale_to_bind
 from netweave.topology import load_topology_spec
 
 missing = netns.missing_requirements()
@@ -21,6 +22,18 @@ def test_the_bound_is_the_links_when_busy_else_the_cpus_when_busy_else_neither()
     assert bound(NETWORK_BUSY, 1.0) == "network"  # a busy link wins even on busy CPUs
     assert bound(NETWORK_BUSY - 0.01, CPU_BUSY) == "cpu"
     assert bound(0.5, CPU_BUSY - 0.01) == "neither"
+
+
+def test_the_links_share_is_of_the_time_the_steps_were_not_computing():
+    """A link sent 62,500 bytes at 1 Mb/s (0.5 s) in 1 s of steps on 2 CPUs busy 0.2 s: half the
+    steps, so not network-bound; of which 0.4 s were compute: 0.5 of the 0.6 s of exchange is."""
+    cluster = SimpleNamespace(shaping={("A", "B"): SimpleNamespace(rate_kbit=1000)})
+    a, b = Snapshot(0.0, {("A", "B"): 0}, 0.0, {}), Snapshot(1.0, {("A", "B"): 62_500}, 0.2, {})
+    plain = Accountant(cluster).interval(a, b, steps=10)
+    assert plain["busiest_link_busy"] == pytest.approx(0.5) and plain["bound"] == "neither"
+    computing = Accountant(cluster).interval(a, b, steps=10, compute_s=0.4)
+    assert computing["busiest_link_busy_exchanging"] == pytest.approx(0.5 / 0.6) and computing["bound"] == "network"
+    assert computing["busiest_link_s_per_step"] == pytest.approx(0.05)
 
 
 def test_a_cpu_bound_run_is_told_a_scale_at_which_its_links_would_bind():
@@ -55,4 +68,5 @@ def test_busy_time_is_the_bytes_sent_at_the_shaped_rate():
     assert interval["busiest_link"] in ("H1->S0", "S0->H0")
     assert total * 8 / 1e8 <= interval["busiest_link_s_per_step"] <= 1.06 * total * 8 / 1e8
     assert 0 < interval["busiest_link_busy"] <= 1.05  # of the interval's wall time (python's start included)
+    assert interval["busiest_link_busy_exchanging"] == min(1.0, interval["busiest_link_busy"])  # no compute given
     assert interval["bound"] == bound(interval["busiest_link_busy"], interval["cpu_busy"])  # the machine's load decides

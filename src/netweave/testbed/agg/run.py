@@ -356,7 +356,7 @@ def _follow_and_report(supervisor: Supervisor, leader, agents: dict, routers: di
             return True
         if accountant:
             now = accountant.snapshot()
-            record |= accountant.interval(last, now, record["steps"], record["epoch_s"])
+            record |= accountant.interval(last, now, record["steps"], record["epoch_s"], record.get("compute_s", 0.0))
             last = now
         result.epochs.append(record)
         if on_epoch:

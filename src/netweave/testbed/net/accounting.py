@@ -14,8 +14,11 @@ boundary,
   packets of the aggregation and pass programs: the data plane's CPU);
 
 and :func:`bound` names what limited the interval: ``network`` when its busiest link was busy
-at least :data:`NETWORK_BUSY` of the time, ``cpu`` when the CPUs were at least :data:`CPU_BUSY`
-busy and the links were not, else ``neither`` (waits: latency, timeouts, stragglers).
+at least :data:`NETWORK_BUSY` of the time the steps were not computing (the workers' forward and
+backward passes, which a real cluster runs on its accelerators: what is left is the exchange the
+links are measured against), ``cpu`` when the CPUs were at least :data:`CPU_BUSY` busy and the
+links were not, else ``neither`` (waits: latency, timeouts, stragglers, senders below the links'
+rates).
 """
 
 from __future__ import annotations
@@ -105,9 +108,11 @@ class Accountant:
         self.snapshots.append(snap)
         return snap
 
-    def interval(self, a: Snapshot, b: Snapshot, steps: int, busy_s: float | None = None) -> dict:
+    def interval(self, a: Snapshot, b: Snapshot, steps: int, busy_s: float | None = None,
+                 compute_s: float = 0.0) -> dict:
         """What limited the interval between snapshots ``a`` and ``b`` of ``steps`` steps, of which
-        ``busy_s`` (default: all of it) were the steps themselves (the links' share is of those)."""
+        ``busy_s`` (default: all of it) were the steps themselves and ``compute_s`` their compute
+        (the links' share is of the steps, and for :func:`bound` of the steps less their compute)."""
         wall = b.t - a.t
         busy = {}
         for key in b.sent:
@@ -119,11 +124,13 @@ class Accountant:
                       b.bpf.get(name, (0, 0))[1] - a.bpf.get(name, (0, 0))[1]) for name in b.bpf}
         steps_s = busy_s if busy_s else wall
         link_share = link_s / steps_s if steps_s > 0 else 0.0
+        exchange_s = steps_s - compute_s
+        exchange_share = min(1.0, link_s / exchange_s) if exchange_s > 0 else link_share
         return {"busiest_link": f"{node}->{peer}", "busiest_link_s_per_step": link_s / max(steps, 1),
-                "busiest_link_busy": link_share, "cpu_busy": cpu_share,
+                "busiest_link_busy": link_share, "busiest_link_busy_exchanging": exchange_share, "cpu_busy": cpu_share,
                 "data_plane_cpu_s_per_step": sum(t for t, _ in bpf.values()) / 1e9 / max(steps, 1),
                 "data_plane_ns_per_packet": {name: t / n for name, (t, n) in bpf.items() if n},
-                "bound": bound(link_share, cpu_share)}
+                "bound": bound(exchange_share, cpu_share)}
 
 
 def bound(link_share: float, cpu_share: float) -> str:

@@ -68,7 +68,8 @@ def measure(model: str, workers: int, scheme: str, scale: float | None = None) -
             "parameters": r.summary["parameters"], "step_s": step, "compute_s": compute,
             "samples_per_s": batch / step, "bound": [e.get("bound") for e in steady],
             "busiest_link": steady[-1].get("busiest_link"), "link_busy": statistics.median(
-                e.get("busiest_link_busy", 0) for e in steady),
+                e.get("busiest_link_busy", 0) for e in steady), "link_busy_exchanging": statistics.median(
+                e.get("busiest_link_busy_exchanging", 0) for e in steady),
             "cpu_busy": statistics.median(e.get("cpu_busy", 0) for e in steady),
             "data_plane_ns_per_packet": steady[-1].get("data_plane_ns_per_packet"),
             "final_test_acc": r.epochs[-1]["test_acc"], "final_loss": r.epochs[-1]["loss"],
@@ -83,15 +84,16 @@ def measure(model: str, workers: int, scheme: str, scale: float | None = None) -
 
 def table(rows: list[dict]) -> None:
     print("| model | workers | scheme | scale | step (ms) | vs ring | bound (ms) | compute (ms) | busiest link busy | "
-          "CPUs busy | bound by | model (ms) | error | test acc. |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "exchanging | CPUs busy | bound by | model (ms) | error | test acc. |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ring = {(r["model"], r["workers"]): r["step_s"] for r in rows if r["scheme"] == "ring"}
     for r in rows:
         vs = ring.get((r["model"], r["workers"]))
         bound = max(set(r["bound"]), key=r["bound"].count)
         print(f"| {r['model']} | {r['workers']} | {r['scheme']} | {r['scale']:g} | {1e3 * r['step_s']:.0f} | "
               f"{r['step_s'] / vs:.2f}× | {1e3 * r['network_bound_s']:.0f} | {1e3 * r['compute_s']:.0f} | "
-              f"{100 * r['link_busy']:.0f} % | {100 * r['cpu_busy']:.0f} % | {bound} | "
+              f"{100 * r['link_busy']:.0f} % | {100 * r.get('link_busy_exchanging', 0):.0f} % | "
+              f"{100 * r['cpu_busy']:.0f} % | {bound} | "
               f"{1e3 * r['predicted_step_s']:.0f} | {100 * r['prediction_error']:+.0f} % | {r['final_test_acc']:.3f} |"
               if vs else f"| {r['model']} | {r['workers']} | {r['scheme']} | … |")
 

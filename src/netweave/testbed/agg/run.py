@@ -269,7 +269,8 @@ def start_stream(plan: TrainingPlan, cluster, supervisor: Supervisor, size: int,
         endpoint = StreamEndpoint(rank=w - 1, workers=len(plan.hosts), wor_id=w, agg_id=g.agg_id, target=target,
                                   port=AGGREGATION, stream=own[w], streams=streams, address=p.address[h],
                                   interface=_uplink(p, h), results_group=RESULTS_GROUP, results_port=RESULTS,
-                                  retransmit_s=0.1 + 2 * slowest, timeout_s=timeout_s, rate_bps=rates[w])
+                                  retransmit_s=0.1 + 2 * slowest, timeout_s=timeout_s, rate_bps=rates[w],
+                                  slack_s=(1 - PACING) * stream_bytes(plan.wire(w), size) * 8 / rates[w])
         module, config = role(w, endpoint)
         started = supervisor.start(f"worker {w} ({h})", p.namespace[h], module, config)
         first = first or started

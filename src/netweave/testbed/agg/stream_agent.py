@@ -32,6 +32,9 @@ from .blockfp import aggregate
 from .stream_xdp import StreamSwitch, StreamXdp
 
 
+BATCH = 32  # datagrams the userspace agent takes, and so answers, at a time
+
+
 @dataclass(frozen=True, kw_only=True)
 class StreamAgentConfig(RoleConfig):
     """One switch's role: its :class:`~.stream_xdp.StreamSwitch` settings, the data plane, and for
@@ -136,8 +139,10 @@ def serve(config: StreamAgentConfig) -> dict:
         print(json.dumps({"ready": True, "agg_id": config.switch.agg_id, "dataplane": config.dataplane,
                           "max_keys": config.switch.max_keys}), flush=True)
         ready_cpu_s = time.process_time()
-        rows = np.zeros((256, sp.HEADER.itemsize + 2048), np.uint8)
-        lengths = np.zeros(256, np.int64)
+        # at most BATCH packets at a time: the userspace agent answers each batch at once, one copy per
+        # worker, and 256 × 6 workers overflowed the PS link's 1,000-packet queue (GRID, 6 workers)
+        rows = np.zeros((BATCH, sp.HEADER.itemsize + 2048), np.uint8)
+        lengths = np.zeros(BATCH, np.int64)
         while not stop:
             if user:
                 k = recv_batch(sock, rows, lengths, 0.01)

@@ -64,7 +64,9 @@ class StreamEndpoint:
         aggregator it sends to, at ``target`` (UDP ``port``); stream: its own stream (an index of
         ``streams``, every stream whose sums it adds into the mean); address, interface: its own
         address and uplink (where it joins ``results_group``); results_port: where sums arrive;
-        rate_bps: its pacing (None: as fast as the socket takes it); retransmit_s: how long it
+        rate_bps: its pacing (None: as fast as the socket takes it); slack_s: how far a step's sending
+        may run ahead of ``rate_bps`` to catch up after the scheduler kept the sender waiting (a
+        token bucket that depth deep, emptied at every step); retransmit_s: how long it
         waits for a missing sum before it recovers; timeout_s: how long without any sum before it
         gives up. A whole step's chunks are in flight at once (the launcher checks that they fit
         every aggregator's memory).
@@ -85,6 +87,7 @@ class StreamEndpoint:
     retransmit_s: float
     timeout_s: float
     rate_bps: float | None = None
+    slack_s: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,11 +109,13 @@ RETRY = 1 << 31  # a step number with this bit: the second round of a step's chu
 class Sender(threading.Thread):
     """Sends the batches put in :attr:`batches` (``(rows, lengths)`` to the target, or ``(rows,
     lengths, address)``), paced at ``rate_bps`` over all of them (the sleeps happen here, not in
-    the backward pass)."""
+    the backward pass): a token bucket ``slack_s`` deep, emptied by :meth:`restart` at every step,
+    so that a sender the scheduler kept waiting (eight workers share two cores) catches up instead
+    of losing that time for good, and no step's sending runs ahead of the rate by more."""
 
-    def __init__(self, sock: socket.socket, target: tuple[str, int], rate_bps: float | None):
+    def __init__(self, sock: socket.socket, target: tuple[str, int], rate_bps: float | None, slack_s: float = 0.0):
         super().__init__(daemon=True)
-        self.sock, self.target, self.rate_bps = sock, target, rate_bps
+        self.sock, self.target, self.rate_bps, self.slack_s = sock, target, rate_bps, slack_s
         self.batches: queue.Queue = queue.Queue()
         self.sent_bytes = 0
         self._clock = 0.0
@@ -127,10 +132,14 @@ class Sender(threading.Thread):
                 self.sent_bytes += bits // 8
                 if self.rate_bps:
                     now = time.monotonic()
-                    self._clock = max(self._clock, now) + bits / self.rate_bps
+                    self._clock = max(self._clock, now - self.slack_s) + bits / self.rate_bps
                     if self._clock > now:
                         time.sleep(self._clock - now)
             self.batches.task_done()
+
+    def restart(self) -> None:
+        """A new step: no credit carried over from the wait between steps."""
+        self._clock = time.monotonic()
 
 
 class Sums:
@@ -210,7 +219,7 @@ class StreamClient:
         self.down.bind(("0.0.0.0", config.results_port))
         join(self.down, config.results_group, config.interface)
         set_receive_buffer(self.down, 64 << 20)
-        self.sender = Sender(up, config.target, config.rate_bps)
+        self.sender = Sender(up, config.target, config.rate_bps, config.slack_s)
         self.sender.start()
         self.sums = Sums(config.streams, size)
         self.flat = np.zeros(size, np.float32)
@@ -229,6 +238,7 @@ class StreamClient:
     def begin(self, step: int) -> None:
         self.step, self.sent = step, self.chunks
         self.sums.start(step)
+        self.sender.restart()
 
     def send_ready(self, first: int) -> None:
         """Quantise chunks ``first … `` (up to those already sent) of :attr:`flat` and queue them."""

@@ -107,7 +107,7 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     models = sorted({r["model"] for r in rows}, key=list(SETTINGS).index)
-    fig, axes = plt.subplots(1, len(models), figsize=(6.5 * len(models), 4.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(models), figsize=(8.5 * len(models), 4.8), squeeze=False)
     colours = dict(zip(SCHEMES, ("tab:red", "tab:green", "tab:orange", "tab:purple", "tab:blue", "black")))
     for ax, model in zip(axes[0], models):
         for scheme in SCHEMES:
@@ -115,18 +115,23 @@ def plot(rows: list[dict], path: Path) -> None:
             if not mine:
                 continue
             w = [r["workers"] for r in mine]
-            ax.plot(w, [1e3 * r["step_s"] for r in mine], "o-", color=colours[scheme], label=f"{scheme}")
+            ax.plot(w, [1e3 * r["step_s"] for r in mine], "-", color=colours[scheme], label=f"{scheme}")
+            for r in mine:  # filled: network-bound (the mode of its epochs); hollow: not
+                bound = max(set(r["bound"]), key=r["bound"].count) == "network"
+                ax.plot(r["workers"], 1e3 * r["step_s"], "o", color=colours[scheme],
+                        markerfacecolor=colours[scheme] if bound else "white")
             ax.plot(w, [1e3 * r["predicted_step_s"] for r in mine], "x", color=colours[scheme], alpha=0.7)
             if scheme in ("pahina", "ring"):
                 ax.plot(w, [1e3 * r["network_bound_s"] for r in mine], "--", color=colours[scheme], alpha=0.6,
                         label=f"{scheme}: physical bound (busiest link)")
         scale = mine[0]["scale"]
-        ax.set(title=f"{model} at {scale:g} of the tree's rates", xlabel="workers", ylabel="median step (ms)")
+        ax.set(title=f"{model} at {scale:g} of the tree's rates", xlabel="workers", ylabel="median step (ms, log)",
+               yscale="log")
         ax.set_xticks(sorted({r["workers"] for r in rows}))
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle("Streaming in-network aggregation vs gloo's ring on the emulated §VI-B tree\n"
-                 "(o: measured median step; x: the route model's prediction)", fontsize=9)
+                 "(o: measured median step, filled where network-bound; x: the route model's prediction)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

@@ -71,14 +71,14 @@ class UserStream:
                 key = (int(h["step"][i]), int(h["chunk"][i]), precision)
                 self.counters["pulls"] += 1
                 if key in self.kept:
-                    self._send(key, again=True)
+                    self._send(key, again=True, to=member)
                 continue
             if self.s.members.get(member) != precision:
                 self.counters["unknown"] += 1
                 continue
             key = (int(h["step"][i]), int(h["chunk"][i]), precision)
             if key in self.kept:
-                self._send(key, again=True)
+                self._send(key, again=True, to=member)
                 continue
             entry = self.open.setdefault(key, {"bitmap": 0, "values": []})
             count, exponent = int(h["count"][i]), int(h["exponent"][i])
@@ -102,9 +102,12 @@ class UserStream:
                 del self.open[key]
                 self._send(key)
 
-    def _send(self, key: tuple, again: bool = False) -> None:
+    def _send(self, key: tuple, again: bool = False, to: int = 0) -> None:
         """Send a kept sum on (``again``: a resend, counted as such; the first send counts as a
-        result or a partial sum)."""
+        result or a partial sum). A root sends its sums to every worker, one unicast copy each; a
+        resend asked for by worker ``to`` (its PULL or its own values again) goes to that worker
+        alone — the others ask for what they miss themselves, and answering every ask with a copy
+        for every worker turned a few losses at the PS into a storm of N² copies."""
         step, chunk, precision = key
         self.counters["resent" if again else "partials" if self.s.parent else "results"] += 1
         total, exponent, want, flags, members = self.kept[key]
@@ -118,7 +121,7 @@ class UserStream:
             return
         rows, lengths = sp.build(sp.RESULT, self.s.agg_id, 0, precision, step, chunk, u, exponents=exponent,
                                  want=want, flags=flags, size=chunk * u.shape[1] + total.size, workers=members)
-        for address in self.c.workers.values():
+        for address in [self.c.workers[to]] if to in self.c.workers else self.c.workers.values():
             send_batch(self.sock, rows, lengths, (address, self.s.results_port))
 
 

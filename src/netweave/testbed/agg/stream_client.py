@@ -97,10 +97,12 @@ class StreamWorkerConfig(TrainingConfig):
     endpoint: StreamEndpoint
 
 
-def pulls(spec: StreamSpec, step: int, chunks: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """PULL packets for ``chunks`` of ``spec``'s stream at ``step`` (each as long as its sum)."""
+def pulls(spec: StreamSpec, step: int, chunks: np.ndarray, size: int, wor_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Worker ``wor_id``'s PULL packets for ``chunks`` of ``spec``'s stream at ``step`` (each as long
+    as its sum)."""
     u = np.zeros((len(chunks), blockfp.values_per_packet(spec.precision)), blockfp.WIRE[spec.precision])
-    return sp.build(sp.PULL, spec.agg_id, 0, spec.precision, step, chunks, u, exponents=0, want=0, flags=0, size=size)
+    return sp.build(sp.PULL, spec.agg_id, wor_id, spec.precision, step, chunks, u, exponents=0, want=0, flags=0,
+                    size=size)
 
 
 RETRY = 1 << 31  # a step number with this bit: the second round of a step's chunks whose values did not fit
@@ -305,7 +307,7 @@ class StreamClient:
                 for spec, have in zip(c.streams, sums.have):  # or the sum, on its way down
                     lost = np.flatnonzero(~have)
                     if lost.size:
-                        self.sender.batches.put(pulls(spec, step, lost, self.size) + ((spec.address, c.port),))
+                        self.sender.batches.put(pulls(spec, step, lost, self.size, c.wor_id) + ((spec.address, c.port),))
                 last, wait, recovered = time.monotonic(), min(2 * wait, longest), True
         if not recovered:  # a wait that needed recovery says nothing of how slow the peers are
             self.waits.append(time.monotonic() - start)

@@ -122,12 +122,12 @@ def plot(rows: list[dict], path: Path) -> None:
                         markerfacecolor=colours[scheme] if bound else "white")
             ax.plot(w, [1e3 * r["predicted_step_s"] for r in mine], "x", color=colours[scheme], alpha=0.7)
             if scheme in ("pahina", "ring"):
-                ax.plot(w, [1e3 * r["network_bound_s"] for r in mine], "--", color=colours[scheme], alpha=0.6,
-                        label=f"{scheme}: physical bound (busiest link)")
+                ax.plot(w, [1e3 * r["network_bound_s"] for r in mine], "--", marker="_", markersize=16,
+                        color=colours[scheme], alpha=0.6, label=f"{scheme}: physical bound (busiest link)")
         scale = mine[0]["scale"]
         ax.set(title=f"{model} at {scale:g} of the tree's rates", xlabel="workers", ylabel="median step (ms, log)",
                yscale="log")
-        ax.set_xticks(sorted({r["workers"] for r in rows}))
+        ax.set_xticks(sorted({r["workers"] for r in rows if r["model"] == model}))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle("Streaming in-network aggregation vs gloo's ring on the emulated §VI-B tree\n"

@@ -1,7 +1,7 @@
 """Benchmark: the aggregation data plane's own ceiling, XDP in the kernel vs the userspace service,
 in the same run (issue 18, part 4), and the streaming aggregator of issue 31 beside the paper's
 (``stream-xdp``, ``stream-user``: its probe, :mod:`netweave.testbed.agg.stream_probe`, 3 fp16
-workers, 2 KiB of payload a packet). Needs root, clang and libbpf.
+workers, 2 KiB of payload a packet, on ``star:n=4,memory=128MB``: a whole step's keys in flight). Needs root, clang and libbpf.
 
 Three fp16 workers send ``--packets`` DATA packets each (256 values in int32 containers, 1 KiB of payload) through the
 INA switch of ``star:n=4`` (scale 1: 100 Gb/s HTB classes, so the CPU is the limit) to the PS,
@@ -121,7 +121,7 @@ def run_stream(dataplane: str, packets: int) -> dict:
     size = packets * 1024  # fp16: 1,024 values, 2 KiB, a packet
     with tempfile.TemporaryDirectory() as out:
         t0 = time.monotonic()
-        report = probe_on_testbed(load_topology_spec("star:n=4"), ["fp16"] * 3, out, routing="pahina",
+        report = probe_on_testbed(load_topology_spec("star:n=4,memory=128MB"), ["fp16"] * 3, out, routing="pahina",
                                   dataplane=dataplane, size=size, steps=3,
                                   scale=1.0, timeout_s=300)
         wall = time.monotonic() - t0

@@ -92,7 +92,7 @@ def reference_check(out, topology: str, precisions: list[str], routing: str, siz
     """Every stream's sums (as worker 1 received them) equal numpy's aggregation of the members'
     vectors at the exponents the sums came with, bit for bit; every worker holds the same."""
     from netweave.testbed.agg.plan import plan_training
-    from netweave.testbed.agg.run import stream_plan
+    from netweave.testbed.agg.streamtree import stream_plan
     from netweave.testbed.agg.stream_probe import vector
     from netweave.testbed.net.cluster import plan_cluster
     from netweave.topology import load_topology_spec

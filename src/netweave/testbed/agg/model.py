@@ -29,6 +29,7 @@ from ..net.ports import IPV4_HEADER, MTU, UDP_HEADER
 from .blockfp import values_per_packet
 from .plan import TrainingPlan
 from .streampacket import stream_bytes
+from .streamtree import stream_tree, under
 
 PACING = 0.9  # UDP senders keep to 90 % of the rate they are given: headers and HTB's bursts take the rest
 ETHERNET = 14  # bytes a veth frame adds to an IP packet (what HTB shapes)
@@ -57,7 +58,6 @@ def _up(plan: TrainingPlan, host: str, target: str) -> list[str] | None:
 def stream_loads(plan: TrainingPlan, cluster, size: int) -> dict[tuple[str, str], float]:
     """Bytes per directed link of one streaming step (see the module docstring)."""
     from ..net.multicast import multicast_tree
-    from .run import stream_tree, under
 
     topo = plan.topology
     groups = stream_tree(plan, cluster)

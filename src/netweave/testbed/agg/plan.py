@@ -37,6 +37,7 @@ from ...topology import Topology
 
 SCHEMES = ("pahina", "atp", "grid", "ps", "aro", "ecmp", "ring")
 TREE_SCHEMES = ("aro", "ecmp")  # ARO's model: routes whose flows merge at every INA switch they share
+DEFAULT_MEMORY = 8 << 20  # an aggregating switch's memory when the topology gives none
 PSEUDO = 1000  # a child aggregator's worker id at its parent: PSEUDO + its agg_id
 
 

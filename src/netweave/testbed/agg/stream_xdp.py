@@ -35,7 +35,7 @@ class StreamSwitch:
     Attributes:
         agg_id: its aggregator (0: it aggregates nothing and forwards RESULTs); members: member id →
         wire precision (workers, and each child aggregator's partial sums of one precision:
-        :func:`~.run.child_member`); port, results_port: the UDP ports of DATA and RESULTs;
+        :func:`~.streamtree.child_member`); port, results_port: the UDP ports of DATA and RESULTs;
         memory_bytes: its aggregator memory; parent: (the parent's agg_id, this one's member id
         there less the precision code) below the root of a tree, with ``parent_address``; group:
         the results' IPv4 multicast group; address: the switch's own (its RESULTs' source); up:

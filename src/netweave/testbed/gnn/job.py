@@ -3,7 +3,7 @@ the same training in one process as the reference every run is checked against.
 
 * :func:`prepare_gnn_job` (in the launcher): load, normalise, METIS-partition, one
   :class:`~netweave.ina.plan.InaPlan` per layer (``switchgnn``, GAMR, ``forward=True``, sized to the
-  layer's width), each worker's :class:`~netweave.runtime.ina_exchange.SumLayout` and its peer
+  layer's width in 8-byte aggregator lanes, double-buffered with ``overlap``), each worker's :class:`~netweave.runtime.ina_exchange.SumLayout` and its peer
   tables; written as ``.npz`` files that the processes load with ``allow_pickle=False``.
 * :func:`train_epochs`: full-graph GCN training (Adam, decay on the first layer) over any
   exchange, the trainer's step (:func:`netweave.runtime.trainer.forward_backward`) with the
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import NetweaveError
+from .fixed import LANE_BYTES
 from .plans import plan_arrays, save_plans
 
 
@@ -38,7 +39,7 @@ class GnnJob:
 
 
 def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, hidden: int = 16, layers: int = 2,
-                    seed: int = 0, blocking: str = "paper") -> GnnJob:
+                    seed: int = 0, blocking: str = "paper", overlap: bool = False) -> GnnJob:
     """Everything the switch and the workers load (see the module docstring), in ``directory``."""
     import scipy.sparse as sp
 
@@ -64,9 +65,12 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
     dims = model_dims(graph.feature_dim, hidden, layers, graph.num_classes)
     plans, planned = [], []
     for layer in range(layers):
-        plan = ina_plan(rel, "switchgnn", 4 * dims[layer], memory_bytes, "gamr", seed, blocking=blocking, forward=True)
+        # aggregators hold 8-byte fixed-point lanes (.fixed): a destination takes ceil(8 D / 128) of them
+        plan = ina_plan(rel, "switchgnn", LANE_BYTES * dims[layer], memory_bytes, "gamr", seed, blocking=blocking,
+                        forward=True, overlap=overlap)
         plans.append(plan_arrays(plan, dims[layer]))
         planned.append({"layer": layer, "dim": dims[layer], "blocks": plan.num_blocks, "units": plan.num_units,
+                        "overlap": bool(plan.overlap),
                         "destinations": int(plan.dest_v.size), "cross_edges": int(plan.dst.size),
                         "forwarded_destinations": int(plan.forward.sum()) if plan.forward is not None else 0})
     save_plans(os.path.join(directory, "plans.npz"), plans)

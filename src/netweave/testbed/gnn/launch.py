@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import NetweaveError
-from ..net.ports import GNN_SWITCH
+from ..net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
 from ..net.supervisor import Supervisor, last_line
 from .job import prepare_gnn_job, single_process
 from .switch import SwitchConfig
 from .worker import WorkerConfig
 
 EXCHANGES = ("ina", "p2p")
+DATAPLANES = ("xdp", "user")
 
 
 @dataclass
@@ -35,6 +36,8 @@ class GnnTestbedRun:
     __test__ = False
 
     exchange: str
+    dataplane: str = "user"
+    transport: list[dict] = field(default_factory=list)
     epochs: list[dict] = field(default_factory=list)
     switch: dict = field(default_factory=dict)
     veth: dict = field(default_factory=dict)
@@ -58,7 +61,8 @@ class GnnTestbedRun:
         later = self.epochs[1:] or self.epochs
         med = {k: float(np.median([e[k] for e in later])) for k in ("epoch_s", "exchange_s", "exchange_bytes")} \
             if later else {}
-        return {"exchange": self.exchange, "median_epoch_s": med.get("epoch_s"),
+        return {"exchange": self.exchange, "dataplane": self.dataplane, "transport": self.transport,
+                "median_epoch_s": med.get("epoch_s"),
                 "median_exchange_s": med.get("exchange_s"), "median_exchange_bytes": med.get("exchange_bytes"),
                 "max_logit_diff": self.max_logit_diff, "single_process_losses": self.single_losses,
                 "planned": self.planned, "switch": self.switch, "veth": self.veth, "epochs": self.epochs}
@@ -77,11 +81,30 @@ def _veth_bytes(cluster) -> dict[str, int]:
     return {"up_bytes": up, "down_bytes": down}
 
 
+def _ports(cluster, switch_name: str) -> dict[int, tuple[str, str, str, str]]:
+    """Per worker rank: the switch's port toward it, the worker's address, its uplink's MAC and the
+    port's MAC (read from the kernel: names come from the run's plan, never from user text)."""
+    from ..net import netns
+
+    def mac(node, peer):
+        dev = cluster.interface[node, peer]
+        return json.loads(netns.run(["ip", "-n", cluster.namespace[node], "-j", "link", "show", "dev", dev]))[0]["address"]
+
+    return {r: (cluster.interface[switch_name, h], cluster.address[h], mac(h, switch_name), mac(switch_name, h))
+            for r, h in enumerate(cluster.hosts)}
+
+
 def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina", memory_bytes: int = 2 << 20,
                          gbps: float = 1.0, epochs: int = 3, hidden: int = 16, layers: int = 2, lr: float = 0.01,
                          weight_decay: float = 5e-4, dropout: float = 0.5, seed: int = 0, blocking: str = "paper",
-                         latency_us: float = 1.0, timeout_s: float = 300.0, check: bool = True) -> GnnTestbedRun:
-    """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the module)."""
+                         latency_us: float = 1.0, timeout_s: float = 300.0, check: bool = True,
+                         dataplane: str = "xdp", overlap: bool = False, loss: float = 0.0, duplicate: float = 0.0,
+                         reorder: float = 0.0, retransmit_s: float = 0.2) -> GnnTestbedRun:
+    """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
+    module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`) or ``user`` (the
+    agent, the reference); ``overlap``: double-buffered blocks (kernel data plane only);
+    ``loss``/``duplicate``/``reorder``: per-packet probabilities on every interface (tc-BPF,
+    :mod:`netweave.testbed.net.impair`)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -89,8 +112,15 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     from ..net.lifecycle import Testbed
     from ..net.netns import require
 
+    from ..net.impair import Impairment
+
     if exchange not in EXCHANGES:
         raise NetweaveError(f"--exchange {exchange!r}: use ina or p2p")
+    if dataplane not in DATAPLANES:
+        raise NetweaveError(f"--dataplane {dataplane!r}: use xdp or user")
+    if overlap and dataplane != "xdp":
+        raise NetweaveError("--overlap: overlapped blocks need the kernel data plane (--dataplane xdp)")
+    impairment = Impairment(loss, duplicate, reorder)
     if gbps <= 0:
         raise NetweaveError(f"--gbps {gbps:g}: give a positive link rate")
     if epochs < 1:
@@ -101,17 +131,23 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     run = GnnTestbedRun(exchange)
     with tempfile.TemporaryDirectory(prefix="netweave-gnn-") as directory:
         os.chmod(directory, 0o755)
-        job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden, layers, seed, blocking)
+        job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden, layers, seed, blocking,
+                              overlap and exchange == "ina")
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
-        with Testbed(plan_cluster(topo, scale=1.0)) as cluster, Supervisor(timeout_s) as supervisor:
+        with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment)) as cluster, \
+                Supervisor(timeout_s) as supervisor:
             switch_name, hosts = cluster.switches[0], cluster.hosts
+            kernel = exchange == "ina" and dataplane == "xdp"
             before = _veth_bytes(cluster)
             agent = supervisor.start("the switch agent", cluster.namespace[switch_name], "netweave.testbed.gnn.switch",
                                      SwitchConfig(address=cluster.address[switch_name], port=GNN_SWITCH,
                                                   workers=workers, memory_bytes=memory_bytes, timeout_s=timeout_s,
                                                   plans=os.path.join(directory, "plans.npz") if exchange == "ina"
-                                                  else None), ready=True)
+                                                  else None, dataplane=dataplane if kernel else "user",
+                                                  ports=_ports(cluster, switch_name) if kernel else None,
+                                                  data_port=GNN_DATA, worker_port=GNN_DOWN,
+                                                  overlap=bool(overlap and kernel)), ready=True)
             ranks = [supervisor.start(f"worker {r} ({h})", cluster.namespace[h], "netweave.testbed.gnn.worker",
                                       WorkerConfig(rank=r, workers=workers, address=cluster.address[h],
                                                    peers={q: cluster.address[g] for q, g in enumerate(hosts)},
@@ -119,7 +155,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    exchange=exchange, directory=directory, dims=tuple(job.dims),
                                                    num_train=job.num_train, epochs=epochs, lr=lr,
                                                    weight_decay=weight_decay, dropout=dropout, seed=seed,
-                                                   timeout_s=timeout_s))
+                                                   timeout_s=timeout_s, dataplane=dataplane if kernel else "user",
+                                                   memory_bytes=memory_bytes, overlap=bool(overlap and kernel),
+                                                   retransmit_s=retransmit_s))
                      for r, h in enumerate(hosts)]
             supervisor.wait([agent, *ranks], timeout_s * 4)
             after = _veth_bytes(cluster)
@@ -127,6 +165,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         run.switch = json.loads(last_line(agent.stdout))
         per_worker = [[json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"epoch"')]
                       for r in ranks]
+        run.transport = [json.loads(last_line(r.stdout)).get("transport", {}) for r in ranks]
+        run.dataplane = dataplane if kernel else "user"
         for e in range(epochs):
             rows = [w[e] for w in per_worker]
             run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..net.ports import GNN_PEER
+from ..net.ports import GNN_DATA, GNN_DOWN, GNN_PEER
 from ..net.role import RoleConfig
 from .job import train_epochs
 from .plans import load_plans
@@ -181,7 +181,9 @@ class WorkerConfig(RoleConfig):
     Attributes:
         rank: its index (its partition); workers: how many; address: its own; peers: rank → address
         (the peer-to-peer mesh); switch: the switch agent's (address, port); exchange: ``ina`` or
-        ``p2p``; directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
+        ``p2p``; dataplane: ``user`` (the agent, TCP) or ``xdp`` (the kernel data plane, UDP:
+        :mod:`.packet_transport`, with the switch's ``memory_bytes``, ``overlap`` and the pulls'
+        ``retransmit_s``); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
         num_train: training vertices of the whole graph; epochs, lr, weight_decay, dropout, seed:
         the recipe; timeout_s: how long it waits for a peer or the switch.
     """
@@ -201,6 +203,10 @@ class WorkerConfig(RoleConfig):
     dropout: float
     seed: int
     timeout_s: float
+    dataplane: str = "user"
+    memory_bytes: int = 0
+    overlap: bool = False
+    retransmit_s: float = 0.2
 
 
 def worker(cfg: WorkerConfig) -> None:
@@ -218,7 +224,16 @@ def worker(cfg: WorkerConfig) -> None:
     layout = SumLayout.from_arrays(data)
     switch = Conn(_connect(cfg.switch, deadline), -1)
     switch.queue(HELLO, sender=rank)
-    if cfg.exchange == "ina":
+    if cfg.exchange == "ina" and cfg.dataplane == "xdp":
+        from .packet_transport import PacketTransport
+
+        plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.bind((cfg.address, GNN_DOWN))
+        transport = PacketTransport(sock, (cfg.switch[0], GNN_DATA), rank, plans, layout.boundary, cfg.memory_bytes,
+                                    cfg.overlap, timeout, cfg.retransmit_s)
+        conns = [switch]
+    elif cfg.exchange == "ina":
         plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
         transport = SwitchTransport(switch, rank, plans, layout.boundary, timeout)
         conns = [switch]
@@ -260,9 +275,10 @@ def worker(cfg: WorkerConfig) -> None:
         return got[0].arrays((np.float64, flat.size))[0].copy()
 
     def measure() -> dict:
+        udp = getattr(transport, "bytes", {"sent": 0, "received": 0})
         return {"exchange_s": exchange.counter.seconds,
-                "sent_bytes": sum(_exchange_bytes(c.sent) for c in conns),
-                "received_bytes": sum(_exchange_bytes(c.received) for c in conns)}
+                "sent_bytes": sum(_exchange_bytes(c.sent) for c in conns) + udp["sent"],
+                "received_bytes": sum(_exchange_bytes(c.received) for c in conns) + udp["received"]}
 
     torch.manual_seed(cfg.seed)
     model = DistGNN("gcn", list(cfg.dims), cfg.dropout, cfg.seed)
@@ -276,13 +292,14 @@ def worker(cfg: WorkerConfig) -> None:
     pump([switch], lambda: True, lambda c, m: None, timeout, "the BYE to leave")  # the switch closes after all BYEs
     peers = conns[1:]  # a stream closed with unread data resets: wait for every peer's BYE first
     pump(peers, lambda: all(c.bye for c in peers), lambda c, m: None, timeout, "the peers' BYE")
-    print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls}), flush=True)
+    print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls,
+                      "transport": getattr(transport, "counters", {})}), flush=True)
 
 
 def main(argv: list[str]) -> int:
     try:
         worker(WorkerConfig.from_json(argv[0]))
-    except (ProtocolError, TimeoutError, ConnectionError, OSError, ValueError, KeyError) as e:
+    except (ProtocolError, TimeoutError, ConnectionError, OSError, ValueError, KeyError, RuntimeError) as e:
         print(f"gnn worker: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
         return 1
     return 0

@@ -1,0 +1,311 @@
+"""A worker's end of the SwitchGNN exchange through the kernel data plane
+(``bpf/gnn_switch.bpf.c``): UDP packets (:mod:`.packet`), batched system calls
+(:mod:`netweave.testbed.net.batchio`), numpy per batch (no Python loop per packet or per edge).
+
+Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of the layer's plan
+(switchgnn.txt §3.3: blocks one after another):
+
+* **up**: the worker's units of the block in the plan's order, one packet per row chunk
+  (:data:`~.tables.VALUES` values), interleaved with receiving;
+* **down**: a SUM per aggregated cell (a destination's chunk: :mod:`.tables`), a COPY per unit
+  chunk for the cells the switch does not aggregate (forwarded by the plan, or bypassed: they do not
+  fit its memory), which the worker sums itself, once per (edge, chunk);
+* **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
+* **§3.4** (loss): when nothing has come for ``retransmit_s`` and cells are missing, the worker
+  PULLs them: the switch copies the PULL to every other worker, each resends its contributions
+  to those cells (RESEND, never aggregated), and the puller sums them itself and ignores a late
+  SUM of a pulled cell. A DONE without NEXT is sent again; a duplicate changes nothing (cells and
+  edges are counted once). Packets of a later block or exchange are kept for it; of an earlier
+  one, dropped. ``timeout_s`` without any progress fails the exchange.
+
+``out`` accumulates in float64 and is returned as float32, like the TCP transport's.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..net import batchio
+from .packet import COPY, DONE, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse
+from .plans import edge_ranges
+from .tables import VALUES, layer_view
+
+BATCH = 256  # packets per sendmmsg between receives
+STRIDE = HB + 4 * VALUES
+
+
+class ExchangeError(RuntimeError):
+    """The data plane reported a saturated sum, or an exchange made no progress."""
+
+
+@dataclass
+class _Block:
+    """What one worker sends and expects in one block of one layer."""
+
+    units: np.ndarray       # (U,) my unit ids (the layer's numbering)
+    unit_rows: np.ndarray   # (U,) their rows among my boundary vertices
+    slot_v: np.ndarray      # (S,) my destinations' vertices, sorted
+    slot_row: np.ndarray    # (S,) their rows among my boundary vertices
+    slot_copy: np.ndarray   # (S,) summed here (forwarded or bypassed)
+    slot_need: np.ndarray   # (S,) contributions
+    e_unit: np.ndarray      # (E,) my incoming edges' units, sorted
+    e_slot: np.ndarray      # (E,) their destinations (index into slot_*)
+    pull_v: np.ndarray      # (P,) destinations (any owner) my units feed, sorted
+    pull_unit: np.ndarray   # (P,) the unit
+    pull_row: np.ndarray    # (P,) its row
+
+
+class PacketTransport:
+    """The exchange over ``sock`` (UDP, bound to the worker's data-plane port) with the switch at
+    ``switch`` ((address, port)) for ``rank`` with plans ``plans``, boundary vertices ``boundary``
+    (sorted global ids), the switch's ``memory_bytes`` and ``overlap``."""
+
+    def __init__(self, sock: socket.socket, switch: tuple[str, int], rank: int, plans: list[dict],
+                 boundary: np.ndarray, memory_bytes: int, overlap: bool = False, timeout_s: float = 60.0,
+                 retransmit_s: float = 0.2):
+        self.sock, self.switch, self.rank, self.boundary = sock, switch, rank, boundary
+        self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
+        self.views = [layer_view(p, memory_bytes, overlap) for p in plans]
+        self.unit_of_edge = []
+        for p in plans:
+            edges, which = edge_ranges(p["unit_lo"], p["unit_hi"])
+            u = np.empty(p["dst"].size, np.int64)
+            u[edges] = which
+            self.unit_of_edge.append(u)
+        self.blocks: dict[tuple[int, int], _Block] = {}
+        self.rows = np.zeros((1024, STRIDE), np.uint8)
+        self.lengths = np.zeros(1024, np.int64)
+        self.early: list[np.ndarray] = []
+        self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
+                                       "duplicates", "stale"), 0)
+        self.bytes = {"sent": 0, "received": 0}  # UDP payload (the 28-byte header included)
+        batchio.set_receive_buffer(sock, 64 << 20)
+        sock.setblocking(False)
+
+    # -- the plan, per block ----------------------------------------------------------------------
+    def _block(self, layer: int, b: int) -> _Block:
+        key = (layer, b)
+        if key in self.blocks:
+            return self.blocks[key]
+        p, v, r = self.plans[layer], self.views[layer], self.rank
+        B = int(p["num_blocks"])
+        u0, u1 = int(p["unit_ptr"][r * B + b]), int(p["unit_ptr"][r * B + b + 1])
+        units = np.arange(u0, u1)
+        unit_rows = np.searchsorted(self.boundary, p["src"][p["unit_lo"][units]])
+        slots = np.flatnonzero((v.owner == r) & (v.block == b))
+        order = np.argsort(p["dest_v"][slots], kind="stable")
+        slots = slots[order]
+        slot_v = p["dest_v"][slots].astype(np.int64)
+        where = np.full(v.need.size, -1, np.int64)
+        where[slots] = np.arange(slots.size)
+        e = np.flatnonzero(where[v.slot_of_edge] >= 0)
+        e_unit = self.unit_of_edge[layer][e]
+        o = np.argsort(e_unit, kind="stable")
+        mine = np.flatnonzero((p["src"] >= 0) & (self.unit_of_edge[layer] >= u0) & (self.unit_of_edge[layer] < u1))
+        pv = p["dst"][mine].astype(np.int64)
+        po = np.argsort(pv, kind="stable")
+        pu = self.unit_of_edge[layer][mine][po]
+        blk = _Block(units, unit_rows, slot_v, np.searchsorted(self.boundary, slot_v), v.copy[slots],
+                     v.need[slots], e_unit[o], where[v.slot_of_edge[e]][o], pv[po], pu,
+                     np.searchsorted(self.boundary, p["src"][p["unit_lo"][pu]]))
+        self.blocks[key] = blk
+        return blk
+
+    # -- one exchange -------------------------------------------------------------------------------
+    def exchange(self, layer: int, direction: int, rows: np.ndarray) -> np.ndarray:
+        self.seq += 1
+        rows = np.ascontiguousarray(rows, np.float32)
+        out = np.zeros(rows.shape, np.float64)
+        B = int(self.plans[layer]["num_blocks"])
+        for b in range(B):
+            self._run_block(layer, direction, b, rows, out)
+        return out.astype(np.float32)
+
+    def _packets(self, kind, layer, direction, b, units, unit_rows, chunks, rows, target=0):
+        """Packets of ``units`` (rows ``unit_rows`` of ``rows``), chunk ``chunks[i]`` each."""
+        dim = rows.shape[1]
+        parts = []
+        for c in np.unique(chunks).tolist():
+            sel = chunks == c
+            lo, hi = c * VALUES, min(dim, (c + 1) * VALUES)
+            parts.append(build(kind, layer=layer, direction=direction, seq=self.seq, block=b, sender=self.rank,
+                               unit=units[sel], chunk=c, values=rows[unit_rows[sel], lo:hi], target=target))
+        return parts
+
+    def _send(self, parts) -> None:
+        for data, lengths in parts:
+            for at in range(0, len(data), BATCH):
+                self._send_rows(data[at:at + BATCH], lengths[at:at + BATCH])
+
+    def _send_rows(self, data, lengths) -> None:
+        batchio.send_batch(self.sock, data, lengths, self.switch, timeout_s=self.timeout_s)
+        self.bytes["sent"] += int(lengths.sum())
+
+    def _run_block(self, layer: int, direction: int, b: int, rows: np.ndarray, out: np.ndarray) -> None:
+        blk, dim = self._block(layer, b), rows.shape[1]
+        chunks = max(1, -(-dim // VALUES))
+        S = blk.slot_v.size
+        mode = np.repeat(blk.slot_copy.astype(np.int8), chunks)  # per cell: 0 aggregated, 1 copies, 2 pulled
+        left = np.where(mode == 1, np.repeat(blk.slot_need, chunks), 1).astype(np.int64)
+        got = np.zeros((blk.e_unit.size, chunks), bool)
+        st = {"next": False, "progress": time.monotonic(), "real": time.monotonic()}
+        me = (self.seq, b)
+        tag = dict(layer=layer, direction=direction, seq=self.seq, block=b, sender=self.rank)
+
+        def handle(head, data):
+            key = head["seq"].astype(np.int64) * 65536 + head["block"]
+            cur = self.seq * 65536 + b
+            later = key > cur
+            if later.any():
+                self.early.extend(np.array(data[later]))
+            now = key == cur
+            self.counters["stale"] += int((key < cur).sum())
+            head, data = head[now], data[now]
+            if not head.size:
+                return
+            kind = head["kind"]
+            if (head["flags"] & SATURATED).any():
+                raise ExchangeError(f"worker {self.rank}: the switch saturated a sum of block {b} (layer {layer}); "
+                                    "a value exceeds the fixed-point range")
+            if (kind == NEXT).any():
+                st["next"] = True
+            s = kind == SUM
+            if s.any():
+                self._sums(blk, head[s], data[s], chunks, mode, left, out, dim)
+            c = (kind == COPY) | ((kind == RESEND) & (head["target"] == self.rank))
+            if c.any():
+                self._copies(blk, head[c], data[c], chunks, mode, left, got, out, dim)
+            p = (kind == PULL) & (head["sender"] != self.rank)
+            if p.any():
+                self._serve_pulls(blk, head[p], data[p], layer, direction, b, rows)
+            st["progress"] = st["real"] = time.monotonic()
+
+        early, self.early = self.early, []
+        if early:
+            data = np.stack(early)
+            head = data[:, :HB].copy().view(HEADER).reshape(len(early))
+            handle(head, data)
+        # up: my units, chunk by chunk, receiving in between
+        units = np.repeat(blk.units, chunks)
+        unit_rows = np.repeat(blk.unit_rows, chunks)
+        cidx = np.tile(np.arange(chunks), blk.units.size)
+        for data, lengths in self._packets(UNIT, layer, direction, b, units, unit_rows, cidx, rows):
+            for at in range(0, len(data), BATCH):
+                self._send_rows(data[at:at + BATCH], lengths[at:at + BATCH])
+                self._receive(handle, 0.0)
+        done_sent = 0.0
+        while True:
+            complete = not (left > 0).any()
+            now = time.monotonic()
+            if complete and not done_sent:
+                self._send([build(DONE, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **tag)])
+                done_sent = now
+            if complete and st["next"]:
+                return
+            idle = now - st["progress"]
+            if idle > self.retransmit_s:
+                if not complete:
+                    self._pull(blk, chunks, mode, left, got, tag)
+                elif now - done_sent > self.retransmit_s:
+                    self._send([build(DONE, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **tag)])
+                    self.counters["done_again"] += 1
+                    done_sent = now
+                st["progress"] = now - self.retransmit_s / 2  # the next try after half the wait
+            if now - st["real"] > self.timeout_s:
+                raise ExchangeError(f"worker {self.rank}: block {b} of layer {layer} made no progress for "
+                                    f"{self.timeout_s:g} s ({int((left > 0).sum())} of {left.size} cells missing)")
+            self._receive(handle, min(self.retransmit_s / 4, 0.05))
+
+    def _receive(self, handle, timeout_s: float) -> None:
+        while True:
+            k = batchio.recv_batch(self.sock, self.rows, self.lengths, timeout_s)
+            if k <= 0:
+                return
+            head, idx = parse(self.rows, self.lengths, k)
+            self.bytes["received"] += int(self.lengths[idx].sum())
+            if head.size:
+                handle(head, self.rows[idx])
+            if k < len(self.rows):
+                return
+            timeout_s = 0.0
+
+    # -- what comes down ----------------------------------------------------------------------------
+    def _sums(self, blk, head, data, chunks, mode, left, out, dim):
+        j = np.searchsorted(blk.slot_v, head["unit"].astype(np.int64))
+        ok = (j < blk.slot_v.size)
+        j = np.where(ok, j, 0)
+        ok &= blk.slot_v[j] == head["unit"] if blk.slot_v.size else False
+        c = head["chunk"].astype(np.int64)
+        cell = j * chunks + c
+        ok &= (c < chunks)
+        cell = np.where(ok, cell, 0)
+        ok &= (mode[cell] == 0) & (left[cell] > 0)
+        idx = np.flatnonzero(ok)
+        _, first = np.unique(cell[idx], return_index=True)
+        idx = idx[first]
+        self.counters["duplicates"] += int(head.size - idx.size)
+        for ch in np.unique(c[idx]).tolist():
+            sel = idx[c[idx] == ch]
+            lo, hi = ch * VALUES, min(dim, (ch + 1) * VALUES)
+            vals = np.ascontiguousarray(data[sel, HB:HB + 4 * (hi - lo)]).view(np.float32)
+            out[blk.slot_row[j[sel]], lo:hi] += vals  # one sum per cell: rows are distinct
+        left[cell[idx]] = 0
+        self.counters["sums"] += int(idx.size)
+
+    def _copies(self, blk, head, data, chunks, mode, left, got, out, dim):
+        u = head["unit"].astype(np.int64)
+        lo = np.searchsorted(blk.e_unit, u, "left")
+        hi = np.searchsorted(blk.e_unit, u, "right")
+        e, which = edge_ranges(lo, hi)
+        c = head["chunk"].astype(np.int64)[which]
+        ok = c < chunks
+        cell = blk.e_slot[e] * chunks + np.where(ok, c, 0)
+        ok &= (mode[cell] > 0) & ~got[e, np.where(ok, c, 0)]
+        idx = np.flatnonzero(ok)
+        pair = e[idx] * chunks + c[idx]
+        _, first = np.unique(pair, return_index=True)
+        idx = idx[first]
+        self.counters["copies"] += int(idx.size)
+        for ch in np.unique(c[idx]).tolist():
+            sel = idx[c[idx] == ch]
+            a, z = ch * VALUES, min(dim, (ch + 1) * VALUES)
+            vals = np.ascontiguousarray(data[which[sel], HB:HB + 4 * (z - a)]).view(np.float32)
+            np.add.at(out, (blk.slot_row[blk.e_slot[e[sel]]][:, None], np.arange(a, z)[None, :]), vals)
+        got[e[idx], c[idx]] = True
+        np.subtract.at(left, cell[idx], 1)
+
+    # -- §3.4 -----------------------------------------------------------------------------------------
+    def _pull(self, blk, chunks, mode, left, got, tag):
+        missing = np.flatnonzero(left > 0)
+        turn = missing[mode[missing] == 0]
+        if turn.size:  # an aggregated cell becomes the host's: every contribution, one by one
+            mode[turn] = 2
+            left[turn] = blk.slot_need[turn // chunks]
+        pairs = np.stack([blk.slot_v[missing // chunks], missing % chunks], axis=1).astype(np.uint32)
+        per = VALUES // 2
+        for at in range(0, len(pairs), per):
+            part = pairs[at:at + per].reshape(1, -1)
+            self._send([build(PULL, unit=0, chunk=0, values=part, target=self.rank, **tag)])
+        self.counters["pulls"] += 1
+        self.counters["pulled_cells"] += int(missing.size)
+
+    def _serve_pulls(self, blk, head, data, layer, direction, b, rows):
+        for i in range(head.size):  # one PULL packet carries up to 256 cells: a loop per packet, not per cell
+            n = int(head["count"][i])
+            pairs = np.ascontiguousarray(data[i, HB:HB + 4 * n]).view(np.uint32).reshape(-1, 2).astype(np.int64)
+            lo = np.searchsorted(blk.pull_v, pairs[:, 0], "left")
+            hi = np.searchsorted(blk.pull_v, pairs[:, 0], "right")
+            e, which = edge_ranges(lo, hi)
+            if not e.size:
+                continue
+            units, unit_rows, ch = blk.pull_unit[e], blk.pull_row[e], pairs[which, 1]
+            key = units * 64 + ch
+            _, first = np.unique(key, return_index=True)
+            ok = first[ch[first] * VALUES < rows.shape[1]]
+            self._send(self._packets(RESEND, layer, direction, b, units[ok], unit_rows[ok], ch[ok], rows,
+                                     target=int(head["target"][i])))
+            self.counters["resends"] += int(ok.size)

@@ -1,0 +1,152 @@
+"""A layer's :class:`~netweave.ina.plan.InaPlan` (its arrays, :mod:`.plans`) as the kernel data
+plane's tables (``bpf/gnn_switch.bpf.c``) and as what each worker expects of it (pure numpy,
+testable without root).
+
+**Aggregators** (switchgnn.txt §3.3, §4): 128 bytes each, 16 int64 lanes (:mod:`.fixed`); the
+switch's memory holds ``capacity = memory_bytes // 128`` of them (half per parity with overlapped
+blocks: :attr:`~netweave.ina.plan.InaPlan.overlap`). A destination (a (block, vertex) of the plan)
+of width ``dim`` needs ``per_dest = ceil(dim / 16)`` of them; the destination at position ``p`` of
+its block takes ``[p · per_dest, (p + 1) · per_dest)`` of its parity's region — placed statically,
+as the plan sized the blocks to the memory. A destination that does not fit (a switch smaller than
+the plan assumed) is *bypassed*, like one the plan forwards (``plan.forward``): its contributions
+go to the owner as copies and the owner sums them (the host path).
+
+A packet carries one *chunk* of a row (:data:`VALUES` values); a destination's chunk ``c`` is a
+*cell*: its aggregators from ``c · VALUES / 16``, its own count; a complete cell's sum goes down
+as one packet.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fixed import AGGREGATOR_BYTES, LANES, frac_bits
+from .plans import edge_ranges
+
+VALUES = 512  # float32 values per packet (bpf: VALUES)
+MAX_CHUNKS = 8  # chunks per row: rows up to 4096 values (bpf: MAX_CHUNKS)
+MAX_WORKERS = 64
+MAX_LAYERS = 8
+MAX_BLOCKS = 4096  # the stamp holds 12 bits of block (bpf: stamp_of)
+
+UNIT = np.dtype([("copy_mask", "<u8"), ("edge_lo", "<u4"), ("edge_hi", "<u4"), ("block", "<u4"), ("sender", "<u4")])
+EDGE = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4")])
+LAYER = np.dtype([(k, "<u4") for k in ("unit_base", "edge_base", "dim", "chunks", "per_dest", "units", "blocks",
+                                       "frac", "edges", "frac_back")])
+COPY_BIT = 1 << 16
+
+
+def chunks_of(dim: int) -> int:
+    return max(1, math.ceil(dim / VALUES))
+
+
+def region_of(memory_bytes: int, overlap: bool) -> int:
+    """Aggregators per parity."""
+    capacity = memory_bytes // AGGREGATOR_BYTES
+    return capacity // 2 if overlap else capacity
+
+
+@dataclass(frozen=True)
+class LayerView:
+    """One layer's plan indexed per destination slot ``k`` (the plan's ``dest_*`` order).
+
+    Attributes:
+        dim, chunks, per_dest: row width, chunks per row, aggregators per destination;
+        pos ``(K,)``: the slot's position in its block; block ``(K,)``; need ``(K,)``: its cross
+        edges in the block (contributions); owner ``(K,)``: its worker; copy ``(K,)``: forwarded or
+        bypassed (summed by the owner); slot_of_edge ``(C,)``: the slot of each plan edge.
+    """
+
+    dim: int
+    chunks: int
+    per_dest: int
+    pos: np.ndarray
+    block: np.ndarray
+    need: np.ndarray
+    owner: np.ndarray
+    copy: np.ndarray
+    slot_of_edge: np.ndarray
+
+
+def layer_view(p: dict[str, np.ndarray], memory_bytes: int, overlap: bool = False) -> LayerView:
+    """The slots of plan ``p`` as the kernel data plane places them (see the module docstring)."""
+    dim, k, B = int(p["dim"]), p["dest_v"].size, int(p["num_blocks"])
+    if dim < 1 or dim > VALUES * MAX_CHUNKS:
+        raise ValueError(f"a row of {dim} values: the kernel data plane takes 1..{VALUES * MAX_CHUNKS}")
+    if B > MAX_BLOCKS or int(p["num_workers"]) > MAX_WORKERS:
+        raise ValueError(f"{B} blocks of {int(p['num_workers'])} workers: the kernel data plane takes at most "
+                         f"{MAX_BLOCKS} blocks and {MAX_WORKERS} workers")
+    edges, which = edge_ranges(p["dest_lo"], p["dest_hi"])
+    slot_of_edge = np.empty(p["dst"].size, np.int64)
+    slot_of_edge[p["in_edges"][edges]] = which
+    need = (p["dest_hi"] - p["dest_lo"]).astype(np.int64)
+    block = p["block"][p["in_edges"][p["dest_lo"]]].astype(np.int64) if k else np.zeros(0, np.int64)
+    order = np.argsort(block, kind="stable")
+    pos = np.empty(k, np.int64)
+    starts = np.searchsorted(block[order], np.arange(B))
+    pos[order] = np.arange(k) - starts[block[order]]
+    per_dest = math.ceil(dim / LANES)
+    region = region_of(memory_bytes, bool(int(p.get("overlap", 0))) or overlap)
+    copy = p["forward"][p["dest_v"]] | ((pos + 1) * per_dest > region)
+    return LayerView(dim, chunks_of(dim), per_dest, pos, block, need, p["parts"][p["dest_v"]].astype(np.int64),
+                     copy.astype(bool), slot_of_edge)
+
+
+@dataclass
+class SwitchTables:
+    """What ``bpf/gnn_switch.bpf.c`` reads: ``layers`` (:data:`LAYER`), ``units`` (:data:`UNIT`),
+    ``edges`` (:data:`EDGE`), and the sizes of its maps (``aggregators``: the memory's, ``seen``:
+    a stamp per unit chunk)."""
+
+    layers: np.ndarray
+    units: np.ndarray
+    edges: np.ndarray
+    aggregators: int
+    region: int
+    overlap: bool
+
+    @property
+    def seen(self) -> int:
+        return max(1, self.units.size * MAX_CHUNKS)
+
+
+def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap: bool = False) -> SwitchTables:
+    """The tables of every layer's plan (see the module docstring): per unit its sender, block,
+    edge range and the workers that get a copy; per edge its destination's position, count,
+    vertex and owner (with :data:`COPY_BIT` when the destination is not aggregated here)."""
+    if len(plans) > MAX_LAYERS:
+        raise ValueError(f"{len(plans)} layers: the kernel data plane takes at most {MAX_LAYERS}")
+    layers = np.zeros(len(plans), LAYER)
+    units, edges = [], []
+    unit_base = edge_base = 0
+    for i, p in enumerate(plans):
+        v = layer_view(p, memory_bytes, overlap)
+        M, B = int(p["num_workers"]), int(p["num_blocks"])
+        nu, ne = p["unit_lo"].size, p["dst"].size
+        u = np.zeros(nu, UNIT)
+        u["edge_lo"], u["edge_hi"] = p["unit_lo"], p["unit_hi"]
+        counts = np.diff(p["unit_ptr"])
+        hb = np.repeat(np.arange(M * B), counts)
+        u["sender"], u["block"] = hb // B, hb % B
+        e = np.zeros(ne, EDGE)
+        k = v.slot_of_edge
+        e["pos"], e["need"], e["dest_v"] = v.pos[k], v.need[k], p["dst"]
+        e["owner"] = v.owner[k] | np.where(v.copy[k], COPY_BIT, 0)
+        if nu:
+            ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
+            bits = np.where(v.copy[k[ce]], np.left_shift(np.uint64(1), v.owner[k[ce]].astype(np.uint64)), np.uint64(0))
+            mask = np.zeros(nu, np.uint64)
+            np.bitwise_or.at(mask, ue, bits.astype(np.uint64))
+            u["copy_mask"] = mask
+        layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.per_dest, nu, B, frac_bits(0), ne, frac_bits(1))
+        units.append(u)
+        edges.append(e)
+        unit_base += nu
+        edge_base += ne
+    region = region_of(memory_bytes, overlap)
+    return SwitchTables(layers, np.concatenate(units) if units else np.zeros(0, UNIT),
+                        np.concatenate(edges) if edges else np.zeros(0, EDGE), max(1, region * (2 if overlap else 1)),
+                        region, overlap)

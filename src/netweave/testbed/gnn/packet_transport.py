@@ -160,8 +160,9 @@ class PacketTransport:
             key = head["seq"].astype(np.int64) * 65536 + head["block"]
             cur = self.seq * 65536 + b
             later = key > cur
-            if later.any():
+            if later.any():  # only after every worker's DONE of this block: its NEXT, whether it came or not
                 self.early.extend(np.array(data[later]))
+                st["next"] = True
             now = key == cur
             self.counters["stale"] += int((key < cur).sum())
             head, data = head[now], data[now]

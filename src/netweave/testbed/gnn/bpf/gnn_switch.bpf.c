@@ -25,8 +25,10 @@
  *         the destination's count (per chunk) goes up, and the packet whose count completes it sends
  *         the sum down to the owner at once (SUM: unit = the destination vertex).
  *  DONE   a worker has every sum of the block (§3.3): its bit in the parity's bitmap; the packet
- *         that completes it is broadcast as NEXT (one clone per port); a DONE of a completed block
- *         (its NEXT was lost) gets NEXT back alone.
+ *         that completes it is broadcast as NEXT (one clone per port) and the block becomes the
+ *         parity's floor: later units of it (or of older blocks) are stale and dropped, and an
+ *         aggregator or count never goes back to an older stamp. A DONE of a completed block (its
+ *         NEXT was lost) gets NEXT back alone.
  *  PULL   a worker timed out on cells of the block (§3.4): a copy to every other worker, which
  *         resends its contributions to them;
  *  RESEND such a contribution: forwarded to worker `target` unchanged, never aggregated (the
@@ -63,7 +65,7 @@
 
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
-       C_SATURATED, C_CLONE_FAILED, C_MAX };
+       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -113,7 +115,9 @@ struct cell {
 };
 struct sync {
     struct bpf_spin_lock lock;
-    __u32 stamp;
+    __u32 stamp;   /* the block whose DONEs are being counted */
+    __u32 floor;   /* the last block complete (NEXT sent): its units and older ones are stale */
+    __u32 pad;
     __u64 bitmap;
 };
 struct scratch {
@@ -243,7 +247,7 @@ static __always_inline int send_to(struct __sk_buff *skb, struct config *c, __u3
         return bpf_redirect(p->ifindex, 0);
     long r = bpf_clone_redirect(skb, p->ifindex, 0);
     if (r)
-        bump(C_CLONE_FAILED);
+        bump(C_CLONE_DROPPED);
     return (int)r;
 }
 
@@ -299,17 +303,24 @@ static long add_edge(__u32 i, struct walk *w)
         __u32 o = (a * LANES) & (VALUES - 1);
         if (o + LANES > VALUES)
             return 1;
+        int stale = 0;
         bpf_spin_lock(&g->lock);
-        if (g->stamp != w->stamp) {
+        if (g->stamp < w->stamp) {  /* contents of an earlier block: this block's now */
             g->stamp = w->stamp;
 #pragma unroll
             for (int j = 0; j < LANES; j++)
                 g->v[j] = 0;
+        } else if (g->stamp > w->stamp) {
+            stale = 1;  /* a late unit of a finished block: the aggregator is a later block's */
         }
+        if (!stale) {
 #pragma unroll
-        for (int j = 0; j < LANES; j++)
-            g->v[j] += s->x[o + j];
+            for (int j = 0; j < LANES; j++)
+                g->v[j] += s->x[o + j];
+        }
         bpf_spin_unlock(&g->lock);
+        if (stale)
+            return 1;
     }
     __u32 ci = w->base + e->pos * per + chunk * AGGS;  /* the chunk's first aggregator names its cell */
     struct cell *cl = bpf_map_lookup_elem(&cells, &ci);
@@ -317,12 +328,14 @@ static long add_edge(__u32 i, struct walk *w)
         return 1;
     int complete = 0;
     bpf_spin_lock(&cl->lock);
-    if (cl->stamp != w->stamp) {
+    if (cl->stamp < w->stamp) {
         cl->stamp = w->stamp;
         cl->count = 0;
     }
-    cl->count += 1;
-    complete = cl->count == e->need;
+    if (cl->stamp == w->stamp) {
+        cl->count += 1;
+        complete = cl->count == e->need;
+    }
     bpf_spin_unlock(&cl->lock);
     bump(C_AGGREGATED);
     if (!complete)
@@ -383,6 +396,12 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         return TC_ACT_SHOT;
     }
     __u32 stamp = stamp_of(h->seq, h->block);
+    __u32 parity = c->overlap ? (h->block & 1) : 0;
+    struct sync *y = bpf_map_lookup_elem(&syncs, &parity);
+    if (!y || stamp <= y->floor) {  /* its block is complete: a late or duplicated unit */
+        bump(C_STALE);
+        return TC_ACT_SHOT;
+    }
     __u32 si = ui * MAX_CHUNKS + h->chunk;
     struct cell *seen_at = bpf_map_lookup_elem(&seen, &si);
     if (!seen_at)
@@ -426,7 +445,6 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         bump(C_SATURATED);
         h->flags |= 1;
     }
-    __u32 parity = c->overlap ? (h->block & 1) : 0;
     struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .lo = u->edge_lo, .n = n,
                      .nagg = (n + LANES - 1) / LANES, .base = parity * c->region, .stamp = stamp, .frac = frac};
     bpf_loop(u->edge_hi - u->edge_lo, add_edge, &w, 0);
@@ -443,15 +461,19 @@ static __always_inline int on_done(struct __sk_buff *skb, struct config *c, stru
     __u64 bit = 1ULL << (h->sender & 63);
     int first_full = 0, again = 0;
     bpf_spin_lock(&y->lock);
-    if (y->stamp != stamp) {
-        y->stamp = stamp;
-        y->bitmap = 0;
-    }
-    if (y->bitmap == c->all_mask) {
-        again = 1;
+    if (stamp <= y->floor) {
+        again = 1;  /* complete already: its NEXT was lost */
     } else {
-        y->bitmap |= bit;
-        first_full = y->bitmap == c->all_mask;
+        if (y->stamp < stamp) {
+            y->stamp = stamp;
+            y->bitmap = 0;
+        }
+        if (y->stamp == stamp) {
+            y->bitmap |= bit;
+            first_full = y->bitmap == c->all_mask;
+            if (first_full)
+                y->floor = stamp;
+        }
     }
     bpf_spin_unlock(&y->lock);
     bump(C_DONES);

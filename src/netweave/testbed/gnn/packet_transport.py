@@ -80,6 +80,7 @@ class PacketTransport:
         self.rows = np.zeros((1024, STRIDE), np.uint8)
         self.lengths = np.zeros(1024, np.int64)
         self.early: list[np.ndarray] = []
+        self.record: list | None = None  # a probe's: (keys (k, 3) block, vertex, chunk; rows (k, VALUES)) per batch
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
                                        "duplicates", "stale"), 0)
         self.bytes = {"sent": 0, "received": 0}  # UDP payload (the 28-byte header included)
@@ -256,6 +257,12 @@ class PacketTransport:
             out[blk.slot_row[j[sel]], lo:hi] += vals  # one sum per cell: rows are distinct
         left[cell[idx]] = 0
         self.counters["sums"] += int(idx.size)
+        if self.record is not None and idx.size:
+            keys = np.stack([head["block"][idx], head["unit"][idx], c[idx]], axis=1).astype(np.int64)
+            rows = np.zeros((idx.size, VALUES), np.float32)
+            for i, n in enumerate(head["count"][idx].tolist()):  # a probe's record, not the data path
+                rows[i, :n] = np.ascontiguousarray(data[idx[i], HB:HB + 4 * n]).view(np.float32)
+            self.record.append((keys, rows))
 
     def _copies(self, blk, head, data, chunks, mode, left, got, out, dim):
         u = head["unit"].astype(np.int64)

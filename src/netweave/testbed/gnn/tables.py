@@ -5,8 +5,8 @@ testable without root).
 **Aggregators** (switchgnn.txt §3.3, §4): 128 bytes each, 16 int64 lanes (:mod:`.fixed`); the
 switch's memory holds ``capacity = memory_bytes // 128`` of them (half per parity with overlapped
 blocks: :attr:`~netweave.ina.plan.InaPlan.overlap`). A destination (a (block, vertex) of the plan)
-of width ``dim`` needs ``per_dest = ceil(dim / 16)`` of them; the destination at position ``p`` of
-its block takes ``[p · per_dest, (p + 1) · per_dest)`` of its parity's region — placed statically,
+of width ``dim`` needs ``per_dest = ceil(dim / 16)`` of them; the destination at position ``p``
+among its block's aggregated destinations (the plan's order) takes ``[p · per_dest, (p + 1) · per_dest)`` of its parity's region — placed statically,
 as the plan sized the blocks to the memory. A destination that does not fit (a switch smaller than
 the plan assumed) is *bypassed*, like one the plan forwards (``plan.forward``): its contributions
 go to the owner as copies and the owner sums them (the host path).
@@ -84,13 +84,15 @@ def layer_view(p: dict[str, np.ndarray], memory_bytes: int, overlap: bool = Fals
     slot_of_edge[p["in_edges"][edges]] = which
     need = (p["dest_hi"] - p["dest_lo"]).astype(np.int64)
     block = p["block"][p["in_edges"][p["dest_lo"]]].astype(np.int64) if k else np.zeros(0, np.int64)
-    order = np.argsort(block, kind="stable")
-    pos = np.empty(k, np.int64)
+    forward = p["forward"][p["dest_v"]].astype(bool)
+    pos = np.zeros(k, np.int64)  # among the block's aggregated destinations (forwarded ones take none)
+    agg = np.flatnonzero(~forward)
+    order = agg[np.argsort(block[agg], kind="stable")]
     starts = np.searchsorted(block[order], np.arange(B))
-    pos[order] = np.arange(k) - starts[block[order]]
+    pos[order] = np.arange(order.size) - starts[block[order]]
     per_dest = math.ceil(dim / LANES)
-    region = region_of(memory_bytes, bool(int(p.get("overlap", 0))) or overlap)
-    copy = p["forward"][p["dest_v"]] | ((pos + 1) * per_dest > region)
+    region = region_of(memory_bytes, overlap)
+    copy = forward | ((pos + 1) * per_dest > region)
     return LayerView(dim, chunks_of(dim), per_dest, pos, block, need, p["parts"][p["dest_v"]].astype(np.int64),
                      copy.astype(bool), slot_of_edge)
 

@@ -148,6 +148,14 @@ class PeerTransport:
         return out.astype(np.float32)
 
 
+def barrier(switch: Conn, rank: int, timeout_s: float) -> None:
+    """Wait until every worker got here: a gradient sum of one zero (step 0) through the switch agent."""
+    got = []
+    switch.queue(GRAD, np.zeros(1), sender=rank, count=1, seq=0)
+    pump([switch], lambda: bool(got), lambda c, m: got.append(m) if m.kind == GRADSUM else None, timeout_s,
+         "the other workers (start)")
+
+
 def _connect(address: tuple[str, int], deadline: float) -> socket.socket:
     while True:
         try:
@@ -256,6 +264,8 @@ def worker(cfg: WorkerConfig) -> None:
         transport = PeerTransport(dict(sorted(peers.items())), rank, data, layout.boundary, timeout)
         conns = [switch, *peers.values()]
     exchange = SumExchange(layout, transport, len(cfg.dims) - 1)
+    if cfg.exchange == "ina" and cfg.dataplane == "xdp":  # every worker's UDP socket is bound before any packet
+        barrier(switch, rank, timeout)
 
     steps = [0]
 

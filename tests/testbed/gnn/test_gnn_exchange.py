@@ -69,14 +69,16 @@ def test_bad_input_is_one_line():
 
 @needs_root
 @pytest.mark.slow
-def test_ina_through_the_kernel_data_plane_follows_single_process():
-    """The switch as tc-BPF (gnn/bpf/gnn_switch.bpf.c): several blocks, forwarded destinations
-    (copies), sums down as they complete; logits within 1e-5 of single-process training."""
+@pytest.mark.parametrize("overlap", [False, True], ids=["blocks", "overlapped"])
+def test_ina_through_the_kernel_data_plane_follows_single_process(overlap):
+    """The switch as tc-BPF (gnn/bpf/gnn_switch.bpf.c): several blocks (overlapped: two in
+    flight), forwarded destinations (copies), sums down as they complete; logits within 1e-5 of
+    single-process training."""
     from netweave.testbed.gnn import train_gnn_on_testbed
 
     r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=200_000, gbps=1.0, epochs=2,
-                             timeout_s=60, dataplane="xdp")
-    assert r.dataplane == "xdp" and r.planned[0]["blocks"] > 1 and r.planned[0]["forwarded_destinations"] > 0
+                             timeout_s=60, dataplane="xdp", overlap=overlap)
+    assert r.dataplane == "xdp" and r.planned[0]["blocks"] > 1 and r.planned[0]["overlap"] == overlap and r.planned[0]["forwarded_destinations"] > 0
     assert r.switch["kernel_sums"] > 0 and r.switch["kernel_copies"] > 0 and r.switch["kernel_aggregated"] > 0
     assert r.switch["kernel_bad"] == 0 and r.switch["kernel_saturated"] == 0 and r.switch["exchanges"] == 0
     assert r.max_logit_diff <= 1e-5

@@ -125,16 +125,21 @@ def _prepare(tmp_path, workers=4, overlap=False):
     from netweave.testbed.gnn.job import prepare_gnn_job
 
     tmp_path.chmod(0o755)
-    job = prepare_gnn_job("cora", workers, MEMORY, str(tmp_path), overlap=overlap)
+    job = prepare_gnn_job("cora", workers, MEMORY, str(tmp_path), blocking="paper",
+                          overlap=overlap)
     assert job.planned[0]["blocks"] > 1 and job.planned[0]["forwarded_destinations"] > 0
     return job
 
 
 @needs_root
 @pytest.mark.slow
-def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path):
-    _prepare(tmp_path)
-    switch, results, outs = _probe_run(str(tmp_path))
+@pytest.mark.parametrize("overlap", [False, True], ids=["blocks", "overlapped"])
+def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap):
+    """Overlapped: block b + 1 goes up while block b comes down, in the other parity's half of the
+    aggregators (the plan's blocks sized to half the memory)."""
+    job = _prepare(tmp_path, overlap=overlap)
+    assert job.planned[0]["overlap"] == overlap
+    switch, results, outs = _probe_run(str(tmp_path), overlap=overlap)
     ref, exact = _reference(str(tmp_path), 4)
     assert switch["kernel_sums"] > 0 and switch["kernel_bad"] == 0 and switch["kernel_stale"] == 0
     total = 0
@@ -155,8 +160,8 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path):
 def test_kernel_sums_stay_exact_under_loss_duplication_and_reordering(tmp_path):
     """5 % loss on every link (and 2 % duplication, 2 % reordering): pulls recover every missing
     cell; every SUM that arrives is the agent's bits; every exchange's result is the exact sum."""
-    _prepare(tmp_path)
-    switch, results, outs = _probe_run(str(tmp_path), loss=0.05, duplicate=0.02, reorder=0.02)
+    _prepare(tmp_path, overlap=True)
+    switch, results, outs = _probe_run(str(tmp_path), loss=0.05, duplicate=0.02, reorder=0.02, overlap=True)
     ref, exact = _reference(str(tmp_path), 4)
     assert sum(res["transport"]["pulls"] for res in results) > 0 and switch["kernel_resends"] > 0
     assert switch["kernel_duplicates"] > 0 and switch["kernel_bad"] == 0

@@ -59,6 +59,63 @@ class _Block:
     pull_row: np.ndarray    # (P,) its row
 
 
+class _Run:
+    """One block in flight: its cells' state (mode: 0 aggregated, 1 copies, 2 pulled; what each
+    still needs), the (edge, chunk) pairs received, DONE and NEXT."""
+
+    def __init__(self, blk: _Block, layer: int, direction: int, seq: int, b: int, rank: int, chunks: int):
+        self.blk, self.b, self.chunks = blk, b, chunks
+        self.mode = np.repeat(blk.slot_copy.astype(np.int8), chunks)
+        self.left = np.where(self.mode == 1, np.repeat(blk.slot_need, chunks), 1).astype(np.int64)
+        self.got = np.zeros((blk.e_unit.size, chunks), bool)
+        self.next = False
+        self.done_sent = 0.0
+        self.progress = self.real = time.monotonic()
+        self.tag = dict(layer=layer, direction=direction, seq=seq, block=b, sender=rank)
+
+    @property
+    def complete(self) -> bool:
+        return not (self.left > 0).any()
+
+    @property
+    def finished(self) -> bool:
+        return self.complete and self.next
+
+    def handle(self, t: "PacketTransport", head, data, rows, out) -> None:
+        kind, dim = head["kind"], rows.shape[1]
+        if (kind == NEXT).any():
+            self.next = True
+        s = kind == SUM
+        if s.any():
+            t._sums(self.blk, head[s], data[s], self.chunks, self.mode, self.left, out, dim)
+        c = (kind == COPY) | ((kind == RESEND) & (head["target"] == t.rank))
+        if c.any():
+            t._copies(self.blk, head[c], data[c], self.chunks, self.mode, self.left, self.got, out, dim)
+        p = (kind == PULL) & (head["sender"] != t.rank)
+        if p.any():
+            t._serve_pulls(self.blk, head[p], data[p], self.tag["layer"], self.tag["direction"], self.b, rows)
+        self.progress = self.real = time.monotonic()
+
+    def _done(self, t: "PacketTransport") -> None:
+        t._send([build(DONE, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **self.tag)])
+
+    def tick(self, t: "PacketTransport", now: float) -> None:
+        """DONE once complete; after ``retransmit_s`` with nothing come: PULL what is missing, or
+        DONE again (§3.4)."""
+        complete = self.complete
+        if complete and not self.done_sent:
+            self._done(t)
+            self.done_sent = now
+        if now - self.progress > t.retransmit_s:
+            if not complete:
+                t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)
+            elif not self.next and now - self.done_sent > t.retransmit_s:
+                self._done(t)
+                t.counters["done_again"] += 1
+                self.done_sent = now
+            self.progress = now - t.retransmit_s / 2  # the next try after half the wait
+
+
 class PacketTransport:
     """The exchange over ``sock`` (UDP, bound to the worker's data-plane port) with the switch at
     ``switch`` ((address, port)) for ``rank`` with plans ``plans``, boundary vertices ``boundary``
@@ -69,6 +126,7 @@ class PacketTransport:
                  retransmit_s: float = 0.2):
         self.sock, self.switch, self.rank, self.boundary = sock, switch, rank, boundary
         self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
+        self.overlap = overlap
         self.views = [layer_view(p, memory_bytes, overlap) for p in plans]
         self.unit_of_edge = []
         for p in plans:
@@ -118,12 +176,71 @@ class PacketTransport:
 
     # -- one exchange -------------------------------------------------------------------------------
     def exchange(self, layer: int, direction: int, rows: np.ndarray) -> np.ndarray:
+        """Every block of ``layer``'s plan, one after another, or two at a time with ``overlap``
+        (block ``b + 1`` goes up while block ``b`` comes down; ``b + 2`` after ``b``'s NEXT)."""
         self.seq += 1
         rows = np.ascontiguousarray(rows, np.float32)
         out = np.zeros(rows.shape, np.float64)
         B = int(self.plans[layer]["num_blocks"])
-        for b in range(B):
-            self._run_block(layer, direction, b, rows, out)
+        window = 2 if self.overlap else 1
+        runs: dict[int, _Run] = {}
+        first = 0  # the oldest block not finished
+        chunks = max(1, -(-rows.shape[1] // VALUES))
+
+        def handle(head, data):
+            key = head["seq"].astype(np.int64) * 65536 + head["block"]
+            cur = self.seq * 65536
+            started = cur + first + len(runs)
+            later = key >= started
+            if later.any():
+                self.early.extend(np.array(data[later]))
+                # a packet of block first + window or later (or of the next exchange) exists only after
+                # every worker's DONE of block `first`: its NEXT, whether it came or not
+                if (key >= cur + first + window).any() and first in runs:
+                    runs[first].next = True
+            stale = key < cur + first
+            self.counters["stale"] += int(stale.sum())
+            if (head["flags"] & SATURATED).any():
+                raise ExchangeError(f"worker {self.rank}: the switch saturated a sum (layer {layer}); a value "
+                                    "exceeds the fixed-point range")
+            for b, run in list(runs.items()):
+                mine = key == cur + b
+                if mine.any():
+                    run.handle(self, head[mine], data[mine], rows, out)
+
+        def start(b):
+            runs[b] = _Run(self._block(layer, b), layer, direction, self.seq, b, self.rank, chunks)
+            early, self.early = self.early, []
+            if early:
+                data = np.stack(early)
+                handle(data[:, :HB].copy().view(HEADER).reshape(len(early)), data)
+            blk = runs[b].blk
+            units = np.repeat(blk.units, chunks)
+            unit_rows = np.repeat(blk.unit_rows, chunks)
+            cidx = np.tile(np.arange(chunks), blk.units.size)
+            for data, lengths in self._packets(UNIT, layer, direction, b, units, unit_rows, cidx, rows):
+                for at in range(0, len(data), BATCH):  # up, receiving in between
+                    self._send_rows(data[at:at + BATCH], lengths[at:at + BATCH])
+                    self._receive(handle, 0.0)
+
+        for b in range(min(window, B)):
+            start(b)
+        while first < B:
+            now = time.monotonic()
+            for run in runs.values():
+                run.tick(self, now)
+            run = runs[first]
+            if run.finished:
+                del runs[first]
+                first += 1
+                if first + window - 1 < B:
+                    start(first + window - 1)
+                continue
+            if now - min(r.real for r in runs.values()) > self.timeout_s:
+                raise ExchangeError(f"worker {self.rank}: block {first} of layer {layer} made no progress for "
+                                    f"{self.timeout_s:g} s ({int((run.left > 0).sum())} of {run.left.size} cells "
+                                    "missing)")
+            self._receive(handle, min(self.retransmit_s / 4, 0.05))
         return out.astype(np.float32)
 
     def _packets(self, kind, layer, direction, b, units, unit_rows, chunks, rows, target=0):
@@ -145,82 +262,6 @@ class PacketTransport:
     def _send_rows(self, data, lengths) -> None:
         batchio.send_batch(self.sock, data, lengths, self.switch, timeout_s=self.timeout_s)
         self.bytes["sent"] += int(lengths.sum())
-
-    def _run_block(self, layer: int, direction: int, b: int, rows: np.ndarray, out: np.ndarray) -> None:
-        blk, dim = self._block(layer, b), rows.shape[1]
-        chunks = max(1, -(-dim // VALUES))
-        S = blk.slot_v.size
-        mode = np.repeat(blk.slot_copy.astype(np.int8), chunks)  # per cell: 0 aggregated, 1 copies, 2 pulled
-        left = np.where(mode == 1, np.repeat(blk.slot_need, chunks), 1).astype(np.int64)
-        got = np.zeros((blk.e_unit.size, chunks), bool)
-        st = {"next": False, "progress": time.monotonic(), "real": time.monotonic()}
-        me = (self.seq, b)
-        tag = dict(layer=layer, direction=direction, seq=self.seq, block=b, sender=self.rank)
-
-        def handle(head, data):
-            key = head["seq"].astype(np.int64) * 65536 + head["block"]
-            cur = self.seq * 65536 + b
-            later = key > cur
-            if later.any():  # only after every worker's DONE of this block: its NEXT, whether it came or not
-                self.early.extend(np.array(data[later]))
-                st["next"] = True
-            now = key == cur
-            self.counters["stale"] += int((key < cur).sum())
-            head, data = head[now], data[now]
-            if not head.size:
-                return
-            kind = head["kind"]
-            if (head["flags"] & SATURATED).any():
-                raise ExchangeError(f"worker {self.rank}: the switch saturated a sum of block {b} (layer {layer}); "
-                                    "a value exceeds the fixed-point range")
-            if (kind == NEXT).any():
-                st["next"] = True
-            s = kind == SUM
-            if s.any():
-                self._sums(blk, head[s], data[s], chunks, mode, left, out, dim)
-            c = (kind == COPY) | ((kind == RESEND) & (head["target"] == self.rank))
-            if c.any():
-                self._copies(blk, head[c], data[c], chunks, mode, left, got, out, dim)
-            p = (kind == PULL) & (head["sender"] != self.rank)
-            if p.any():
-                self._serve_pulls(blk, head[p], data[p], layer, direction, b, rows)
-            st["progress"] = st["real"] = time.monotonic()
-
-        early, self.early = self.early, []
-        if early:
-            data = np.stack(early)
-            head = data[:, :HB].copy().view(HEADER).reshape(len(early))
-            handle(head, data)
-        # up: my units, chunk by chunk, receiving in between
-        units = np.repeat(blk.units, chunks)
-        unit_rows = np.repeat(blk.unit_rows, chunks)
-        cidx = np.tile(np.arange(chunks), blk.units.size)
-        for data, lengths in self._packets(UNIT, layer, direction, b, units, unit_rows, cidx, rows):
-            for at in range(0, len(data), BATCH):
-                self._send_rows(data[at:at + BATCH], lengths[at:at + BATCH])
-                self._receive(handle, 0.0)
-        done_sent = 0.0
-        while True:
-            complete = not (left > 0).any()
-            now = time.monotonic()
-            if complete and not done_sent:
-                self._send([build(DONE, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **tag)])
-                done_sent = now
-            if complete and st["next"]:
-                return
-            idle = now - st["progress"]
-            if idle > self.retransmit_s:
-                if not complete:
-                    self._pull(blk, chunks, mode, left, got, tag)
-                elif now - done_sent > self.retransmit_s:
-                    self._send([build(DONE, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **tag)])
-                    self.counters["done_again"] += 1
-                    done_sent = now
-                st["progress"] = now - self.retransmit_s / 2  # the next try after half the wait
-            if now - st["real"] > self.timeout_s:
-                raise ExchangeError(f"worker {self.rank}: block {b} of layer {layer} made no progress for "
-                                    f"{self.timeout_s:g} s ({int((left > 0).sum())} of {left.size} cells missing)")
-            self._receive(handle, min(self.retransmit_s / 4, 0.05))
 
     def _receive(self, handle, timeout_s: float) -> None:
         while True:

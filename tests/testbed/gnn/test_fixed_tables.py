@@ -40,7 +40,7 @@ def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest()
     pytest.importorskip("pymetis")
     from netweave.testbed.gnn.job import prepare_gnn_job
     from netweave.testbed.gnn.plans import edge_ranges, load_plans
-    from netweave.testbed.gnn.tables import COPY_BIT, layer_view, switch_tables
+    from netweave.testbed.gnn.tables import COPY_BIT, ENTRY_AGGS, layer_view, switch_tables
 
     import tempfile
 
@@ -52,7 +52,7 @@ def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest()
     for i, p in enumerate(plans):
         v = layer_view(p, 200_000)
         agg = ~v.copy
-        assert ((v.pos[agg] + 1) * v.per_dest <= t.region).all()
+        assert ((v.pos[agg] + 1) * v.per_dest <= t.region * ENTRY_AGGS).all()
         for b in range(int(p["num_blocks"])):  # distinct places within a block
             s = np.flatnonzero(agg & (v.block == b))
             assert np.unique(v.pos[s]).size == s.size
@@ -67,3 +67,12 @@ def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest()
                                                        .astype(np.uint64)))
         np.testing.assert_array_equal(units["copy_mask"], want)
         assert (edges["need"] > 0).all()
+
+
+def test_cells_never_straddle_an_entry():
+    from netweave.testbed.gnn.tables import ENTRY_AGGS, VALUES, cell_shape, footprint
+
+    for dim in (1, 16, 17, 128, 511, 512, 513, 602, 767, 1433, 4096):
+        full, part = cell_shape(dim)
+        assert full * VALUES + part * 16 >= dim and part & (part - 1) == 0 and part < ENTRY_AGGS + 1
+        assert footprint(dim) == full * ENTRY_AGGS + part

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import NetweaveError
-from .fixed import LANE_BYTES
+from .fixed import AGGREGATOR_BYTES
+from .tables import footprint
 from .plans import plan_arrays, save_plans
 
 
@@ -65,8 +66,8 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
     dims = model_dims(graph.feature_dim, hidden, layers, graph.num_classes)
     plans, planned = [], []
     for layer in range(layers):
-        # aggregators hold 8-byte fixed-point lanes (.fixed): a destination takes ceil(8 D / 128) of them
-        plan = ina_plan(rel, "switchgnn", LANE_BYTES * dims[layer], memory_bytes, "gamr", seed, blocking=blocking,
+        # aggregators hold 8-byte fixed-point lanes (.fixed), placed as the kernel data plane does (.tables)
+        plan = ina_plan(rel, "switchgnn", AGGREGATOR_BYTES * footprint(dims[layer]), memory_bytes, "gamr", seed, blocking=blocking,
                         forward=True, overlap=overlap)
         plans.append(plan_arrays(plan, dims[layer]))
         planned.append({"layer": layer, "dim": dims[layer], "blocks": plan.num_blocks, "units": plan.num_units,

@@ -83,8 +83,7 @@ class KernelSwitch(XdpObject):
         if not ports or len(ports) > MAX_WORKERS or sorted(ports) != list(range(len(ports))):
             raise NetweaveError(f"the kernel data plane needs ports for workers 0..n-1 (n <= {MAX_WORKERS})")
         self.tables, self.ports, self.hooks = tables, ports, []
-        sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.aggregators,
-                 "cells": tables.aggregators, "seen": tables.seen}
+        sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries, "seen": tables.seen}
         super().__init__(obj or compile_program(SOURCE), "gnn_switch", [], sizes, "the GNN switch's data plane")
         lib = self.lib
         for fn, res, args in (("bpf_tc_hook_create", ctypes.c_int, [ctypes.c_void_p]),

@@ -18,7 +18,7 @@ block of the layer's :class:`~netweave.ina.plan.InaPlan` (loaded from an ``.npz`
   (int64 fixed point, :mod:`.fixed`: exact, so the order of arrival does not matter and the kernel
   data plane gives the same bits; one sparse integer product per received batch: no Python loop
   per edge). A destination gets
-  ``ceil(D / 16)`` aggregators of 128 bytes (16 lanes of 8 bytes) when its first contribution
+  ``footprint(D)`` aggregators of 128 bytes (16 lanes of 8 bytes: :func:`.tables.footprint`) when its first contribution
   arrives and the memory has them (``memory_bytes / 128`` in all); otherwise it is *bypassed* for
   the block. A complete sum (its count reaches the destination's cross edges in the block) goes
   down to the destination's worker at once (SUMS: vertex, count, row as float32) and frees its
@@ -46,7 +46,6 @@ gradients and reports the data plane's counters and BPF run-time statistics at t
 from __future__ import annotations
 
 import json
-import math
 import socket
 import sys
 import time
@@ -57,7 +56,8 @@ import scipy.sparse as sp
 
 from ...errors import NetweaveError
 from ..net.role import RoleConfig
-from .fixed import AGGREGATOR_BYTES, LANES, frac_bits, from_fixed, to_fixed
+from .fixed import AGGREGATOR_BYTES, frac_bits, from_fixed, to_fixed
+from .tables import footprint
 from .plans import edge_ranges, load_plans
 from .wire import BYE, COPIES, DONE, GRAD, GRADSUM, HELLO, NEXT, SUMS, UNITS, Conn, Message, ProtocolError, drain, pump
 
@@ -102,7 +102,7 @@ class _Layer:
             self.slots_of_block.append(s)
         self.forward_edge = p["forward"][p["dst"]]
         self.edge_owner = p["parts"][p["dst"]].astype(np.int64)
-        self.per_dest = math.ceil(self.dim / LANES)  # 8-byte lanes: 16 values per 128-byte aggregator
+        self.per_dest = footprint(self.dim)  # 8-byte lanes, placed as the kernel data plane does (.tables)
         self.capacity = memory_bytes // AGGREGATOR_BYTES
 
 

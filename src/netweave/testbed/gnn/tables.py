@@ -4,10 +4,13 @@ testable without root).
 
 **Aggregators** (switchgnn.txt §3.3, §4): 128 bytes each, 16 int64 lanes (:mod:`.fixed`); the
 switch's memory holds ``capacity = memory_bytes // 128`` of them (half per parity with overlapped
-blocks: :attr:`~netweave.ina.plan.InaPlan.overlap`). A destination (a (block, vertex) of the plan)
-of width ``dim`` needs ``per_dest = ceil(dim / 16)`` of them; the destination at position ``p``
-among its block's aggregated destinations (the plan's order) takes ``[p · per_dest, (p + 1) · per_dest)`` of its parity's region — placed statically,
-as the plan sized the blocks to the memory. A destination that does not fit (a switch smaller than
+blocks: :attr:`~netweave.ina.plan.InaPlan.overlap`). A map entry holds 32 aggregators under one lock (a full chunk's cell).
+A destination of width ``dim`` takes :func:`footprint` aggregators: one entry per full chunk of
+:data:`VALUES` values, and for the last, partial chunk a power of two of aggregators (so that no
+cell straddles an entry). In each block the ``K`` aggregated destinations (the plan's order, ``p``
+their position) take entries ``p · full + c`` for their full chunks, and the partial cells are packed
+after them from aggregator ``K · full · 32``: placed statically, as the plan sized the blocks to the
+memory (the job plans with :func:`footprint` aggregators per destination). A destination that does not fit (a switch smaller than
 the plan assumed) is *bypassed*, like one the plan forwards (``plan.forward``): its contributions
 go to the owner as copies and the owner sums them (the host path).
 
@@ -27,15 +30,16 @@ from .fixed import AGGREGATOR_BYTES, LANES, frac_bits
 from .plans import edge_ranges
 
 VALUES = 512  # float32 values per packet (bpf: VALUES)
+ENTRY_AGGS = VALUES // LANES  # aggregators per map entry: one full chunk's cell (bpf: ENTRY_AGGS)
 MAX_CHUNKS = 8  # chunks per row: rows up to 4096 values (bpf: MAX_CHUNKS)
 MAX_WORKERS = 64
 MAX_LAYERS = 8
 MAX_BLOCKS = 4096  # the stamp holds 12 bits of block (bpf: stamp_of)
 
 UNIT = np.dtype([("copy_mask", "<u8"), ("edge_lo", "<u4"), ("edge_hi", "<u4"), ("block", "<u4"), ("sender", "<u4")])
-EDGE = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4")])
-LAYER = np.dtype([(k, "<u4") for k in ("unit_base", "edge_base", "dim", "chunks", "per_dest", "units", "blocks",
-                                       "frac", "edges", "frac_back")])
+EDGE = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4"), ("pbase", "<u4")])
+LAYER = np.dtype([(k, "<u4") for k in ("unit_base", "edge_base", "dim", "chunks", "full", "units", "blocks",
+                                       "frac", "edges", "frac_back", "part", "pad")])
 COPY_BIT = 1 << 16
 
 
@@ -43,10 +47,25 @@ def chunks_of(dim: int) -> int:
     return max(1, math.ceil(dim / VALUES))
 
 
+def cell_shape(dim: int) -> tuple[int, int]:
+    """``(full, part)``: a row's full chunks (:data:`ENTRY_AGGS` aggregators each) and the
+    aggregators of its last, partial chunk rounded up to a power of two (0 when there is none), so
+    that no cell straddles a map entry."""
+    full, rest = divmod(dim, VALUES)
+    part = 0 if rest == 0 else 1 << (math.ceil(rest / LANES) - 1).bit_length()
+    return full, part
+
+
+def footprint(dim: int) -> int:
+    """Aggregators (128 bytes each) one destination of width ``dim`` takes."""
+    full, part = cell_shape(dim)
+    return full * ENTRY_AGGS + part
+
+
 def region_of(memory_bytes: int, overlap: bool) -> int:
-    """Aggregators per parity."""
-    capacity = memory_bytes // AGGREGATOR_BYTES
-    return capacity // 2 if overlap else capacity
+    """Map entries (of :data:`ENTRY_AGGS` aggregators) per parity."""
+    entries = memory_bytes // (AGGREGATOR_BYTES * ENTRY_AGGS)
+    return entries // 2 if overlap else entries
 
 
 @dataclass(frozen=True)
@@ -54,21 +73,26 @@ class LayerView:
     """One layer's plan indexed per destination slot ``k`` (the plan's ``dest_*`` order).
 
     Attributes:
-        dim, chunks, per_dest: row width, chunks per row, aggregators per destination;
+        dim, chunks, per_dest: row width, chunks per row, aggregators per destination
+        (:func:`footprint`); full, part: :func:`cell_shape`;
         pos ``(K,)``: the slot's position in its block; block ``(K,)``; need ``(K,)``: its cross
         edges in the block (contributions); owner ``(K,)``: its worker; copy ``(K,)``: forwarded or
-        bypassed (summed by the owner); slot_of_edge ``(C,)``: the slot of each plan edge.
+        bypassed (summed by the owner); slot_of_edge ``(C,)``: the slot of each plan edge; pbase
+        ``(K,)``: the first aggregator of its block's partial cells.
     """
 
     dim: int
     chunks: int
     per_dest: int
+    full: int
+    part: int
     pos: np.ndarray
     block: np.ndarray
     need: np.ndarray
     owner: np.ndarray
     copy: np.ndarray
     slot_of_edge: np.ndarray
+    pbase: np.ndarray
 
 
 def layer_view(p: dict[str, np.ndarray], memory_bytes: int, overlap: bool = False) -> LayerView:
@@ -90,23 +114,27 @@ def layer_view(p: dict[str, np.ndarray], memory_bytes: int, overlap: bool = Fals
     order = agg[np.argsort(block[agg], kind="stable")]
     starts = np.searchsorted(block[order], np.arange(B))
     pos[order] = np.arange(order.size) - starts[block[order]]
-    per_dest = math.ceil(dim / LANES)
-    region = region_of(memory_bytes, overlap)
-    copy = forward | ((pos + 1) * per_dest > region)
-    return LayerView(dim, chunks_of(dim), per_dest, pos, block, need, p["parts"][p["dest_v"]].astype(np.int64),
-                     copy.astype(bool), slot_of_edge)
+    full, part = cell_shape(dim)
+    per_dest = footprint(dim)
+    fit = region_of(memory_bytes, overlap) * ENTRY_AGGS // per_dest  # destinations a block can aggregate
+    copy = forward | (pos >= fit)
+    aggregated = np.bincount(block[~copy], minlength=B) if k else np.zeros(B, np.int64)
+    pbase = aggregated[block] * full * ENTRY_AGGS if k else np.zeros(0, np.int64)
+    return LayerView(dim, chunks_of(dim), per_dest, full, part, pos, block, need,
+                     p["parts"][p["dest_v"]].astype(np.int64), copy.astype(bool), slot_of_edge, pbase)
 
 
 @dataclass
 class SwitchTables:
     """What ``bpf/gnn_switch.bpf.c`` reads: ``layers`` (:data:`LAYER`), ``units`` (:data:`UNIT`),
-    ``edges`` (:data:`EDGE`), and the sizes of its maps (``aggregators``: the memory's, ``seen``:
-    a stamp per unit chunk)."""
+    ``edges`` (:data:`EDGE`), and the sizes of its maps (``entries``: the memory's, in entries of
+    :data:`ENTRY_AGGS` aggregators; ``region``: entries per parity; ``seen``: a stamp per unit
+    chunk)."""
 
     layers: np.ndarray
     units: np.ndarray
     edges: np.ndarray
-    aggregators: int
+    entries: int
     region: int
     overlap: bool
 
@@ -137,13 +165,14 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
         k = v.slot_of_edge
         e["pos"], e["need"], e["dest_v"] = v.pos[k], v.need[k], p["dst"]
         e["owner"] = v.owner[k] | np.where(v.copy[k], COPY_BIT, 0)
+        e["pbase"] = v.pbase[k]
         if nu:
             ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
             bits = np.where(v.copy[k[ce]], np.left_shift(np.uint64(1), v.owner[k[ce]].astype(np.uint64)), np.uint64(0))
             mask = np.zeros(nu, np.uint64)
             np.bitwise_or.at(mask, ue, bits.astype(np.uint64))
             u["copy_mask"] = mask
-        layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.per_dest, nu, B, frac_bits(0), ne, frac_bits(1))
+        layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.full, nu, B, frac_bits(0), ne, frac_bits(1), v.part, 0)
         units.append(u)
         edges.append(e)
         unit_base += nu

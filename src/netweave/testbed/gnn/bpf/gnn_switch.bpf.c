@@ -47,7 +47,7 @@
 
 #define VALUES 512                 /* values per packet: a row's chunk */
 #define LANES 16                   /* int64 lanes per 128-byte aggregator */
-#define AGGS (VALUES / LANES)      /* aggregators per full chunk */
+#define ENTRY_AGGS (VALUES / LANES)  /* aggregators per full chunk: one map entry */
 #define MAX_CHUNKS 8
 #define MAX_WORKERS 64
 #define MAX_LAYERS 8
@@ -93,7 +93,9 @@ struct port {
     __u8 smac[6];       /* the switch's port */
 };
 struct layer {
-    __u32 unit_base, edge_base, dim, chunks, per_dest, units, blocks, frac, edges, frac_back;
+    __u32 unit_base, edge_base, dim, chunks, full, units, blocks, frac, edges, frac_back;
+    __u32 part, pad;  /* full chunks per row (32 aggregators each), aggregators of the last partial one
+                         (a power of two: cells never straddle an entry) */
 };
 struct unit {
     __u64 copy_mask;
@@ -101,11 +103,14 @@ struct unit {
 };
 struct edge {
     __u32 pos, need, dest_v, owner;  /* owner | 1 << 16: forwarded or bypassed (host path) */
+    __u32 pbase;                     /* where the block's partial cells start (aggregators) */
 };
-struct agg {
+struct entry {              /* ENTRY_AGGS aggregators of 128 bytes (16 int64 lanes each) under one lock:
+                               a full chunk's cell, or several destinations' partial cells */
     struct bpf_spin_lock lock;
     __u32 stamp;
-    __s64 v[LANES];
+    __u32 count[ENTRY_AGGS];   /* per cell, at its first aggregator's slot */
+    __s64 v[VALUES];
 };
 struct cell {
     struct bpf_spin_lock lock;
@@ -127,6 +132,7 @@ struct scratch {
     __u32 xf[VALUES];   /* the unit's chunk as it came */
     __u32 frac;
     int sat;
+    __u32 n;
 };
 
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct config); } cfg SEC(".maps");
@@ -134,8 +140,7 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_WORKERS); __t
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_LAYERS); __type(key, __u32); __type(value, struct layer); } layers SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct unit); } units SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct edge); } edges SEC(".maps");
-struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct agg); } aggs SEC(".maps");
-struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct cell); } cells SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct entry); } aggs SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct cell); } seen SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 2); __type(key, __u32); __type(value, struct sync); } syncs SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
@@ -259,7 +264,7 @@ static long convert_in(__u32 i, struct conv *cv)
 {
     struct scratch *s = cv->s;
     __u32 j = i & (VALUES - 1);
-    s->x[j] = to_fixed(s->xf[j], s->frac, &s->sat);
+    s->x[j] = i < s->n ? to_fixed(s->xf[j], s->frac, &s->sat) : 0;
     return 0;
 }
 
@@ -277,11 +282,17 @@ struct walk {
     struct layer *L;
     struct scratch *s;
     struct hdr h;
-    __u32 lo, n, nagg, base, stamp, frac;
+    __u32 lo, n, base, stamp, frac;
 };
 
-/* one edge of the unit: add the chunk into its destination's aggregators; the completing packet
- * sends the sum down */
+#define ADD_CASE(N)                                              \
+    case N:                                                      \
+        for (__u32 j = 0; j < N; j++)                            \
+            g->v[(o + j) & (VALUES - 1)] += s->x[j & (N - 1)];   \
+        break;
+
+/* one edge of the unit: add the chunk into its destination's cell (under the entry's lock); the
+ * packet whose count completes the cell sends the sum down */
 static long add_edge(__u32 i, struct walk *w)
 {
     __u32 ei = w->L->edge_base + w->lo + i;
@@ -291,71 +302,48 @@ static long add_edge(__u32 i, struct walk *w)
         return 1;
     if (e->owner >> 16)
         return 0;  /* forwarded or bypassed: the COPY carries it */
-    __u32 per = w->L->per_dest, chunk = w->h.chunk;
-    __u32 first = w->base + e->pos * per + chunk * AGGS;
-    for (__u32 a = 0; a < AGGS; a++) {
-        if (a >= w->nagg)
-            break;
-        __u32 at = first + a;
-        struct agg *g = bpf_map_lookup_elem(&aggs, &at);
-        if (!g)
-            return 1;
-        __u32 o = (a * LANES) & (VALUES - 1);
-        if (o + LANES > VALUES)
-            return 1;
-        int stale = 0;
-        bpf_spin_lock(&g->lock);
-        if (g->stamp < w->stamp) {  /* contents of an earlier block: this block's now */
-            g->stamp = w->stamp;
-#pragma unroll
-            for (int j = 0; j < LANES; j++)
-                g->v[j] = 0;
-        } else if (g->stamp > w->stamp) {
-            stale = 1;  /* a late unit of a finished block: the aggregator is a later block's */
-        }
-        if (!stale) {
-#pragma unroll
-            for (int j = 0; j < LANES; j++)
-                g->v[j] += s->x[o + j];
-        }
-        bpf_spin_unlock(&g->lock);
-        if (stale)
-            return 1;
-    }
-    __u32 ci = w->base + e->pos * per + chunk * AGGS;  /* the chunk's first aggregator names its cell */
-    struct cell *cl = bpf_map_lookup_elem(&cells, &ci);
-    if (!cl)
+    __u32 chunk = w->h.chunk, full = w->L->full;
+    __u32 agg = chunk < full ? (e->pos * full + chunk) * ENTRY_AGGS : e->pbase + e->pos * w->L->part;
+    __u32 at = w->base + agg / ENTRY_AGGS;
+    __u32 o = ((agg % ENTRY_AGGS) * LANES) & (VALUES - 1);  /* the cell's first lane in the entry */
+    __u32 slot = (agg % ENTRY_AGGS) & (ENTRY_AGGS - 1);
+    __u32 n = w->n;
+    __u32 lanes = (chunk < full ? ENTRY_AGGS : w->L->part) * LANES;
+    struct entry *g = bpf_map_lookup_elem(&aggs, &at);
+    if (!g || o + n > VALUES)
         return 1;
-    int complete = 0;
-    bpf_spin_lock(&cl->lock);
-    if (cl->stamp < w->stamp) {
-        cl->stamp = w->stamp;
-        cl->count = 0;
+    int stale = 0, complete = 0;
+    bpf_spin_lock(&g->lock);
+    if (g->stamp < w->stamp) {  /* contents of an earlier block: this block's now */
+        g->stamp = w->stamp;
+        volatile __s64 *v = g->v;  /* volatile: a loop clang would turn into memset, which BPF lacks */
+        volatile __u32 *cnt = g->count;
+        for (__u32 j = 0; j < VALUES; j++)
+            v[j] = 0;
+        for (__u32 j = 0; j < ENTRY_AGGS; j++)
+            cnt[j] = 0;
+    } else if (g->stamp > w->stamp) {
+        stale = 1;  /* a late unit of a finished block: the entry is a later block's */
     }
-    if (cl->stamp == w->stamp) {
-        cl->count += 1;
-        complete = cl->count == e->need;
+    if (!stale) {
+        /* the cell's lanes (a power of two, a constant trip count per case: one path each for the
+           verifier); x is 0 past the chunk, so lanes past it get zeros */
+        switch (lanes) {
+        ADD_CASE(512) ADD_CASE(256) ADD_CASE(128) ADD_CASE(64) ADD_CASE(32) ADD_CASE(16)
+        }
+        g->count[slot] += 1;
+        complete = g->count[slot] == e->need;
+        if (complete) {
+            for (__u32 j = 0; j < VALUES; j++)
+                s->sum[j] = g->v[(o + j) & (VALUES - 1)];
+        }
     }
-    bpf_spin_unlock(&cl->lock);
+    bpf_spin_unlock(&g->lock);
+    if (stale)
+        return 1;
     bump(C_AGGREGATED);
     if (!complete)
         return 0;
-    for (__u32 a = 0; a < AGGS; a++) {  /* read the sum: every other contribution came before the count */
-        if (a >= w->nagg)
-            break;
-        __u32 at = first + a;
-        struct agg *g = bpf_map_lookup_elem(&aggs, &at);
-        if (!g)
-            return 1;
-        __u32 o = (a * LANES) & (VALUES - 1);
-        if (o + LANES > VALUES)
-            return 1;
-        bpf_spin_lock(&g->lock);
-#pragma unroll
-        for (int j = 0; j < LANES; j++)
-            s->sum[o + j] = g->v[j];
-        bpf_spin_unlock(&g->lock);
-    }
     s->frac = w->frac;
     struct conv cv = {.s = s};
     bpf_loop(w->n, convert_out, &cv, 0);
@@ -439,14 +427,15 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     __u32 frac = h->direction ? L->frac_back : L->frac;
     s->frac = frac;
     s->sat = 0;
+    s->n = n;
     struct conv cv = {.s = s};
-    bpf_loop(n, convert_in, &cv, 0);
+    bpf_loop(VALUES, convert_in, &cv, 0);
     if (s->sat) {
         bump(C_SATURATED);
         h->flags |= 1;
     }
     struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .lo = u->edge_lo, .n = n,
-                     .nagg = (n + LANES - 1) / LANES, .base = parity * c->region, .stamp = stamp, .frac = frac};
+                     .base = parity * c->region, .stamp = stamp, .frac = frac};
     bpf_loop(u->edge_hi - u->edge_lo, add_edge, &w, 0);
     return TC_ACT_SHOT;
 }

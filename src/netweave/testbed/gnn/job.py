@@ -37,6 +37,7 @@ class GnnJob:
     features: np.ndarray | None = None
     parts: np.ndarray | None = None
     planned: list[dict] = field(default_factory=list)
+    plans: list = field(default_factory=list)  # the layers' InaPlans (the simulator's input: .predict)
 
 
 def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, hidden: int = 16, layers: int = 2,
@@ -64,12 +65,13 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
     parts = metis_partition(graph, workers, seed).parts.astype(np.int64)
     rel = boundary_relation(graph, Partition(parts, workers, "metis"))
     dims = model_dims(graph.feature_dim, hidden, layers, graph.num_classes)
-    plans, planned = [], []
+    plans, planned, ina_plans = [], [], []
     for layer in range(layers):
         # aggregators hold 8-byte fixed-point lanes (.fixed), placed as the kernel data plane does (.tables)
         plan = ina_plan(rel, "switchgnn", AGGREGATOR_BYTES * footprint(dims[layer]), memory_bytes, "gamr", seed, blocking=blocking,
                         forward=True, overlap=overlap)
         plans.append(plan_arrays(plan, dims[layer]))
+        ina_plans.append(plan)
         planned.append({"layer": layer, "dim": dims[layer], "blocks": plan.num_blocks, "units": plan.num_units,
                         "overlap": bool(plan.overlap),
                         "destinations": int(plan.dest_v.size), "cross_edges": int(plan.dst.size),
@@ -93,7 +95,7 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
                  y=graph.labels[own].astype(np.int64), train=np.asarray(graph.train_mask[own], bool))
     planned.append({"p2p_rows": int(u.size), "cross_edges": int(rel.num_cross_edges),
                     "boundary_vertices": int(rel.boundary().size)})
-    return GnnJob(directory, workers, dims, int(graph.train_mask.sum()), graph, x, parts, planned)
+    return GnnJob(directory, workers, dims, int(graph.train_mask.sum()), graph, x, parts, planned, ina_plans)
 
 
 def train_epochs(model, x, g, exchange, *, y, train, num_train: int, epochs: int, lr: float, weight_decay: float,

@@ -38,6 +38,7 @@ class GnnTestbedRun:
     exchange: str
     dataplane: str = "user"
     transport: list[dict] = field(default_factory=list)
+    predicted: dict = field(default_factory=dict)
     epochs: list[dict] = field(default_factory=list)
     switch: dict = field(default_factory=dict)
     veth: dict = field(default_factory=dict)
@@ -62,6 +63,7 @@ class GnnTestbedRun:
         med = {k: float(np.median([e[k] for e in later])) for k in ("epoch_s", "exchange_s", "exchange_bytes")} \
             if later else {}
         return {"exchange": self.exchange, "dataplane": self.dataplane, "transport": self.transport,
+                "predicted": self.predicted,
                 "median_epoch_s": med.get("epoch_s"),
                 "median_exchange_s": med.get("exchange_s"), "median_exchange_bytes": med.get("exchange_bytes"),
                 "max_logit_diff": self.max_logit_diff, "single_process_losses": self.single_losses,
@@ -99,7 +101,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          weight_decay: float = 5e-4, dropout: float = 0.5, seed: int = 0, blocking: str = "paper",
                          latency_us: float = 1.0, timeout_s: float = 300.0, check: bool = True,
                          dataplane: str = "xdp", overlap: bool = False, loss: float = 0.0, duplicate: float = 0.0,
-                         reorder: float = 0.0, retransmit_s: float = 0.2) -> GnnTestbedRun:
+                         reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`) or ``user`` (the
     agent, the reference); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -112,6 +114,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     from ..net.lifecycle import Testbed
     from ..net.netns import require
 
+    from ..net.accounting import Accountant, bpf_stats
     from ..net.impair import Impairment
 
     if exchange not in EXCHANGES:
@@ -140,6 +143,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
             switch_name, hosts = cluster.switches[0], cluster.hosts
             kernel = exchange == "ina" and dataplane == "xdp"
             before = _veth_bytes(cluster)
+            accountant = Accountant(cluster)
             agent = supervisor.start("the switch agent", cluster.namespace[switch_name], "netweave.testbed.gnn.switch",
                                      SwitchConfig(address=cluster.address[switch_name], port=GNN_SWITCH,
                                                   workers=workers, memory_bytes=memory_bytes, timeout_s=timeout_s,
@@ -159,13 +163,28 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    memory_bytes=memory_bytes, overlap=bool(overlap and kernel),
                                                    retransmit_s=retransmit_s))
                      for r, h in enumerate(hosts)]
-            supervisor.wait([agent, *ranks], timeout_s * 4)
+            lead, accounting = [], []
+            last = [accountant.snapshot()]
+
+            def on_line(record: dict) -> bool:  # worker 0's epochs, as they end: what bound each
+                lead.append(record)
+                if "epoch" in record:
+                    now = accountant.snapshot()
+                    accounting.append(accountant.interval(last[0], now, 1, record["epoch_s"]))
+                    last[0] = now
+                return "done" in record
+
+            with bpf_stats():
+                supervisor.follow(ranks[0], on_line)
+                supervisor.wait([agent, *ranks[1:]], timeout_s * 4)
             after = _veth_bytes(cluster)
         run.veth = {k: after[k] - before[k] for k in after}
         run.switch = json.loads(last_line(agent.stdout))
-        per_worker = [[json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"epoch"')]
-                      for r in ranks]
-        run.transport = [json.loads(last_line(r.stdout)).get("transport", {}) for r in ranks]
+        per_worker = [[r for r in lead if "epoch" in r]]
+        per_worker += [[json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"epoch"')]
+                       for r in ranks[1:]]
+        ends = [lead[-1]] + [json.loads(last_line(r.stdout)) for r in ranks[1:]]
+        run.transport = [end.get("transport", {}) for end in ends]
         run.dataplane = dataplane if kernel else "user"
         for e in range(epochs):
             rows = [w[e] for w in per_worker]
@@ -175,11 +194,15 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                "sync_s": float(np.mean([r["sync_s"] for r in rows])),
                                "exchange_bytes": sum(r["sent_bytes"] for r in rows),
                                "exchange_received_bytes": sum(r["received_bytes"] for r in rows),
-                               "loss": rows[0]["loss"]})
+                               "loss": rows[0]["loss"], **{f"accounting_{k}": v for k, v in accounting[e].items()}})
         logits = np.zeros((job.graph.num_nodes, job.dims[-1]), np.float32)
         for r in range(workers):
             logits[job.parts == r] = np.load(os.path.join(directory, f"logits{r}.npy"), allow_pickle=False)
         run.logits = logits
         if check:
             run.single_logits, run.single_losses = single_process(job, epochs, lr, weight_decay, dropout, seed)
+        if predict:
+            from .predict import predict_epoch_exchange_s
+
+            run.predicted = predict_epoch_exchange_s(job, workers, gbps, latency_us)
     return run

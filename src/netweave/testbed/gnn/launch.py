@@ -161,7 +161,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    weight_decay=weight_decay, dropout=dropout, seed=seed,
                                                    timeout_s=timeout_s, dataplane=dataplane if kernel else "user",
                                                    memory_bytes=memory_bytes, overlap=bool(overlap and kernel),
-                                                   retransmit_s=retransmit_s))
+                                                   retransmit_s=retransmit_s, link_gbps=gbps))
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []
             last = [accountant.snapshot()]

@@ -11,8 +11,8 @@ Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of 
   chunk for the cells the switch does not aggregate (forwarded by the plan, or bypassed: they do not
   fit its memory), which the worker sums itself, once per (edge, chunk);
 * **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
-* **§3.4** (loss): when nothing has come for ``retransmit_s`` and cells are missing, the worker
-  PULLs them: the switch copies the PULL to every other worker, each resends its contributions
+* **§3.4** (loss): when nothing has come for ``retransmit_s``, cells are missing, and the block's
+  units had time to go up (the slowest sender's at ``link_gbps``), the worker PULLs them: the switch copies the PULL to every other worker, each resends its contributions
   to those cells (RESEND, never aggregated), and the puller sums them itself and ignores a late
   SUM of a pulled cell. A DONE without NEXT is sent again; a duplicate changes nothing (cells and
   edges are counted once). Packets of a later block or exchange are kept for it; of an earlier
@@ -32,6 +32,7 @@ import numpy as np
 from ..net import batchio
 from .packet import COPY, DONE, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse
 from .plans import edge_ranges
+from .predict import wire_bytes
 from .tables import VALUES, layer_view
 
 BATCH = 256  # packets per sendmmsg between receives
@@ -70,7 +71,8 @@ class _Run:
         self.got = np.zeros((blk.e_unit.size, chunks), bool)
         self.next = False
         self.done_sent = 0.0
-        self.progress = self.real = time.monotonic()
+        self.start = self.progress = self.real = time.monotonic()
+        self.expected_s = 0.0  # how long the block's units take to go up at the link rate
         self.tag = dict(layer=layer, direction=direction, seq=seq, block=b, sender=rank)
 
     @property
@@ -107,7 +109,9 @@ class _Run:
             self._done(t)
             self.done_sent = now
         if now - self.progress > t.retransmit_s:
-            if not complete:
+            if not complete and now - self.start < self.expected_s + t.retransmit_s:
+                pass  # its units may still be on their way up: nothing is lost yet
+            elif not complete:
                 t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)
             elif not self.next and now - self.done_sent > t.retransmit_s:
                 self._done(t)
@@ -123,10 +127,10 @@ class PacketTransport:
 
     def __init__(self, sock: socket.socket, switch: tuple[str, int], rank: int, plans: list[dict],
                  boundary: np.ndarray, memory_bytes: int, overlap: bool = False, timeout_s: float = 60.0,
-                 retransmit_s: float = 0.2):
+                 retransmit_s: float = 0.2, link_gbps: float = 0.0):
         self.sock, self.switch, self.rank, self.boundary = sock, switch, rank, boundary
         self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
-        self.overlap = overlap
+        self.overlap, self.link_gbps = overlap, link_gbps
         self.views = [layer_view(p, memory_bytes, overlap) for p in plans]
         self.unit_of_edge = []
         for p in plans:
@@ -210,6 +214,10 @@ class PacketTransport:
 
         def start(b):
             runs[b] = _Run(self._block(layer, b), layer, direction, self.seq, b, self.rank, chunks)
+            if self.link_gbps > 0:  # the slowest sender's units of this block (and of the one before, in flight)
+                p = self.plans[layer]
+                most = np.diff(p["unit_ptr"]).reshape(-1, B)[:, max(0, b - window + 1):b + 1].sum(axis=1).max()
+                runs[b].expected_s = float(most) * wire_bytes(rows.shape[1]) * 8 / (self.link_gbps * 1e9)
             early, self.early = self.early, []
             if early:
                 data = np.stack(early)
@@ -322,8 +330,12 @@ class PacketTransport:
         for ch in np.unique(c[idx]).tolist():
             sel = idx[c[idx] == ch]
             a, z = ch * VALUES, min(dim, (ch + 1) * VALUES)
-            vals = np.ascontiguousarray(data[which[sel], HB:HB + 4 * (z - a)]).view(np.float32)
-            np.add.at(out, (blk.slot_row[blk.e_slot[e[sel]]][:, None], np.arange(a, z)[None, :]), vals)
+            dest = blk.slot_row[blk.e_slot[e[sel]]]
+            order = np.argsort(dest, kind="stable")  # several copies for one row: summed per row, then added
+            dest, sel = dest[order], sel[order]
+            vals = np.ascontiguousarray(data[which[sel], HB:HB + 4 * (z - a)]).view(np.float32).astype(np.float64)
+            first = np.flatnonzero(np.r_[True, dest[1:] != dest[:-1]])
+            out[dest[first], a:z] += np.add.reduceat(vals, first, axis=0)
         got[e[idx], c[idx]] = True
         np.subtract.at(left, cell[idx], 1)
 

@@ -55,6 +55,7 @@ class ProbeConfig(RoleConfig):
     out: str
     timeout_s: float = 60.0
     retransmit_s: float = 0.05
+    link_gbps: float = 0.0
 
 
 def probe(cfg: ProbeConfig) -> dict:
@@ -77,7 +78,7 @@ def probe(cfg: ProbeConfig) -> dict:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind((cfg.address, GNN_DOWN))
     t = PacketTransport(sock, (cfg.switch[0], GNN_DATA), cfg.rank, plans, boundary, cfg.memory_bytes, cfg.overlap,
-                        cfg.timeout_s, cfg.retransmit_s)
+                        cfg.timeout_s, cfg.retransmit_s, cfg.link_gbps)
     t.record = []
     barrier(conn, cfg.rank, cfg.timeout_s)
     saved, seconds = {}, []

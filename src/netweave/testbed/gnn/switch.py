@@ -115,7 +115,8 @@ class Switch:
         self.conns: dict[int, Conn] = {}
         self.current = None  # (seq, layer, direction)
         self.block = 0
-        self.counters = dict.fromkeys(("exchanges", "blocks", "units", "unit_edges", "aggregated_edges", "sums",
+        self.counters = dict.fromkeys(("exchanges", "blocks", "units", "unit_values", "unit_edges", "aggregated_edges",
+                                       "sums",
                                        "copies", "copied_edges", "bypassed_destinations", "peak_aggregators",
                                        "grad_steps", "aggregate_s"), 0)
         self._grads: dict[int, dict[int, np.ndarray]] = {}
@@ -169,6 +170,7 @@ class Switch:
         edges, ue = edge_ranges(p["unit_lo"][units], p["unit_hi"][units])
         k = L.slot_of_edge[edges]
         self.counters["units"] += n
+        self.counters["unit_values"] += n * L.dim
         self.counters["unit_edges"] += edges.size
         # admission: a destination's first contribution takes its aggregators, if the memory has them
         fresh = ~L.forward_edge[edges] & (self.state[k] == 0)

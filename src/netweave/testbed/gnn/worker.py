@@ -190,8 +190,8 @@ class WorkerConfig(RoleConfig):
         rank: its index (its partition); workers: how many; address: its own; peers: rank → address
         (the peer-to-peer mesh); switch: the switch agent's (address, port); exchange: ``ina`` or
         ``p2p``; dataplane: ``user`` (the agent, TCP) or ``xdp`` (the kernel data plane, UDP:
-        :mod:`.packet_transport`, with the switch's ``memory_bytes``, ``overlap`` and the pulls'
-        ``retransmit_s``); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
+        :mod:`.packet_transport`, with the switch's ``memory_bytes``, ``overlap``, the pulls'
+        ``retransmit_s`` and the links' rate ``link_gbps``); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
         num_train: training vertices of the whole graph; epochs, lr, weight_decay, dropout, seed:
         the recipe; timeout_s: how long it waits for a peer or the switch.
     """
@@ -215,6 +215,7 @@ class WorkerConfig(RoleConfig):
     memory_bytes: int = 0
     overlap: bool = False
     retransmit_s: float = 0.2
+    link_gbps: float = 0.0
 
 
 def worker(cfg: WorkerConfig) -> None:
@@ -239,7 +240,7 @@ def worker(cfg: WorkerConfig) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.bind((cfg.address, GNN_DOWN))
         transport = PacketTransport(sock, (cfg.switch[0], GNN_DATA), rank, plans, layout.boundary, cfg.memory_bytes,
-                                    cfg.overlap, timeout, cfg.retransmit_s)
+                                    cfg.overlap, timeout, cfg.retransmit_s, cfg.link_gbps)
         conns = [switch]
     elif cfg.exchange == "ina":
         plans = load_plans(os.path.join(cfg.directory, "plans.npz"))

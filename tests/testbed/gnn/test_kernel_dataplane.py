@@ -17,7 +17,7 @@ needs_root = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None,
 MEMORY = 200_000
 
 
-def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overlap=False, rounds=1):
+def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overlap=False, rounds=1, memory=MEMORY):
     from netweave.testbed.gnn.launch import _ports
     from netweave.testbed.gnn.probe import ProbeConfig
     from netweave.testbed.gnn.switch import SwitchConfig
@@ -34,12 +34,12 @@ def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overl
         sw = cluster.switches[0]
         agent = sup.start("the switch agent", cluster.namespace[sw], "netweave.testbed.gnn.switch",
                           SwitchConfig(address=cluster.address[sw], port=GNN_SWITCH, workers=workers,
-                                       memory_bytes=MEMORY, plans=f"{directory}/plans.npz", timeout_s=60,
+                                       memory_bytes=memory, plans=f"{directory}/plans.npz", timeout_s=60,
                                        dataplane="xdp", ports=_ports(cluster, sw), data_port=GNN_DATA,
                                        worker_port=GNN_DOWN, overlap=overlap), ready=True)
         probes = [sup.start(f"probe {r}", cluster.namespace[h], "netweave.testbed.gnn.probe",
                             ProbeConfig(rank=r, address=cluster.address[h], switch=(cluster.address[sw], GNN_SWITCH),
-                                        directory=directory, memory_bytes=MEMORY, overlap=overlap, rounds=rounds,
+                                        directory=directory, memory_bytes=memory, overlap=overlap, rounds=rounds,
                                         out=f"{directory}/probe{r}.npz", timeout_s=60))
                   for r, h in enumerate(cluster.hosts)]
         sup.wait([agent, *probes], 240)
@@ -171,4 +171,25 @@ def test_kernel_sums_stay_exact_under_loss_duplication_and_reordering(tmp_path):
             assert set(got) <= set(ref[i][r])
             for k, row in got.items():
                 assert row.tobytes() == ref[i][r][k].tobytes()
+            _close(outs[r][f"out{i}"], exact[i][r])
+
+
+@needs_root
+@pytest.mark.slow
+def test_what_does_not_fit_the_switch_goes_to_the_host_path(tmp_path):
+    """A switch with a quarter of the memory the plan assumed: the destinations that do not fit are
+    bypassed (copies to their owner, who sums them); the results stay exact."""
+    from netweave.testbed.gnn.plans import load_plans
+    from netweave.testbed.gnn.tables import layer_view
+
+    _prepare(tmp_path)
+    plans = load_plans(f"{tmp_path}/plans.npz")
+    small = layer_view(plans[0], MEMORY // 4)
+    bypassed = int((small.copy & ~plans[0]["forward"][plans[0]["dest_v"]]).sum())
+    assert bypassed > 0
+    switch, results, outs = _probe_run(str(tmp_path), memory=MEMORY // 4)
+    _, exact = _reference(str(tmp_path), 4)
+    assert switch["kernel_sums"] > 0 and switch["kernel_copies"] > 0 and switch["kernel_bad"] == 0
+    for i in range(len(exact)):
+        for r in range(4):
             _close(outs[r][f"out{i}"], exact[i][r])

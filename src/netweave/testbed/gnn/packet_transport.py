@@ -292,7 +292,7 @@ class PacketTransport:
         ok &= blk.slot_v[j] == head["unit"] if blk.slot_v.size else False
         c = head["chunk"].astype(np.int64)
         cell = j * chunks + c
-        ok &= (c < chunks)
+        ok &= (c < chunks) & (head["count"] == np.clip(dim - c * VALUES, 0, VALUES))  # a whole chunk
         cell = np.where(ok, cell, 0)
         ok &= (mode[cell] == 0) & (left[cell] > 0)
         idx = np.flatnonzero(ok)
@@ -319,7 +319,7 @@ class PacketTransport:
         hi = np.searchsorted(blk.e_unit, u, "right")
         e, which = edge_ranges(lo, hi)
         c = head["chunk"].astype(np.int64)[which]
-        ok = c < chunks
+        ok = (c < chunks) & (head["count"][which] == np.clip(dim - c * VALUES, 0, VALUES))  # a whole chunk
         cell = blk.e_slot[e] * chunks + np.where(ok, c, 0)
         ok &= (mode[cell] > 0) & ~got[e, np.where(ok, c, 0)]
         idx = np.flatnonzero(ok)

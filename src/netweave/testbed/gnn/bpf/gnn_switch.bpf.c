@@ -18,12 +18,13 @@
  *         (exchange, block) is dropped (a duplicate or a resend crossing its original: the count of an
  *         aggregator must not count twice). Else: a COPY to each worker of copy_mask; its values are
  *         converted to int64 fixed point (netweave/testbed/gnn/fixed.py, bit for bit) and added into
- *         the aggregators of each aggregated destination: 128-byte aggregators of 16 int64 lanes, the
- *         destination at position p of the block owning `per_dest` of them from p * per_dest (in the
- *         parity's half with overlapped blocks), each with a spin lock and the stamp (exchange,
- *         block) of its contents (stale contents are zeroed on first touch: nothing to release); then
- *         the destination's count (per chunk) goes up, and the packet whose count completes it sends
- *         the sum down to the owner at once (SUM: unit = the destination vertex).
+ *         the cell (the destination's chunk) of each aggregated destination: 128-byte aggregators of
+ *         16 int64 lanes, 32 to a map entry under one spin lock (a full chunk's cell, or several
+ *         destinations' partial cells of a power of two of aggregators; placed statically by
+ *         netweave/testbed/gnn/tables.py within the parity's half with overlapped blocks), with the
+ *         stamp (exchange, block) of its contents (stale contents are zeroed on first touch:
+ *         nothing to release) and a count per cell; the packet whose count completes a cell sends
+ *         its sum down to the owner at once (SUM: unit = the destination vertex).
  *  DONE   a worker has every sum of the block (§3.3): its bit in the parity's bitmap; the packet
  *         that completes it is broadcast as NEXT (one clone per port) and the block becomes the
  *         parity's floor: later units of it (or of older blocks) are stale and dropped, and an

@@ -25,7 +25,15 @@ from .switch import SwitchConfig
 from .worker import WorkerConfig
 
 EXCHANGES = ("ina", "p2p")
-DATAPLANES = ("xdp", "user")
+DATAPLANES = ("auto", "xdp", "user")
+
+
+def kernel_plane_available() -> bool:
+    """Whether the kernel data plane can be built and loaded here (clang and libbpf)."""
+    import ctypes.util
+    import shutil
+
+    return shutil.which("clang") is not None and (ctypes.util.find_library("bpf") is not None)
 
 
 @dataclass
@@ -100,11 +108,11 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          gbps: float = 1.0, epochs: int = 3, hidden: int = 16, layers: int = 2, lr: float = 0.01,
                          weight_decay: float = 5e-4, dropout: float = 0.5, seed: int = 0, blocking: str = "paper",
                          latency_us: float = 1.0, timeout_s: float = 300.0, check: bool = True,
-                         dataplane: str = "xdp", overlap: bool = False, loss: float = 0.0, duplicate: float = 0.0,
+                         dataplane: str = "auto", overlap: bool = False, loss: float = 0.0, duplicate: float = 0.0,
                          reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
-    module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`) or ``user`` (the
-    agent, the reference); ``overlap``: double-buffered blocks (kernel data plane only);
+    module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
+    agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
     ``loss``/``duplicate``/``reorder``: per-packet probabilities on every interface (tc-BPF,
     :mod:`netweave.testbed.net.impair`)."""
     import tempfile
@@ -121,6 +129,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         raise NetweaveError(f"--exchange {exchange!r}: use ina or p2p")
     if dataplane not in DATAPLANES:
         raise NetweaveError(f"--dataplane {dataplane!r}: use xdp or user")
+    if dataplane == "auto":
+        dataplane = "xdp" if kernel_plane_available() else "user"
     if overlap and dataplane != "xdp":
         raise NetweaveError("--overlap: overlapped blocks need the kernel data plane (--dataplane xdp)")
     impairment = Impairment(loss, duplicate, reorder)

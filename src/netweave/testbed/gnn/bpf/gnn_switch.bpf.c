@@ -261,19 +261,28 @@ struct conv {
     struct scratch *s;
 };
 
+#define CONVERT_STEP 16  /* values per callback: fewer calls */
 static long convert_in(__u32 i, struct conv *cv)
 {
     struct scratch *s = cv->s;
-    __u32 j = i & (VALUES - 1);
-    s->x[j] = i < s->n ? to_fixed(s->xf[j], s->frac, &s->sat) : 0;
+    __u32 base = (i * CONVERT_STEP) & (VALUES - 1);
+    if (base + CONVERT_STEP > VALUES)
+        return 1;
+#pragma unroll
+    for (__u32 k = 0; k < CONVERT_STEP; k++)
+        s->x[base + k] = base + k < s->n ? to_fixed(s->xf[base + k], s->frac, &s->sat) : 0;
     return 0;
 }
 
 static long convert_out(__u32 i, struct conv *cv)
 {
     struct scratch *s = cv->s;
-    __u32 j = i & (VALUES - 1);
-    s->f[j] = from_fixed(s->sum[j], s->frac);
+    __u32 base = (i * CONVERT_STEP) & (VALUES - 1);
+    if (base + CONVERT_STEP > VALUES)
+        return 1;
+#pragma unroll
+    for (__u32 k = 0; k < CONVERT_STEP; k++)
+        s->f[base + k] = from_fixed(s->sum[base + k], s->frac);
     return 0;
 }
 
@@ -288,8 +297,19 @@ struct walk {
 
 #define ADD_CASE(N)                                              \
     case N:                                                      \
-        for (__u32 j = 0; j < N; j++)                            \
-            g->v[(o + j) & (VALUES - 1)] += s->x[j & (N - 1)];   \
+        {   /* a cell of N lanes starts at a multiple of N (tables.py): the mask is exact */ \
+            __s64 *d = g->v + (o & (VALUES - N));                \
+            for (__u32 j = 0; j < N; j++)                        \
+                d[j] += s->x[j];                                 \
+        }                                                        \
+        break;
+#define READ_CASE(N)                                             \
+    case N:                                                      \
+        {   /* a cell of N lanes starts at a multiple of N (tables.py): the mask is exact */ \
+            __s64 *d = g->v + (o & (VALUES - N));                \
+            for (__u32 j = 0; j < N; j++)                        \
+                s->sum[j] = d[j];                                \
+        }                                                        \
         break;
 
 /* one edge of the unit: add the chunk into its destination's cell (under the entry's lock); the
@@ -335,8 +355,9 @@ static long add_edge(__u32 i, struct walk *w)
         g->count[slot] += 1;
         complete = g->count[slot] == e->need;
         if (complete) {
-            for (__u32 j = 0; j < VALUES; j++)
-                s->sum[j] = g->v[(o + j) & (VALUES - 1)];
+            switch (lanes) {
+            READ_CASE(512) READ_CASE(256) READ_CASE(128) READ_CASE(64) READ_CASE(32) READ_CASE(16)
+            }
         }
     }
     bpf_spin_unlock(&g->lock);
@@ -347,7 +368,7 @@ static long add_edge(__u32 i, struct walk *w)
         return 0;
     s->frac = w->frac;
     struct conv cv = {.s = s};
-    bpf_loop(w->n, convert_out, &cv, 0);
+    bpf_loop((w->n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, &cv, 0);
     struct hdr h = w->h;
     h.kind = K_SUM;
     h.unit = e->dest_v;
@@ -430,7 +451,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     s->sat = 0;
     s->n = n;
     struct conv cv = {.s = s};
-    bpf_loop(VALUES, convert_in, &cv, 0);
+    bpf_loop(VALUES / CONVERT_STEP, convert_in, &cv, 0);  /* x is 0 past the chunk: lanes past it add 0 */
     if (s->sat) {
         bump(C_SATURATED);
         h->flags |= 1;

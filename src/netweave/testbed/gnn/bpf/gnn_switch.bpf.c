@@ -293,6 +293,7 @@ struct walk {
     struct scratch *s;
     struct hdr h;
     __u32 lo, n, base, stamp, frac;
+    __u64 aggregated;
 };
 
 #define ADD_CASE(N)                                              \
@@ -363,7 +364,7 @@ static long add_edge(__u32 i, struct walk *w)
     bpf_spin_unlock(&g->lock);
     if (stale)
         return 1;
-    bump(C_AGGREGATED);
+    w->aggregated += 1;
     if (!complete)
         return 0;
     s->frac = w->frac;
@@ -459,6 +460,9 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .lo = u->edge_lo, .n = n,
                      .base = parity * c->region, .stamp = stamp, .frac = frac};
     bpf_loop(u->edge_hi - u->edge_lo, add_edge, &w, 0);
+    __u64 *agg = bpf_map_lookup_elem(&counters, &(__u32){C_AGGREGATED});
+    if (agg)
+        *agg += w.aggregated;
     return TC_ACT_SHOT;
 }
 

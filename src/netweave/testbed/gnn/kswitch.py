@@ -82,6 +82,7 @@ class KernelSwitch(XdpObject):
                  obj: Path | None = None):
         if not ports or len(ports) > MAX_WORKERS or sorted(ports) != list(range(len(ports))):
             raise NetweaveError(f"the kernel data plane needs ports for workers 0..n-1 (n <= {MAX_WORKERS})")
+        tables.check(len(ports))
         self.tables, self.ports, self.hooks = tables, ports, []
         sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries, "seen": tables.seen}
         super().__init__(obj or compile_program(SOURCE), "gnn_switch", [], sizes, "the GNN switch's data plane")

@@ -138,6 +138,18 @@ class SwitchTables:
     region: int
     overlap: bool
 
+    def check(self, workers: int) -> None:
+        """Refuse tables the program would misread (it checks the packets, these are the plan's)."""
+        for i, L in enumerate(self.layers):
+            u = self.units[L["unit_base"]:L["unit_base"] + L["units"]]
+            e = self.edges[L["edge_base"]:L["edge_base"] + L["edges"]]
+            ok = (u.size == L["units"] and e.size == L["edges"] and (u["edge_lo"] <= u["edge_hi"]).all()
+                  and (u["edge_hi"] <= L["edges"]).all() and (u["sender"] < workers).all()
+                  and (u["block"] < L["blocks"]).all() and ((e["owner"] & 0xFFFF) < workers).all()
+                  and (e["need"] > 0).all() and L["chunks"] <= MAX_CHUNKS)
+            if not ok:
+                raise ValueError(f"layer {i}'s tables are inconsistent with {workers} workers")
+
     @property
     def seen(self) -> int:
         return max(1, self.units.size * MAX_CHUNKS)

@@ -16,7 +16,7 @@ The data plane's own ceiling: the kernel's BPF run-time statistics of ``gnn_swit
 packet, packets per second on one core) beside the userspace agent's aggregation time per
 equivalent packet (a chunk of 512 values). ``uptime`` before and after every run.
 
-    sudo .venv/bin/python benchmarks/bench_testbed_gnn.py            # results/testbed_gnn.json + .png
+    sudo .venv/bin/python benchmarks/bench_testbed_gnn.py            # results/testbed_gnn_kernel.json + .png
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(RESULTS / "testbed_gnn.json"))
+    ap.add_argument("--out", default=str(RESULTS / "testbed_gnn_kernel.json"))
     args = ap.parse_args()
     results = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores", "workers": args.workers,
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,

@@ -76,3 +76,23 @@ def test_cells_never_straddle_an_entry():
         full, part = cell_shape(dim)
         assert full * VALUES + part * 16 >= dim and part & (part - 1) == 0 and part < ENTRY_AGGS + 1
         assert footprint(dim) == full * ENTRY_AGGS + part
+
+
+def test_packets_round_trip_and_malformed_ones_are_left_out():
+    from netweave.testbed.gnn.packet import HB, SUM, UNIT, build, parse
+
+    vals = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows, lengths = build(UNIT, layer=1, direction=1, seq=7, block=2, sender=3, unit=np.array([5, 6, 7]), chunk=1,
+                          values=vals)
+    assert rows.shape == (3, HB + 16) and (lengths == HB + 16).all()
+    buf = np.zeros((5, HB + 64), np.uint8)
+    buf[:3, :rows.shape[1]] = rows
+    buf[3, :rows.shape[1]] = rows[0]
+    buf[3, :4] = np.frombuffer(b"XXXX", np.uint8)  # not our magic
+    buf[4, :rows.shape[1]] = rows[1]
+    lens = np.r_[lengths, lengths[0], lengths[1] - 4]  # the last is cut short
+    head, idx = parse(buf, lens, 5)
+    assert idx.tolist() == [0, 1, 2]
+    assert head["unit"].tolist() == [5, 6, 7] and (head["seq"] == 7).all() and (head["kind"] == UNIT).all()
+    np.testing.assert_array_equal(buf[idx, HB:HB + 16].copy().view(np.float32), vals)
+    assert SUM != UNIT

@@ -121,6 +121,8 @@ def main() -> None:
                     help="rates at which the userspace agent runs too (the data plane's ceiling beside the kernel's)")
     ap.add_argument("--overlap", action="store_true", help="double-buffered blocks (plan.overlap)")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
+    ap.add_argument("--predict-budget-s", type=float, default=900,
+                    help="stop predicting (what is left is marked skipped) after this many seconds")
     ap.add_argument("--memory", type=int, default=10_000_000)
     ap.add_argument("--blocking", default="paper")
     ap.add_argument("--epochs", type=int, default=4)
@@ -153,12 +155,19 @@ def predict_all(results: dict, args, rates) -> None:
     from netweave.testbed.gnn.job import prepare_gnn_job
     from netweave.testbed.gnn.predict import predict_epoch_exchange_s
 
+    start = time.perf_counter()
     for name in args.datasets:
         spec = DATASETS.get(name, name)
+        if time.perf_counter() - start > args.predict_budget_s:
+            print(f"prediction of {name} skipped (budget)", flush=True)
+            continue
         with tempfile.TemporaryDirectory() as d:
             job = prepare_gnn_job(spec, args.workers, args.memory, d, args.hidden, args.layers, args.seed,
                                   args.blocking, args.overlap)
             for gbps in rates:
+                if time.perf_counter() - start > args.predict_budget_s:
+                    print(f"prediction of {name} at {gbps:g} Gb/s skipped (budget)", flush=True)
+                    continue
                 t0 = time.perf_counter()
                 pred = predict_epoch_exchange_s(job, args.workers, gbps)
                 pred["simulator_s"] = time.perf_counter() - t0

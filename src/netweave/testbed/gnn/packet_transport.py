@@ -73,6 +73,7 @@ class _Run:
         self.done_sent = 0.0
         self.start = self.progress = self.real = time.monotonic()
         self.expected_s = 0.0  # how long the block's units take to go up at the link rate
+        self.wait = 0.0  # set by the transport: retransmit_s, doubled after each pull
         self.tag = dict(layer=layer, direction=direction, seq=seq, block=b, sender=rank)
 
     @property
@@ -102,22 +103,24 @@ class _Run:
         t._send([build(DONE, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **self.tag)])
 
     def tick(self, t: "PacketTransport", now: float) -> None:
-        """DONE once complete; after ``retransmit_s`` with nothing come: PULL what is missing, or
-        DONE again (§3.4)."""
+        """DONE once complete; after ``wait`` with nothing come: PULL what is missing, or DONE again
+        (§3.4). ``wait`` starts at ``retransmit_s`` and doubles after every pull (up to 16 times):
+        a switch or a link that is only slow must not be flooded with resends."""
         complete = self.complete
         if complete and not self.done_sent:
             self._done(t)
             self.done_sent = now
-        if now - self.progress > t.retransmit_s:
-            if not complete and now - self.start < self.expected_s + t.retransmit_s:
+        if now - self.progress > self.wait:
+            if not complete and now - self.start < self.expected_s + self.wait:
                 pass  # its units may still be on their way up: nothing is lost yet
             elif not complete:
                 t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)
-            elif not self.next and now - self.done_sent > t.retransmit_s:
+                self.wait = min(2 * self.wait, 16 * t.retransmit_s)
+            elif not self.next and now - self.done_sent > self.wait:
                 self._done(t)
                 t.counters["done_again"] += 1
                 self.done_sent = now
-            self.progress = now - t.retransmit_s / 2  # the next try after half the wait
+            self.progress = now - self.wait / 2  # the next try after half the wait
 
 
 class PacketTransport:
@@ -214,6 +217,7 @@ class PacketTransport:
 
         def start(b):
             runs[b] = _Run(self._block(layer, b), layer, direction, self.seq, b, self.rank, chunks)
+            runs[b].wait = self.retransmit_s
             if self.link_gbps > 0:  # the slowest sender's units of this block (and of the one before, in flight)
                 p = self.plans[layer]
                 most = np.diff(p["unit_ptr"]).reshape(-1, B)[:, max(0, b - window + 1):b + 1].sum(axis=1).max()

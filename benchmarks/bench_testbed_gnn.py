@@ -1,15 +1,22 @@
 """GCN training through the emulated SwitchGNN switch against the peer-to-peer (BNS-GCN) exchange
-on the same emulated star (switchgnn.txt §5, issue 19).
+on the same emulated star (switchgnn.txt §5, issues 19 and 32).
 
-For each dataset, 8 workers train GCN (``--layers`` layers, ``--hidden`` units, METIS) on
-``star:n=8`` with every link at ``--gbps`` (HTB on the veths), once with ``--exchange ina`` (the
-switch agent multicasts and aggregates per the SwitchGNN plan, ``--memory``, §3.3 blocks) and once
-with ``p2p``. Per run: the epoch time (the slowest worker; median over the epochs after the first),
-the exchange time, the exchange bytes the workers sent and received (the transports' own count,
-headers included), the veths' byte counters over the whole run (TCP/IP included), the switch's
-counters, and the largest difference of the final logits from single-process training.
+For each dataset and link rate, 8 workers train GCN (``--layers`` layers, ``--hidden`` units,
+METIS) on ``star:n=8`` with every link at ``--gbps`` (HTB on the veths, scale 1), in one
+invocation with ``--exchange ina`` through the switch's kernel data plane (``--dataplane xdp``:
+tc-BPF, gnn/bpf/gnn_switch.bpf.c; ``--memory``, §3.3 blocks) and with ``p2p``; at the rates of
+``--user-gbps`` also through the userspace agent (``--dataplane user``, the reference). Per run:
+the epoch time (the slowest worker; median over the epochs after the first), the exchange time,
+the exchange bytes the workers sent and received (headers included), the veths' byte counters,
+the switch's counters, per epoch what bound it (the testbed's CPU-vs-link accounting:
+``network`` when the busiest link was busy >= 80 % of the epoch), the largest difference of the
+final logits from single-process training, and the simulator's predicted exchange per epoch for
+the same plans, star and rate (:mod:`netweave.testbed.gnn.predict`, computed after the timed runs).
+The data plane's own ceiling: the kernel's BPF run-time statistics of ``gnn_switch`` (ns of CPU per
+packet, packets per second on one core) beside the userspace agent's aggregation time per
+equivalent packet (a chunk of 512 values). ``uptime`` before and after every run.
 
-    sudo .venv/bin/python benchmarks/bench_testbed_gnn.py            # results/testbed_gnn.json + .png
+    sudo .venv/bin/python benchmarks/bench_testbed_gnn.py            # results/testbed_gnn_kernel.json + .png
 """
 
 from __future__ import annotations
@@ -29,16 +36,41 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def run_one(spec: str, exchange: str, args) -> dict:
+def uptime() -> str:
+    import subprocess
+
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def ceiling(switch: dict) -> dict:
+    """The data plane's cost per packet: the kernel's (BPF run-time statistics) or the userspace
+    agent's (its aggregation time per chunk of 512 values, the kernel plane's packet)."""
+    if switch.get("bpf_run_cnt"):
+        ns = switch["bpf_run_time_ns"] / switch["bpf_run_cnt"]
+        return {"dataplane": "kernel (tc-BPF)", "packets": switch["bpf_run_cnt"], "ns_per_packet": ns,
+                "packets_per_s_one_core": 1e9 / ns}
+    if switch.get("unit_values"):
+        packets = switch["unit_values"] / 512
+        ns = switch["aggregate_s"] * 1e9 / packets
+        return {"dataplane": "userspace agent", "packet_equivalents": packets, "ns_per_packet": ns,
+                "packets_per_s_one_core": 1e9 / ns}
+    return {}
+
+
+def run_one(spec: str, exchange: str, args, dataplane: str = "xdp") -> dict:
     from netweave.testbed.gnn import train_gnn_on_testbed
 
-    before, t0 = load(), time.perf_counter()
+    before, up_before, t0 = load(), uptime(), time.perf_counter()
     r = train_gnn_on_testbed(spec, workers=args.workers, exchange=exchange, memory_bytes=args.memory, gbps=args.gbps,
                              epochs=args.epochs, hidden=args.hidden, layers=args.layers, blocking=args.blocking,
-                             seed=args.seed, timeout_s=300)
+                             seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap)
     s = r.summary()
     later = r.epochs[1:]
-    return {"exchange": exchange, "load_before": before, "load_after": load(), "wall_s": time.perf_counter() - t0,
+    bounds = [e.get("accounting_bound") for e in later]
+    return {"exchange": exchange, "dataplane": r.dataplane, "load_before": before, "load_after": load(),
+            "uptime_before": up_before, "uptime_after": uptime(), "scale": 1.0, "wall_s": time.perf_counter() - t0,
+            "bound": max(set(bounds), key=bounds.count) if bounds else None, "ceiling": ceiling(r.switch),
+            "transport": r.transport,
             "median_epoch_s": s["median_epoch_s"], "median_exchange_s": s["median_exchange_s"],
             "median_exchange_sent_bytes": s["median_exchange_bytes"],
             "median_exchange_received_bytes": sorted(e["exchange_received_bytes"] for e in later)[len(later) // 2],
@@ -62,7 +94,7 @@ def plot(results: dict, path: Path) -> None:
         x = np.arange(len(names))
         for i, ex in enumerate(("p2p", "ina")):
             runs = [data[n][ex] for n in names]
-            label = "p2p (BNS-GCN)" if ex == "p2p" else "INA (SwitchGNN switch)"
+            label = "p2p (BNS-GCN)" if ex == "p2p" else "INA (SwitchGNN switch in the kernel)"
             row[0].bar(x + (i - 0.5) * width, [r["median_epoch_s"] for r in runs], width, label=label)
             row[1].bar(x + (i - 0.5) * width, [r["median_exchange_s"] for r in runs], width, label=label)
             row[2].bar(x + (i - 0.5) * width,
@@ -84,22 +116,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
     ap.add_argument("--workers", type=int, default=8)
-    ap.add_argument("--gbps", type=float, nargs="*", default=[0.025, 0.1])
+    ap.add_argument("--gbps", type=float, nargs="*", default=[0.025, 0.1, 0.25])
+    ap.add_argument("--user-gbps", type=float, nargs="*", default=[0.25],
+                    help="rates at which the userspace agent runs too (the data plane's ceiling beside the kernel's)")
+    ap.add_argument("--overlap", action="store_true", help="double-buffered blocks (plan.overlap)")
+    ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
+    ap.add_argument("--predict-budget-s", type=float, default=900,
+                    help="stop predicting (what is left is marked skipped) after this many seconds")
     ap.add_argument("--memory", type=int, default=10_000_000)
     ap.add_argument("--blocking", default="paper")
-    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(RESULTS / "testbed_gnn.json"))
+    ap.add_argument("--out", default=str(RESULTS / "testbed_gnn_kernel.json"))
     args = ap.parse_args()
     results = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores", "workers": args.workers,
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,
-               "hidden": args.hidden, "layers": args.layers, "rates": {}}
+               "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap, "scale": 1.0, "rates": {}}
     rates = args.gbps
     for gbps in rates:
         args.gbps = gbps
         results["rates"][str(gbps)] = run_rate(args)
+        Path(args.out).write_text(json.dumps(results, indent=1))  # what is done so far
+    if not args.no_predict:
+        predict_all(results, args, rates)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))
@@ -107,22 +148,62 @@ def main() -> None:
     print(f"wrote {out} and {out.with_suffix('.png')}")
 
 
+def predict_all(results: dict, args, rates) -> None:
+    """The simulator's exchange per epoch beside each measured one (after every timed run)."""
+    import tempfile
+
+    from netweave.testbed.gnn.job import prepare_gnn_job
+    from netweave.testbed.gnn.predict import predict_epoch_exchange_s
+
+    start = time.perf_counter()
+    for name in args.datasets:
+        spec = DATASETS.get(name, name)
+        if time.perf_counter() - start > args.predict_budget_s:
+            print(f"prediction of {name} skipped (budget)", flush=True)
+            continue
+        with tempfile.TemporaryDirectory() as d:
+            job = prepare_gnn_job(spec, args.workers, args.memory, d, args.hidden, args.layers, args.seed,
+                                  args.blocking, args.overlap)
+            for gbps in rates:
+                if time.perf_counter() - start > args.predict_budget_s:
+                    print(f"prediction of {name} at {gbps:g} Gb/s skipped (budget)", flush=True)
+                    continue
+                t0 = time.perf_counter()
+                pred = predict_epoch_exchange_s(job, args.workers, gbps)
+                pred["simulator_s"] = time.perf_counter() - t0
+                entry = results["rates"][str(gbps)]["datasets"][name]
+                entry["predicted"] = pred
+                for ex, key in (("ina", "ina_s"), ("p2p", "p2p_s")):
+                    m = entry[ex]["median_exchange_s"]
+                    entry[ex]["predicted_exchange_s"] = pred[key]
+                    entry[ex]["measured_over_predicted"] = m / pred[key] if pred[key] else None
+                print(f"{gbps:g} Gb/s {name}: predicted exchange ina {pred['ina_s']:.3f} s "
+                      f"(measured {entry['ina']['median_exchange_s']:.3f}), p2p {pred['p2p_s']:.3f} s "
+                      f"(measured {entry['p2p']['median_exchange_s']:.3f})", flush=True)
+        Path(args.out).write_text(json.dumps(results, indent=1))
+
+
 def run_rate(args) -> dict:
     results = {"gbps": args.gbps, "datasets": {}}
     for name in args.datasets:
         spec = DATASETS.get(name, name)
         results["datasets"][name] = {"spec": spec}
-        for exchange in ("p2p", "ina"):
-            r = run_one(spec, exchange, args)
-            results["datasets"][name][exchange] = r
+        runs = [("p2p", "xdp"), ("ina", "xdp")] + ([("ina", "user")] if args.gbps in args.user_gbps else [])
+        for exchange, dataplane in runs:
+            r = run_one(spec, exchange, args, dataplane)
+            results["datasets"][name][exchange if dataplane == "xdp" else "ina_user"] = r
             print(f"{args.gbps:g} Gb/s {name} {exchange}: epoch {r['median_epoch_s']:.3f} s, exchange {r['median_exchange_s']:.3f} s, "
                   f"sent {r['median_exchange_sent_bytes'] / 1e6:.1f} MB, received "
                   f"{r['median_exchange_received_bytes'] / 1e6:.1f} MB, logits {r['max_logit_diff']:.1e}, "
+                  f"bound {r['bound']}, {r['dataplane']} plane {r['ceiling'].get('ns_per_packet', 0):.0f} ns/packet, "
                   f"load {r['load_before']} -> {r['load_after']}", flush=True)
         p, i = results["datasets"][name]["p2p"], results["datasets"][name]["ina"]
         results["datasets"][name]["speedup"] = p["median_epoch_s"] / i["median_epoch_s"]
-        results["datasets"][name]["byte_ratio"] = ((i["median_exchange_sent_bytes"] + i["median_exchange_received_bytes"])
-                                                   / (p["median_exchange_sent_bytes"] + p["median_exchange_received_bytes"]))
+        ratio = ((i["median_exchange_sent_bytes"] + i["median_exchange_received_bytes"])
+                 / (p["median_exchange_sent_bytes"] + p["median_exchange_received_bytes"]))
+        results["datasets"][name]["byte_ratio"] = ratio
+        results["datasets"][name]["epoch_ratio"] = i["median_epoch_s"] / p["median_epoch_s"]
+        results["datasets"][name]["target_met"] = i["median_epoch_s"] <= p["median_epoch_s"] * (ratio + 0.15)
     return results
 
 

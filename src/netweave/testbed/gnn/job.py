@@ -3,7 +3,7 @@ the same training in one process as the reference every run is checked against.
 
 * :func:`prepare_gnn_job` (in the launcher): load, normalise, METIS-partition, one
   :class:`~netweave.ina.plan.InaPlan` per layer (``switchgnn``, GAMR, ``forward=True``, sized to the
-  layer's width), each worker's :class:`~netweave.runtime.ina_exchange.SumLayout` and its peer
+  layer's width in 8-byte aggregator lanes, double-buffered with ``overlap``), each worker's :class:`~netweave.runtime.ina_exchange.SumLayout` and its peer
   tables; written as ``.npz`` files that the processes load with ``allow_pickle=False``.
 * :func:`train_epochs`: full-graph GCN training (Adam, decay on the first layer) over any
   exchange, the trainer's step (:func:`netweave.runtime.trainer.forward_backward`) with the
@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import NetweaveError
+from .fixed import AGGREGATOR_BYTES
+from .tables import footprint
 from .plans import plan_arrays, save_plans
 
 
@@ -35,10 +37,11 @@ class GnnJob:
     features: np.ndarray | None = None
     parts: np.ndarray | None = None
     planned: list[dict] = field(default_factory=list)
+    plans: list = field(default_factory=list)  # the layers' InaPlans (the simulator's input: .predict)
 
 
 def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, hidden: int = 16, layers: int = 2,
-                    seed: int = 0, blocking: str = "paper") -> GnnJob:
+                    seed: int = 0, blocking: str = "paper", overlap: bool = False) -> GnnJob:
     """Everything the switch and the workers load (see the module docstring), in ``directory``."""
     import scipy.sparse as sp
 
@@ -62,11 +65,15 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
     parts = metis_partition(graph, workers, seed).parts.astype(np.int64)
     rel = boundary_relation(graph, Partition(parts, workers, "metis"))
     dims = model_dims(graph.feature_dim, hidden, layers, graph.num_classes)
-    plans, planned = [], []
+    plans, planned, ina_plans = [], [], []
     for layer in range(layers):
-        plan = ina_plan(rel, "switchgnn", 4 * dims[layer], memory_bytes, "gamr", seed, blocking=blocking, forward=True)
+        # aggregators hold 8-byte fixed-point lanes (.fixed), placed as the kernel data plane does (.tables)
+        plan = ina_plan(rel, "switchgnn", AGGREGATOR_BYTES * footprint(dims[layer]), memory_bytes, "gamr", seed, blocking=blocking,
+                        forward=True, overlap=overlap)
         plans.append(plan_arrays(plan, dims[layer]))
+        ina_plans.append(plan)
         planned.append({"layer": layer, "dim": dims[layer], "blocks": plan.num_blocks, "units": plan.num_units,
+                        "overlap": bool(plan.overlap),
                         "destinations": int(plan.dest_v.size), "cross_edges": int(plan.dst.size),
                         "forwarded_destinations": int(plan.forward.sum()) if plan.forward is not None else 0})
     save_plans(os.path.join(directory, "plans.npz"), plans)
@@ -88,7 +95,7 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
                  y=graph.labels[own].astype(np.int64), train=np.asarray(graph.train_mask[own], bool))
     planned.append({"p2p_rows": int(u.size), "cross_edges": int(rel.num_cross_edges),
                     "boundary_vertices": int(rel.boundary().size)})
-    return GnnJob(directory, workers, dims, int(graph.train_mask.sum()), graph, x, parts, planned)
+    return GnnJob(directory, workers, dims, int(graph.train_mask.sum()), graph, x, parts, planned, ina_plans)
 
 
 def train_epochs(model, x, g, exchange, *, y, train, num_train: int, epochs: int, lr: float, weight_decay: float,

@@ -18,13 +18,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import NetweaveError
-from ..net.ports import GNN_SWITCH
+from ..net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
 from ..net.supervisor import Supervisor, last_line
 from .job import prepare_gnn_job, single_process
 from .switch import SwitchConfig
 from .worker import WorkerConfig
 
 EXCHANGES = ("ina", "p2p")
+DATAPLANES = ("auto", "xdp", "user")
+
+
+def kernel_plane_available() -> bool:
+    """Whether the kernel data plane can be built and loaded here (clang and libbpf)."""
+    import ctypes.util
+    import shutil
+
+    return shutil.which("clang") is not None and (ctypes.util.find_library("bpf") is not None)
 
 
 @dataclass
@@ -35,6 +44,9 @@ class GnnTestbedRun:
     __test__ = False
 
     exchange: str
+    dataplane: str = "user"
+    transport: list[dict] = field(default_factory=list)
+    predicted: dict = field(default_factory=dict)
     epochs: list[dict] = field(default_factory=list)
     switch: dict = field(default_factory=dict)
     veth: dict = field(default_factory=dict)
@@ -58,7 +70,9 @@ class GnnTestbedRun:
         later = self.epochs[1:] or self.epochs
         med = {k: float(np.median([e[k] for e in later])) for k in ("epoch_s", "exchange_s", "exchange_bytes")} \
             if later else {}
-        return {"exchange": self.exchange, "median_epoch_s": med.get("epoch_s"),
+        return {"exchange": self.exchange, "dataplane": self.dataplane, "transport": self.transport,
+                "predicted": self.predicted,
+                "median_epoch_s": med.get("epoch_s"),
                 "median_exchange_s": med.get("exchange_s"), "median_exchange_bytes": med.get("exchange_bytes"),
                 "max_logit_diff": self.max_logit_diff, "single_process_losses": self.single_losses,
                 "planned": self.planned, "switch": self.switch, "veth": self.veth, "epochs": self.epochs}
@@ -77,11 +91,30 @@ def _veth_bytes(cluster) -> dict[str, int]:
     return {"up_bytes": up, "down_bytes": down}
 
 
+def _ports(cluster, switch_name: str) -> dict[int, tuple[str, str, str, str]]:
+    """Per worker rank: the switch's port toward it, the worker's address, its uplink's MAC and the
+    port's MAC (read from the kernel: names come from the run's plan, never from user text)."""
+    from ..net import netns
+
+    def mac(node, peer):
+        dev = cluster.interface[node, peer]
+        return json.loads(netns.run(["ip", "-n", cluster.namespace[node], "-j", "link", "show", "dev", dev]))[0]["address"]
+
+    return {r: (cluster.interface[switch_name, h], cluster.address[h], mac(h, switch_name), mac(switch_name, h))
+            for r, h in enumerate(cluster.hosts)}
+
+
 def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina", memory_bytes: int = 2 << 20,
                          gbps: float = 1.0, epochs: int = 3, hidden: int = 16, layers: int = 2, lr: float = 0.01,
                          weight_decay: float = 5e-4, dropout: float = 0.5, seed: int = 0, blocking: str = "paper",
-                         latency_us: float = 1.0, timeout_s: float = 300.0, check: bool = True) -> GnnTestbedRun:
-    """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the module)."""
+                         latency_us: float = 1.0, timeout_s: float = 300.0, check: bool = True,
+                         dataplane: str = "auto", overlap: bool = False, loss: float = 0.0, duplicate: float = 0.0,
+                         reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False) -> GnnTestbedRun:
+    """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
+    module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
+    agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
+    ``loss``/``duplicate``/``reorder``: per-packet probabilities on every interface (tc-BPF,
+    :mod:`netweave.testbed.net.impair`)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -89,8 +122,18 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     from ..net.lifecycle import Testbed
     from ..net.netns import require
 
+    from ..net.accounting import Accountant, bpf_stats
+    from ..net.impair import Impairment
+
     if exchange not in EXCHANGES:
         raise NetweaveError(f"--exchange {exchange!r}: use ina or p2p")
+    if dataplane not in DATAPLANES:
+        raise NetweaveError(f"--dataplane {dataplane!r}: use xdp or user")
+    if dataplane == "auto":
+        dataplane = "xdp" if kernel_plane_available() else "user"
+    if overlap and dataplane != "xdp":
+        raise NetweaveError("--overlap: overlapped blocks need the kernel data plane (--dataplane xdp)")
+    impairment = Impairment(loss, duplicate, reorder)
     if gbps <= 0:
         raise NetweaveError(f"--gbps {gbps:g}: give a positive link rate")
     if epochs < 1:
@@ -101,17 +144,24 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     run = GnnTestbedRun(exchange)
     with tempfile.TemporaryDirectory(prefix="netweave-gnn-") as directory:
         os.chmod(directory, 0o755)
-        job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden, layers, seed, blocking)
+        job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden, layers, seed, blocking,
+                              overlap and exchange == "ina")
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
-        with Testbed(plan_cluster(topo, scale=1.0)) as cluster, Supervisor(timeout_s) as supervisor:
+        with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment)) as cluster, \
+                Supervisor(timeout_s) as supervisor:
             switch_name, hosts = cluster.switches[0], cluster.hosts
+            kernel = exchange == "ina" and dataplane == "xdp"
             before = _veth_bytes(cluster)
+            accountant = Accountant(cluster)
             agent = supervisor.start("the switch agent", cluster.namespace[switch_name], "netweave.testbed.gnn.switch",
                                      SwitchConfig(address=cluster.address[switch_name], port=GNN_SWITCH,
                                                   workers=workers, memory_bytes=memory_bytes, timeout_s=timeout_s,
                                                   plans=os.path.join(directory, "plans.npz") if exchange == "ina"
-                                                  else None), ready=True)
+                                                  else None, dataplane=dataplane if kernel else "user",
+                                                  ports=_ports(cluster, switch_name) if kernel else None,
+                                                  data_port=GNN_DATA, worker_port=GNN_DOWN,
+                                                  overlap=bool(overlap and kernel)), ready=True)
             ranks = [supervisor.start(f"worker {r} ({h})", cluster.namespace[h], "netweave.testbed.gnn.worker",
                                       WorkerConfig(rank=r, workers=workers, address=cluster.address[h],
                                                    peers={q: cluster.address[g] for q, g in enumerate(hosts)},
@@ -119,14 +169,33 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    exchange=exchange, directory=directory, dims=tuple(job.dims),
                                                    num_train=job.num_train, epochs=epochs, lr=lr,
                                                    weight_decay=weight_decay, dropout=dropout, seed=seed,
-                                                   timeout_s=timeout_s))
+                                                   timeout_s=timeout_s, dataplane=dataplane if kernel else "user",
+                                                   memory_bytes=memory_bytes, overlap=bool(overlap and kernel),
+                                                   retransmit_s=retransmit_s, link_gbps=gbps))
                      for r, h in enumerate(hosts)]
-            supervisor.wait([agent, *ranks], timeout_s * 4)
+            lead, accounting = [], []
+            last = [accountant.snapshot()]
+
+            def on_line(record: dict) -> bool:  # worker 0's epochs, as they end: what bound each
+                lead.append(record)
+                if "epoch" in record:
+                    now = accountant.snapshot()
+                    accounting.append(accountant.interval(last[0], now, 1, record["epoch_s"]))
+                    last[0] = now
+                return "done" in record
+
+            with bpf_stats():
+                supervisor.follow(ranks[0], on_line)
+                supervisor.wait([agent, *ranks[1:]], timeout_s * 4)
             after = _veth_bytes(cluster)
         run.veth = {k: after[k] - before[k] for k in after}
         run.switch = json.loads(last_line(agent.stdout))
-        per_worker = [[json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"epoch"')]
-                      for r in ranks]
+        per_worker = [[r for r in lead if "epoch" in r]]
+        per_worker += [[json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"epoch"')]
+                       for r in ranks[1:]]
+        ends = [lead[-1]] + [json.loads(last_line(r.stdout)) for r in ranks[1:]]
+        run.transport = [end.get("transport", {}) for end in ends]
+        run.dataplane = dataplane if kernel else "user"
         for e in range(epochs):
             rows = [w[e] for w in per_worker]
             run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),
@@ -135,11 +204,15 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                "sync_s": float(np.mean([r["sync_s"] for r in rows])),
                                "exchange_bytes": sum(r["sent_bytes"] for r in rows),
                                "exchange_received_bytes": sum(r["received_bytes"] for r in rows),
-                               "loss": rows[0]["loss"]})
+                               "loss": rows[0]["loss"], **{f"accounting_{k}": v for k, v in accounting[e].items()}})
         logits = np.zeros((job.graph.num_nodes, job.dims[-1]), np.float32)
         for r in range(workers):
             logits[job.parts == r] = np.load(os.path.join(directory, f"logits{r}.npy"), allow_pickle=False)
         run.logits = logits
         if check:
             run.single_logits, run.single_losses = single_process(job, epochs, lr, weight_decay, dropout, seed)
+        if predict:
+            from .predict import predict_epoch_exchange_s
+
+            run.predicted = predict_epoch_exchange_s(job, workers, gbps, latency_us)
     return run

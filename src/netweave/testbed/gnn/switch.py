@@ -15,12 +15,14 @@ block of the layer's :class:`~netweave.ina.plan.InaPlan` (loaded from an ``.npz`
 * every worker sends its units of the block in the plan's order (UNITS: the sender's row, tagged
   with layer, direction, block, worker and the position of the first unit);
 * the switch adds each unit into the aggregators of the unit's destinations in the block
-  (float32, as a switch's fixed-width aggregators would; one sparse product per received batch:
-  no Python loop per edge). A destination gets
-  ``ceil(4 D / 128)`` aggregators of 128 bytes when its first contribution arrives and the memory
-  has them (``memory_bytes / 128`` in all); otherwise it is *bypassed* for the block. A complete sum
-  (its count reaches the destination's cross edges in the block) goes down to the destination's
-  worker at once (SUMS: vertex, count, row) and frees its aggregators;
+  (int64 fixed point, :mod:`.fixed`: exact, so the order of arrival does not matter and the kernel
+  data plane gives the same bits; one sparse integer product per received batch: no Python loop
+  per edge). A destination gets
+  ``footprint(D)`` aggregators of 128 bytes (16 lanes of 8 bytes: :func:`.tables.footprint`) when its first contribution
+  arrives and the memory has them (``memory_bytes / 128`` in all); otherwise it is *bypassed* for
+  the block. A complete sum (its count reaches the destination's cross edges in the block) goes
+  down to the destination's worker at once (SUMS: vertex, count, row as float32) and frees its
+  aggregators;
 * destinations the plan forwards (``plan.forward``) and bypassed ones go down as copies: one copy
   per (unit, worker) carrying the row and the list of that worker's destinations it is for (COPIES);
 * block synchronisation (§3.3): a worker that holds all sums of the block sends DONE; when all
@@ -34,12 +36,16 @@ SwitchML/ATP), the same for the INA and the peer-to-peer exchange, so their epoc
 the embedding exchange.
 
 The wire format is :mod:`.wire`, the plans' arrays :mod:`.plans`.
+
+With ``dataplane="xdp"`` the agent loads the kernel data plane (:mod:`.kswitch`,
+``bpf/gnn_switch.bpf.c``) at the tc ingress of the switch's ports and the workers exchange
+embeddings with it in UDP packets (:mod:`.packet_transport`); the agent then only sums the
+gradients and reports the data plane's counters and BPF run-time statistics at the end.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import socket
 import sys
 import time
@@ -48,8 +54,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ...ina.strategies import AGGREGATOR_BYTES  # switchgnn.txt §4: "each aggregator is allocated 128 bytes"
+from ...errors import NetweaveError
 from ..net.role import RoleConfig
+from .fixed import AGGREGATOR_BYTES, frac_bits, from_fixed, to_fixed
+from .tables import footprint
 from .plans import edge_ranges, load_plans
 from .wire import BYE, COPIES, DONE, GRAD, GRADSUM, HELLO, NEXT, SUMS, UNITS, Conn, Message, ProtocolError, drain, pump
 
@@ -66,6 +74,11 @@ class SwitchConfig(RoleConfig):
     memory_bytes: int
     plans: str | None = None
     timeout_s: float = 120.0
+    dataplane: str = "user"
+    ports: dict[int, tuple[str, str, str, str]] | None = None  # xdp: rank -> (interface, address, its MAC, port MAC)
+    data_port: int = 0  # xdp: the UDP port of the data plane (the switch's)
+    worker_port: int = 0  # xdp: the workers' UDP port
+    overlap: bool = False
 
 
 class _Layer:
@@ -89,7 +102,7 @@ class _Layer:
             self.slots_of_block.append(s)
         self.forward_edge = p["forward"][p["dst"]]
         self.edge_owner = p["parts"][p["dst"]].astype(np.int64)
-        self.per_dest = math.ceil(4 * self.dim / AGGREGATOR_BYTES)
+        self.per_dest = footprint(self.dim)  # 8-byte lanes, placed as the kernel data plane does (.tables)
         self.capacity = memory_bytes // AGGREGATOR_BYTES
 
 
@@ -102,7 +115,8 @@ class Switch:
         self.conns: dict[int, Conn] = {}
         self.current = None  # (seq, layer, direction)
         self.block = 0
-        self.counters = dict.fromkeys(("exchanges", "blocks", "units", "unit_edges", "aggregated_edges", "sums",
+        self.counters = dict.fromkeys(("exchanges", "blocks", "units", "unit_values", "unit_edges", "aggregated_edges",
+                                       "sums",
                                        "copies", "copied_edges", "bypassed_destinations", "peak_aggregators",
                                        "grad_steps", "aggregate_s"), 0)
         self._grads: dict[int, dict[int, np.ndarray]] = {}
@@ -114,7 +128,7 @@ class Switch:
         self.block, self.done = b, set()
         self.state = np.zeros(L.need.size, np.int8)  # 0 unseen, 1 aggregating, 2 bypassed
         self.got = np.zeros(L.need.size, np.int64)
-        self.acc = np.zeros((slots.size, L.dim), np.float32)
+        self.acc = np.zeros((slots.size, L.dim), np.int64)
         self.free = L.capacity
 
     def _check(self, m: Message) -> _Layer:
@@ -151,10 +165,12 @@ class Switch:
                                 f"width {m.dim} (plan: {L.dim})")
         (x,) = m.arrays((np.float32, n * L.dim))
         x = x.reshape(n, L.dim)
+        frac = frac_bits(m.direction)
         units = np.arange(first + m.offset, first + m.offset + n)
         edges, ue = edge_ranges(p["unit_lo"][units], p["unit_hi"][units])
         k = L.slot_of_edge[edges]
         self.counters["units"] += n
+        self.counters["unit_values"] += n * L.dim
         self.counters["unit_edges"] += edges.size
         # admission: a destination's first contribution takes its aggregators, if the memory has them
         fresh = ~L.forward_edge[edges] & (self.state[k] == 0)
@@ -169,8 +185,11 @@ class Switch:
         agg = ~L.forward_edge[edges] & (self.state[k] == 1)
         if agg.any():
             slots, inv = np.unique(k[agg], return_inverse=True)
-            s = sp.csr_matrix((np.ones(inv.size, np.float32), (inv, ue[agg])), shape=(slots.size, n))
-            self.acc[L.pos[slots]] += s @ x
+            s = sp.csr_matrix((np.ones(inv.size, np.int64), (inv, ue[agg])), shape=(slots.size, n))
+            fixed, saturated = to_fixed(x, frac)
+            if saturated:
+                raise ProtocolError(f"worker {h}: a value of block {b} exceeds the fixed-point range (layer {m.layer})")
+            self.acc[L.pos[slots]] += s @ fixed
             self.got[slots] += np.bincount(inv, minlength=slots.size)
             self.counters["aggregated_edges"] += int(agg.sum())
             complete = slots[self.got[slots] == L.need[slots]]
@@ -179,7 +198,7 @@ class Switch:
                 for w in np.unique(L.owner[complete]).tolist():
                     c = complete[L.owner[complete] == w]
                     self.conns[w].queue(SUMS, p["dest_v"][c].astype(np.int32), L.need[c].astype(np.int32),
-                                        self.acc[L.pos[c]], layer=m.layer, direction=m.direction,
+                                        from_fixed(self.acc[L.pos[c]], frac), layer=m.layer, direction=m.direction,
                                         block=b, count=c.size, dim=L.dim, seq=m.seq)
                     self.counters["sums"] += int(c.size)
         copy = ~agg
@@ -225,9 +244,36 @@ class Switch:
             self.counters["grad_steps"] += 1
 
 
+def _kernel(config: SwitchConfig, plans):
+    """The kernel data plane, loaded and attached (``dataplane == "xdp"``)."""
+    from .kswitch import KernelSwitch, Port
+    from .tables import switch_tables
+
+    if not config.ports or not config.data_port or not config.worker_port:
+        raise ValueError("the kernel data plane needs the switch's ports and the data plane's UDP ports")
+    tables = switch_tables(plans, config.memory_bytes, config.overlap)
+    ports = {r: Port(*p) for r, p in config.ports.items()}
+    return KernelSwitch(tables, ports, config.address, config.data_port, config.worker_port)
+
+
 def serve(config: SwitchConfig) -> dict:
     """Accept the workers, run the data plane until every worker said BYE; returns the counters."""
     plans = load_plans(config.plans) if config.plans else []
+    if config.dataplane not in ("user", "xdp"):
+        raise ValueError(f"dataplane {config.dataplane!r}: use xdp or user")
+    kernel = _kernel(config, plans) if config.dataplane == "xdp" and plans else None
+    try:
+        counters = _serve(config, [] if kernel else plans)
+        if kernel:
+            counters |= {f"kernel_{k}": v for k, v in kernel.counters().items()}
+            counters |= {f"bpf_{k}": v for k, v in kernel.run_stats().items()}
+        return counters
+    finally:
+        if kernel:
+            kernel.close()
+
+
+def _serve(config: SwitchConfig, plans) -> dict:
     switch = Switch(plans, config.memory_bytes, config.workers)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -267,7 +313,7 @@ def serve(config: SwitchConfig) -> dict:
 def main(argv: list[str]) -> int:
     try:
         counters = serve(SwitchConfig.from_json(argv[0]))
-    except (ProtocolError, TimeoutError, ConnectionError, OSError, ValueError, KeyError) as e:
+    except (ProtocolError, TimeoutError, ConnectionError, OSError, ValueError, KeyError, NetweaveError) as e:
         print(f"gnn switch: {e}", file=sys.stderr, flush=True)
         return 1
     print(json.dumps({k: (round(v, 6) if isinstance(v, float) else int(v)) for k, v in counters.items()}), flush=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..net.ports import GNN_PEER
+from ..net.ports import GNN_DATA, GNN_DOWN, GNN_PEER
 from ..net.role import RoleConfig
 from .job import train_epochs
 from .plans import load_plans
@@ -148,6 +148,14 @@ class PeerTransport:
         return out.astype(np.float32)
 
 
+def barrier(switch: Conn, rank: int, timeout_s: float) -> None:
+    """Wait until every worker got here: a gradient sum of one zero (step 0) through the switch agent."""
+    got = []
+    switch.queue(GRAD, np.zeros(1), sender=rank, count=1, seq=0)
+    pump([switch], lambda: bool(got), lambda c, m: got.append(m) if m.kind == GRADSUM else None, timeout_s,
+         "the other workers (start)")
+
+
 def _connect(address: tuple[str, int], deadline: float) -> socket.socket:
     while True:
         try:
@@ -181,7 +189,9 @@ class WorkerConfig(RoleConfig):
     Attributes:
         rank: its index (its partition); workers: how many; address: its own; peers: rank → address
         (the peer-to-peer mesh); switch: the switch agent's (address, port); exchange: ``ina`` or
-        ``p2p``; directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
+        ``p2p``; dataplane: ``user`` (the agent, TCP) or ``xdp`` (the kernel data plane, UDP:
+        :mod:`.packet_transport`, with the switch's ``memory_bytes``, ``overlap``, the pulls'
+        ``retransmit_s`` and the links' rate ``link_gbps``); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
         num_train: training vertices of the whole graph; epochs, lr, weight_decay, dropout, seed:
         the recipe; timeout_s: how long it waits for a peer or the switch.
     """
@@ -201,6 +211,11 @@ class WorkerConfig(RoleConfig):
     dropout: float
     seed: int
     timeout_s: float
+    dataplane: str = "user"
+    memory_bytes: int = 0
+    overlap: bool = False
+    retransmit_s: float = 0.2
+    link_gbps: float = 0.0
 
 
 def worker(cfg: WorkerConfig) -> None:
@@ -218,7 +233,16 @@ def worker(cfg: WorkerConfig) -> None:
     layout = SumLayout.from_arrays(data)
     switch = Conn(_connect(cfg.switch, deadline), -1)
     switch.queue(HELLO, sender=rank)
-    if cfg.exchange == "ina":
+    if cfg.exchange == "ina" and cfg.dataplane == "xdp":
+        from .packet_transport import PacketTransport
+
+        plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.bind((cfg.address, GNN_DOWN))
+        transport = PacketTransport(sock, (cfg.switch[0], GNN_DATA), rank, plans, layout.boundary, cfg.memory_bytes,
+                                    cfg.overlap, timeout, cfg.retransmit_s, cfg.link_gbps)
+        conns = [switch]
+    elif cfg.exchange == "ina":
         plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
         transport = SwitchTransport(switch, rank, plans, layout.boundary, timeout)
         conns = [switch]
@@ -241,6 +265,8 @@ def worker(cfg: WorkerConfig) -> None:
         transport = PeerTransport(dict(sorted(peers.items())), rank, data, layout.boundary, timeout)
         conns = [switch, *peers.values()]
     exchange = SumExchange(layout, transport, len(cfg.dims) - 1)
+    if cfg.exchange == "ina" and cfg.dataplane == "xdp":  # every worker's UDP socket is bound before any packet
+        barrier(switch, rank, timeout)
 
     steps = [0]
 
@@ -260,9 +286,10 @@ def worker(cfg: WorkerConfig) -> None:
         return got[0].arrays((np.float64, flat.size))[0].copy()
 
     def measure() -> dict:
+        udp = getattr(transport, "bytes", {"sent": 0, "received": 0})
         return {"exchange_s": exchange.counter.seconds,
-                "sent_bytes": sum(_exchange_bytes(c.sent) for c in conns),
-                "received_bytes": sum(_exchange_bytes(c.received) for c in conns)}
+                "sent_bytes": sum(_exchange_bytes(c.sent) for c in conns) + udp["sent"],
+                "received_bytes": sum(_exchange_bytes(c.received) for c in conns) + udp["received"]}
 
     torch.manual_seed(cfg.seed)
     model = DistGNN("gcn", list(cfg.dims), cfg.dropout, cfg.seed)
@@ -276,13 +303,14 @@ def worker(cfg: WorkerConfig) -> None:
     pump([switch], lambda: True, lambda c, m: None, timeout, "the BYE to leave")  # the switch closes after all BYEs
     peers = conns[1:]  # a stream closed with unread data resets: wait for every peer's BYE first
     pump(peers, lambda: all(c.bye for c in peers), lambda c, m: None, timeout, "the peers' BYE")
-    print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls}), flush=True)
+    print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls,
+                      "transport": getattr(transport, "counters", {})}), flush=True)
 
 
 def main(argv: list[str]) -> int:
     try:
         worker(WorkerConfig.from_json(argv[0]))
-    except (ProtocolError, TimeoutError, ConnectionError, OSError, ValueError, KeyError) as e:
+    except (ProtocolError, TimeoutError, ConnectionError, OSError, ValueError, KeyError, RuntimeError) as e:
         print(f"gnn worker: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
         return 1
     return 0

@@ -32,7 +32,7 @@ from pathlib import Path
 
 NETWORK_BUSY = 0.8  # the busiest link sent during at least this share of the interval
 CPU_BUSY = 0.9  # the CPUs were busy at least this share of the interval
-BPF_PROGRAMS = ("stream_aggregate", "ina_aggregate", "pass")
+BPF_PROGRAMS = ("stream_aggregate", "ina_aggregate", "pass", "gnn_switch")
 
 
 def cpu_busy_s() -> float:

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SwitchGNN's switch as a kernel data plane (switchgnn.txt §3.2-3.4, §4), for netweave's testbed
+ * (issue 32): tc-BPF at the ingress of every port of the star's switch. tc rather than XDP because
+ * one packet in becomes several out (copies to several workers, several completed sums): the
+ * program clones it to each (bpf_clone_redirect, one copy per link, through the port's HTB class and
+ * impairments, as a Tofino loops a packet back to reach another aggregator, §4).
+ *
+ * Packets (netweave/testbed/gnn/packet.py): UDP to cfg.switch_port, a 28-byte little-endian header
+ * (magic "NWGU", kind, layer, direction, flags, seq, block, sender, unit, chunk, count, target),
+ * then `count` float32 values: chunk `chunk` (VALUES values each) of one row.
+ *
+ *  UNIT   a worker's unit (its row c_u h_u, one chunk) of block `block` of exchange `seq`. The
+ *         plan's tables (filled by netweave/testbed/gnn/kswitch.py): units[layer base + unit] (its
+ *         sender, block, edge range, and the workers that get a COPY), edges[...] (per destination:
+ *         its position in the block, the contributions it needs, its vertex, its owner, whether it is
+ *         aggregated here or forwarded/bypassed to the host path). A unit chunk seen before in this
+ *         (exchange, block) is dropped (a duplicate or a resend crossing its original: the count of an
+ *         aggregator must not count twice). Else: a COPY to each worker of copy_mask; its values are
+ *         converted to int64 fixed point (netweave/testbed/gnn/fixed.py, bit for bit) and added into
+ *         the cell (the destination's chunk) of each aggregated destination: 128-byte aggregators of
+ *         16 int64 lanes, 32 to a map entry under one spin lock (a full chunk's cell, or several
+ *         destinations' partial cells of a power of two of aggregators; placed statically by
+ *         netweave/testbed/gnn/tables.py within the parity's half with overlapped blocks), with the
+ *         stamp (exchange, block) of its contents (stale contents are zeroed on first touch:
+ *         nothing to release) and a count per cell; the packet whose count completes a cell sends
+ *         its sum down to the owner at once (SUM: unit = the destination vertex).
+ *  DONE   a worker has every sum of the block (§3.3): its bit in the parity's bitmap; the packet
+ *         that completes it is broadcast as NEXT (one clone per port) and the block becomes the
+ *         parity's floor: later units of it (or of older blocks) are stale and dropped, and an
+ *         aggregator or count never goes back to an older stamp. A DONE of a completed block (its
+ *         NEXT was lost) gets NEXT back alone.
+ *  PULL   a worker timed out on cells of the block (§3.4): a copy to every other worker, which
+ *         resends its contributions to them;
+ *  RESEND such a contribution: forwarded to worker `target` unchanged, never aggregated (the
+ *         "bypass" of §3.4: the puller sums them itself and ignores a late SUM of those cells).
+ * Anything else passes to the host path (TC_ACT_OK). Every field is checked against the tables
+ * before it indexes anything. Counters per CPU.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/pkt_cls.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#define VALUES 512                 /* values per packet: a row's chunk */
+#define LANES 16                   /* int64 lanes per 128-byte aggregator */
+#define ENTRY_AGGS (VALUES / LANES)  /* aggregators per full chunk: one map entry */
+#define MAX_CHUNKS 8
+#define MAX_WORKERS 64
+#define MAX_LAYERS 8
+#define MAX_EDGES (1 << 20)        /* edges of one unit, at most (bpf_loop) */
+#define ETH 14
+#define IPH 20
+#define UDPH 8
+#define L4 (ETH + IPH)
+#define HDR_AT (ETH + IPH + UDPH)
+#define HDR 28
+#define PAYLOAD_AT (HDR_AT + HDR)
+#define MAGIC 0x5547574e           /* "NWGU" little-endian */
+#define SHIFT_MAX 28
+#define LIMIT ((1LL << 52) - 1)
+
+enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND };
+enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
+       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_MAX };
+
+struct hdr {
+    __u32 magic;
+    __u8 kind, layer, direction, flags;
+    __u32 seq;
+    __u16 block, sender;
+    __u32 unit;
+    __u16 chunk, count;
+    __u32 target;
+};
+
+struct config {
+    __u32 switch_port;  /* UDP port of packets to the switch (host order) */
+    __u32 worker_port;  /* UDP port of the workers' data-plane sockets */
+    __u32 workers;
+    __u32 self_ip;      /* network order */
+    __u64 all_mask;     /* a bit per worker */
+    __u32 region;       /* aggregators per parity (all of them without overlap) */
+    __u32 overlap;      /* 1: block b uses parity b & 1 */
+};
+struct port {
+    __u32 ifindex;
+    __u32 ip;           /* network order */
+    __u8 mac[6];        /* the worker's uplink */
+    __u8 smac[6];       /* the switch's port */
+};
+struct layer {
+    __u32 unit_base, edge_base, dim, chunks, full, units, blocks, frac, edges, frac_back;
+    __u32 part, pad;  /* full chunks per row (32 aggregators each), aggregators of the last partial one
+                         (a power of two: cells never straddle an entry) */
+};
+struct unit {
+    __u64 copy_mask;
+    __u32 edge_lo, edge_hi, block, sender;
+};
+struct edge {
+    __u32 pos, need, dest_v, owner;  /* owner | 1 << 16: forwarded or bypassed (host path) */
+    __u32 pbase;                     /* where the block's partial cells start (aggregators) */
+};
+struct entry {              /* ENTRY_AGGS aggregators of 128 bytes (16 int64 lanes each) under one lock:
+                               a full chunk's cell, or several destinations' partial cells */
+    struct bpf_spin_lock lock;
+    __u32 stamp;
+    __u32 count[ENTRY_AGGS];   /* per cell, at its first aggregator's slot */
+    __s64 v[VALUES];
+};
+struct cell {
+    struct bpf_spin_lock lock;
+    __u32 stamp;
+    __u32 count;
+    __u32 pad;
+};
+struct sync {
+    struct bpf_spin_lock lock;
+    __u32 stamp;   /* the block whose DONEs are being counted */
+    __u32 floor;   /* the last block complete (NEXT sent): its units and older ones are stale */
+    __u32 pad;
+    __u64 bitmap;
+};
+struct scratch {
+    __s64 x[VALUES];    /* the unit's chunk, fixed point */
+    __s64 sum[VALUES];  /* a complete cell's sum, fixed point */
+    __u32 f[VALUES];    /* ... as float32 bits */
+    __u32 xf[VALUES];   /* the unit's chunk as it came */
+    __u32 frac;
+    int sat;
+    __u32 n;
+};
+
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct config); } cfg SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_WORKERS); __type(key, __u32); __type(value, struct port); } ports SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_LAYERS); __type(key, __u32); __type(value, struct layer); } layers SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct unit); } units SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct edge); } edges SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct entry); } aggs SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct cell); } seen SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 2); __type(key, __u32); __type(value, struct sync); } syncs SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, C_MAX); __type(key, __u32); __type(value, __u64); } counters SEC(".maps");
+
+static __always_inline void bump(__u32 which)
+{
+    __u64 *c = bpf_map_lookup_elem(&counters, &which);
+    if (c)
+        *c += 1;
+}
+
+static __always_inline __u32 stamp_of(__u32 seq, __u32 block)
+{
+    return ((seq & 0xFFFFF) << 12 | (block & 0xFFF)) | 0;
+}
+
+/* netweave/testbed/gnn/fixed.py: to_fixed */
+static __always_inline __s64 to_fixed(__u32 bits, __u32 frac, int *sat)
+{
+    __s32 e = (bits >> 23) & 0xFF;
+    if (e == 0)
+        return 0;
+    __s64 m = (bits & 0x7FFFFF) | 0x800000;
+    __s32 sh = e - 150 + (__s32)frac;
+    __s64 v;
+    if (e == 255 || sh > SHIFT_MAX) {
+        *sat = 1;
+        v = LIMIT;
+    } else if (sh >= 0) {
+        v = m << (sh & 63);
+    } else if (sh > -25) {
+        v = m >> ((-sh) & 63);
+    } else {
+        v = 0;
+    }
+    return (bits >> 31) ? -v : v;
+}
+
+/* netweave/testbed/gnn/fixed.py: from_fixed (nearest, ties to even) */
+static __always_inline __u32 from_fixed(__s64 s, __u32 frac)
+{
+    if (s == 0)
+        return 0;
+    __u32 sign = s < 0 ? 1U << 31 : 0;
+    __u64 a = s < 0 ? (__u64)(-s) : (__u64)s;
+    __u64 t = a;
+    __s32 msb = 0;
+    if (t >= (1ULL << 32)) { t >>= 32; msb += 32; }
+    if (t >= (1ULL << 16)) { t >>= 16; msb += 16; }
+    if (t >= (1ULL << 8)) { t >>= 8; msb += 8; }
+    if (t >= (1ULL << 4)) { t >>= 4; msb += 4; }
+    if (t >= (1ULL << 2)) { t >>= 2; msb += 2; }
+    if (t >= (1ULL << 1)) { msb += 1; }
+    __s32 sh = msb - 23;
+    __u64 m;
+    if (sh <= 0) {
+        m = a << ((-sh) & 63);
+    } else {
+        m = a >> (sh & 63);
+        __u64 rem = a & ((1ULL << (sh & 63)) - 1);
+        __u64 half = 1ULL << ((sh - 1) & 63);
+        if (rem > half || (rem == half && (m & 1)))
+            m += 1;
+        if (m >= (1ULL << 24)) {
+            m >>= 1;
+            msb += 1;
+        }
+    }
+    __s32 e = msb - (__s32)frac + 127;
+    if (e <= 0)
+        return sign;
+    if (e >= 255)
+        return sign | 0x7F800000;
+    return sign | ((__u32)e << 23) | (__u32)(m & 0x7FFFFF);
+}
+
+static __always_inline __u16 fold(__u32 sum)
+{
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return (__u16)~sum;
+}
+
+/* rewrite the packet's addresses for worker w and clone it out of w's port (or redirect it: the
+ * original goes, for the last copy) */
+static __always_inline int send_to(struct __sk_buff *skb, struct config *c, __u32 w, int redirect)
+{
+    struct port *p = bpf_map_lookup_elem(&ports, &w);
+    struct iphdr ip;
+    if (!p || !p->ifindex || bpf_skb_load_bytes(skb, ETH, &ip, IPH) < 0)
+        return -1;
+    ip.daddr = p->ip;
+    ip.saddr = c->self_ip;
+    ip.ttl = 64;
+    ip.check = 0;
+    __u32 sum = 0;
+    __u16 *words = (__u16 *)&ip;
+#pragma unroll
+    for (int i = 0; i < 10; i++)
+        sum += words[i];
+    ip.check = fold(sum);
+    __u16 dport = bpf_htons((__u16)c->worker_port), zero = 0;
+    if (bpf_skb_store_bytes(skb, 0, p->mac, 6, 0) < 0 || bpf_skb_store_bytes(skb, 6, p->smac, 6, 0) < 0 ||
+        bpf_skb_store_bytes(skb, ETH, &ip, IPH, 0) < 0 || bpf_skb_store_bytes(skb, L4 + 2, &dport, 2, 0) < 0 ||
+        bpf_skb_store_bytes(skb, L4 + 6, &zero, 2, 0) < 0)
+        return -1;
+    if (redirect)
+        return bpf_redirect(p->ifindex, 0);
+    long r = bpf_clone_redirect(skb, p->ifindex, 0);
+    if (r)
+        bump(C_CLONE_DROPPED);
+    return (int)r;
+}
+
+struct conv {
+    struct scratch *s;
+};
+
+#define CONVERT_STEP 16  /* values per callback: fewer calls */
+static long convert_in(__u32 i, struct conv *cv)
+{
+    struct scratch *s = cv->s;
+    __u32 base = (i * CONVERT_STEP) & (VALUES - 1);
+    if (base + CONVERT_STEP > VALUES)
+        return 1;
+#pragma unroll
+    for (__u32 k = 0; k < CONVERT_STEP; k++)
+        s->x[base + k] = base + k < s->n ? to_fixed(s->xf[base + k], s->frac, &s->sat) : 0;
+    return 0;
+}
+
+static long convert_out(__u32 i, struct conv *cv)
+{
+    struct scratch *s = cv->s;
+    __u32 base = (i * CONVERT_STEP) & (VALUES - 1);
+    if (base + CONVERT_STEP > VALUES)
+        return 1;
+#pragma unroll
+    for (__u32 k = 0; k < CONVERT_STEP; k++)
+        s->f[base + k] = from_fixed(s->sum[base + k], s->frac);
+    return 0;
+}
+
+struct walk {
+    struct __sk_buff *skb;
+    struct config *c;
+    struct layer *L;
+    struct scratch *s;
+    struct hdr h;
+    __u32 lo, n, base, stamp, frac;
+    __u64 aggregated;
+};
+
+#define ADD_CASE(N)                                              \
+    case N:                                                      \
+        {   /* a cell of N lanes starts at a multiple of N (tables.py): the mask is exact */ \
+            __s64 *d = g->v + (o & (VALUES - N));                \
+            for (__u32 j = 0; j < N; j++)                        \
+                d[j] += s->x[j];                                 \
+        }                                                        \
+        break;
+#define READ_CASE(N)                                             \
+    case N:                                                      \
+        {   /* a cell of N lanes starts at a multiple of N (tables.py): the mask is exact */ \
+            __s64 *d = g->v + (o & (VALUES - N));                \
+            for (__u32 j = 0; j < N; j++)                        \
+                s->sum[j] = d[j];                                \
+        }                                                        \
+        break;
+
+/* one edge of the unit: add the chunk into its destination's cell (under the entry's lock); the
+ * packet whose count completes the cell sends the sum down */
+static long add_edge(__u32 i, struct walk *w)
+{
+    __u32 ei = w->L->edge_base + w->lo + i;
+    struct edge *e = bpf_map_lookup_elem(&edges, &ei);
+    struct scratch *s = w->s;
+    if (!e)
+        return 1;
+    if (e->owner >> 16)
+        return 0;  /* forwarded or bypassed: the COPY carries it */
+    __u32 chunk = w->h.chunk, full = w->L->full;
+    __u32 agg = chunk < full ? (e->pos * full + chunk) * ENTRY_AGGS : e->pbase + e->pos * w->L->part;
+    __u32 at = w->base + agg / ENTRY_AGGS;
+    __u32 o = ((agg % ENTRY_AGGS) * LANES) & (VALUES - 1);  /* the cell's first lane in the entry */
+    __u32 slot = (agg % ENTRY_AGGS) & (ENTRY_AGGS - 1);
+    __u32 n = w->n;
+    __u32 lanes = (chunk < full ? ENTRY_AGGS : w->L->part) * LANES;
+    struct entry *g = bpf_map_lookup_elem(&aggs, &at);
+    if (!g || o + n > VALUES)
+        return 1;
+    int stale = 0, complete = 0;
+    bpf_spin_lock(&g->lock);
+    if (g->stamp < w->stamp) {  /* contents of an earlier block: this block's now */
+        g->stamp = w->stamp;
+        volatile __s64 *v = g->v;  /* volatile: a loop clang would turn into memset, which BPF lacks */
+        volatile __u32 *cnt = g->count;
+        for (__u32 j = 0; j < VALUES; j++)
+            v[j] = 0;
+        for (__u32 j = 0; j < ENTRY_AGGS; j++)
+            cnt[j] = 0;
+    } else if (g->stamp > w->stamp) {
+        stale = 1;  /* a late unit of a finished block: the entry is a later block's */
+    }
+    if (!stale) {
+        /* the cell's lanes (a power of two, a constant trip count per case: one path each for the
+           verifier); x is 0 past the chunk, so lanes past it get zeros */
+        switch (lanes) {
+        ADD_CASE(512) ADD_CASE(256) ADD_CASE(128) ADD_CASE(64) ADD_CASE(32) ADD_CASE(16)
+        }
+        g->count[slot] += 1;
+        complete = g->count[slot] == e->need;
+        if (complete) {
+            switch (lanes) {
+            READ_CASE(512) READ_CASE(256) READ_CASE(128) READ_CASE(64) READ_CASE(32) READ_CASE(16)
+            }
+        }
+    }
+    bpf_spin_unlock(&g->lock);
+    if (stale)
+        return 1;
+    w->aggregated += 1;
+    if (!complete)
+        return 0;
+    s->frac = w->frac;
+    struct conv cv = {.s = s};
+    bpf_loop((w->n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, &cv, 0);
+    struct hdr h = w->h;
+    h.kind = K_SUM;
+    h.unit = e->dest_v;
+    h.sender = 0xFFFF;
+    __u64 bytes = ((((__u64)w->n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
+    if (bpf_skb_store_bytes(w->skb, HDR_AT, &h, HDR, 0) < 0 ||
+        bpf_skb_store_bytes(w->skb, PAYLOAD_AT, s->f, bytes, 0) < 0)
+        return 1;
+    if (send_to(w->skb, w->c, e->owner & 0xFFFF, 0) == 0)
+        bump(C_SUMS);
+    return 0;
+}
+
+static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, struct hdr *h)
+{
+    __u32 li = h->layer;
+    struct layer *L = bpf_map_lookup_elem(&layers, &li);
+    struct scratch *s = bpf_map_lookup_elem(&scratch, &(__u32){0});
+    if (!L || !s || !L->dim || h->unit >= L->units || h->chunk >= L->chunks || h->chunk >= MAX_CHUNKS
+        || h->direction > 1) {
+        bump(C_BAD);
+        return TC_ACT_SHOT;
+    }
+    __u32 rest = L->dim - h->chunk * VALUES;
+    __u32 n = rest < VALUES ? rest : VALUES;
+    if (h->count != n || skb->len != PAYLOAD_AT + 4 * n || n == 0 || n > VALUES) {
+        bump(C_BAD);
+        return TC_ACT_SHOT;
+    }
+    __u32 ui = L->unit_base + h->unit;
+    struct unit *u = bpf_map_lookup_elem(&units, &ui);
+    if (!u || u->sender != h->sender || u->block != h->block || u->edge_hi < u->edge_lo
+        || u->edge_hi > L->edges || u->edge_hi - u->edge_lo > MAX_EDGES) {
+        bump(C_BAD);
+        return TC_ACT_SHOT;
+    }
+    __u32 stamp = stamp_of(h->seq, h->block);
+    __u32 parity = c->overlap ? (h->block & 1) : 0;
+    struct sync *y = bpf_map_lookup_elem(&syncs, &parity);
+    if (!y || stamp <= y->floor) {  /* its block is complete: a late or duplicated unit */
+        bump(C_STALE);
+        return TC_ACT_SHOT;
+    }
+    __u32 si = ui * MAX_CHUNKS + h->chunk;
+    struct cell *seen_at = bpf_map_lookup_elem(&seen, &si);
+    if (!seen_at)
+        return TC_ACT_SHOT;
+    int dup = 0;
+    bpf_spin_lock(&seen_at->lock);
+    if (seen_at->stamp == stamp)
+        dup = 1;
+    seen_at->stamp = stamp;
+    bpf_spin_unlock(&seen_at->lock);
+    if (dup) {
+        bump(C_DUPLICATES);
+        return TC_ACT_SHOT;
+    }
+    bump(C_UNITS);
+    __u64 bytes = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;
+    if (bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, bytes) < 0)
+        return TC_ACT_SHOT;
+    /* the copies first, while the packet still holds the unit */
+    __u64 mask = u->copy_mask;
+    if (mask) {
+        __u8 kind = K_COPY;
+        bpf_skb_store_bytes(skb, HDR_AT + 4, &kind, 1, 0);
+        for (__u32 w = 0; w < MAX_WORKERS; w++) {
+            if (w >= c->workers)
+                break;
+            if ((mask >> w) & 1) {
+                if (send_to(skb, c, w, 0) == 0)
+                    bump(C_COPIES);
+            }
+        }
+    }
+    if (u->edge_hi == u->edge_lo)
+        return TC_ACT_SHOT;
+    __u32 frac = h->direction ? L->frac_back : L->frac;
+    s->frac = frac;
+    s->sat = 0;
+    s->n = n;
+    struct conv cv = {.s = s};
+    bpf_loop(VALUES / CONVERT_STEP, convert_in, &cv, 0);  /* x is 0 past the chunk: lanes past it add 0 */
+    if (s->sat) {
+        bump(C_SATURATED);
+        h->flags |= 1;
+    }
+    struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .lo = u->edge_lo, .n = n,
+                     .base = parity * c->region, .stamp = stamp, .frac = frac};
+    bpf_loop(u->edge_hi - u->edge_lo, add_edge, &w, 0);
+    __u64 *agg = bpf_map_lookup_elem(&counters, &(__u32){C_AGGREGATED});
+    if (agg)
+        *agg += w.aggregated;
+    return TC_ACT_SHOT;
+}
+
+static __always_inline int on_done(struct __sk_buff *skb, struct config *c, struct hdr *h)
+{
+    __u32 parity = c->overlap ? (h->block & 1) : 0;
+    struct sync *y = bpf_map_lookup_elem(&syncs, &parity);
+    if (!y || h->sender >= c->workers || h->sender >= MAX_WORKERS)
+        return TC_ACT_SHOT;
+    __u32 stamp = stamp_of(h->seq, h->block);
+    __u64 bit = 1ULL << (h->sender & 63);
+    int first_full = 0, again = 0;
+    bpf_spin_lock(&y->lock);
+    if (stamp <= y->floor) {
+        again = 1;  /* complete already: its NEXT was lost */
+    } else {
+        if (y->stamp < stamp) {
+            y->stamp = stamp;
+            y->bitmap = 0;
+        }
+        if (y->stamp == stamp) {
+            y->bitmap |= bit;
+            first_full = y->bitmap == c->all_mask;
+            if (first_full)
+                y->floor = stamp;
+        }
+    }
+    bpf_spin_unlock(&y->lock);
+    bump(C_DONES);
+    if (!first_full && !again)
+        return TC_ACT_SHOT;
+    __u8 kind = K_NEXT;
+    bpf_skb_store_bytes(skb, HDR_AT + 4, &kind, 1, 0);
+    if (again)  /* its NEXT was lost: to it alone */
+        return send_to(skb, c, h->sender, 1) == TC_ACT_REDIRECT ? TC_ACT_REDIRECT : TC_ACT_SHOT;
+    for (__u32 w = 0; w < MAX_WORKERS; w++) {
+        if (w >= c->workers)
+            break;
+        if (send_to(skb, c, w, 0) == 0)
+            bump(C_NEXTS);
+    }
+    return TC_ACT_SHOT;
+}
+
+SEC("tc")
+int gnn_switch(struct __sk_buff *skb)
+{
+    if (skb->protocol != bpf_htons(ETH_P_IP))
+        return TC_ACT_OK;
+    struct config *c = bpf_map_lookup_elem(&cfg, &(__u32){0});
+    struct iphdr ip;
+    struct udphdr udp;
+    struct hdr h;
+    if (!c || bpf_skb_load_bytes(skb, ETH, &ip, IPH) < 0 || ip.ihl != 5 || ip.protocol != IPPROTO_UDP)
+        return TC_ACT_OK;
+    if (bpf_skb_load_bytes(skb, L4, &udp, UDPH) < 0 || udp.dest != bpf_htons((__u16)c->switch_port))
+        return TC_ACT_OK;
+    if (bpf_skb_load_bytes(skb, HDR_AT, &h, HDR) < 0 || h.magic != MAGIC)
+        return TC_ACT_OK;
+    switch (h.kind) {
+    case K_UNIT:
+        return on_unit(skb, c, &h);
+    case K_DONE:
+        return on_done(skb, c, &h);
+    case K_PULL: {
+        bump(C_PULLS);
+        for (__u32 w = 0; w < MAX_WORKERS; w++) {
+            if (w >= c->workers)
+                break;
+            if (w != h.sender)
+                send_to(skb, c, w, 0);
+        }
+        return TC_ACT_SHOT;
+    }
+    case K_RESEND:
+        if (h.target >= c->workers)
+            return TC_ACT_SHOT;
+        bump(C_RESENDS);
+        return send_to(skb, c, h.target, 1) == TC_ACT_REDIRECT ? TC_ACT_REDIRECT : TC_ACT_SHOT;
+    default:
+        bump(C_BAD);
+        return TC_ACT_SHOT;
+    }
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,163 @@
+"""Loading the kernel data plane (``gnn/bpf/gnn_switch.bpf.c``) into the switch's namespace:
+libbpf through ctypes, the maps sized to the plan and to the switch's memory, the tables written
+(:mod:`.tables`), the program attached at the tc ingress of every port (clsact, direct action;
+detached and its hook removed at :meth:`KernelSwitch.close`).
+
+The switch agent (:mod:`.switch`) does this when its ``dataplane`` is ``xdp`` and keeps it loaded
+while it serves; :meth:`KernelSwitch.counters` and :meth:`KernelSwitch.run_stats` (the kernel's
+BPF run-time statistics: ``kernel.bpf_stats_enabled``) report what it did and what it cost.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import socket
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import NetweaveError
+from ..net.bpf import XdpObject, compile_program
+from .tables import MAX_WORKERS, SwitchTables
+
+SOURCE = "gnn/bpf/gnn_switch.bpf.c"
+COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
+            "saturated", "clone_dropped", "stale")  # the counters enum of the bpf source
+PORT = struct.Struct("<I4s6s6s")
+BPF_TC_INGRESS = 1
+
+
+class TcHook(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("ifindex", ctypes.c_int), ("attach_point", ctypes.c_int),
+                ("parent", ctypes.c_uint32), ("pad", ctypes.c_uint32)]
+
+
+class TcOpts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("prog_fd", ctypes.c_int), ("flags", ctypes.c_uint32),
+                ("prog_id", ctypes.c_uint32), ("handle", ctypes.c_uint32), ("priority", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32)]
+
+
+class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to run_cnt
+    _fields_ = [("type", ctypes.c_uint32), ("id", ctypes.c_uint32), ("tag", ctypes.c_uint8 * 8),
+                ("jited_prog_len", ctypes.c_uint32), ("xlated_prog_len", ctypes.c_uint32),
+                ("jited_prog_insns", ctypes.c_uint64), ("xlated_prog_insns", ctypes.c_uint64),
+                ("load_time", ctypes.c_uint64), ("created_by_uid", ctypes.c_uint32), ("nr_map_ids", ctypes.c_uint32),
+                ("map_ids", ctypes.c_uint64), ("name", ctypes.c_char * 16), ("ifindex", ctypes.c_uint32),
+                ("gpl_compatible", ctypes.c_uint32), ("netns_dev", ctypes.c_uint64), ("netns_ino", ctypes.c_uint64),
+                ("nr_jited_ksyms", ctypes.c_uint32), ("nr_jited_func_lens", ctypes.c_uint32),
+                ("jited_ksyms", ctypes.c_uint64), ("jited_func_lens", ctypes.c_uint64), ("btf_id", ctypes.c_uint32),
+                ("func_info_rec_size", ctypes.c_uint32), ("func_info", ctypes.c_uint64),
+                ("nr_func_info", ctypes.c_uint32), ("nr_line_info", ctypes.c_uint32), ("line_info", ctypes.c_uint64),
+                ("jited_line_info", ctypes.c_uint64), ("nr_jited_line_info", ctypes.c_uint32),
+                ("line_info_rec_size", ctypes.c_uint32), ("jited_line_info_rec_size", ctypes.c_uint32),
+                ("nr_prog_tags", ctypes.c_uint32), ("prog_tags", ctypes.c_uint64), ("run_time_ns", ctypes.c_uint64),
+                ("run_cnt", ctypes.c_uint64)]
+
+
+@dataclass(frozen=True)
+class Port:
+    """A switch port toward worker ``rank``: its interface (in the switch's namespace), the
+    worker's address and its uplink's MAC, the port's own MAC."""
+
+    interface: str
+    address: str
+    mac: str
+    own_mac: str
+
+
+def _mac(text: str) -> bytes:
+    parts = text.split(":")
+    if len(parts) != 6:
+        raise NetweaveError(f"{text!r} is not a MAC address")
+    return bytes(int(p, 16) for p in parts)
+
+
+class KernelSwitch(XdpObject):
+    """The data plane loaded with ``tables``, attached to ``ports`` (rank → :class:`Port`)."""
+
+    def __init__(self, tables: SwitchTables, ports: dict[int, Port], address: str, switch_port: int, worker_port: int,
+                 obj: Path | None = None):
+        if not ports or len(ports) > MAX_WORKERS or sorted(ports) != list(range(len(ports))):
+            raise NetweaveError(f"the kernel data plane needs ports for workers 0..n-1 (n <= {MAX_WORKERS})")
+        tables.check(len(ports))
+        self.tables, self.ports, self.hooks = tables, ports, []
+        sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries, "seen": tables.seen}
+        super().__init__(obj or compile_program(SOURCE), "gnn_switch", [], sizes, "the GNN switch's data plane")
+        lib = self.lib
+        for fn, res, args in (("bpf_tc_hook_create", ctypes.c_int, [ctypes.c_void_p]),
+                              ("bpf_tc_hook_destroy", ctypes.c_int, [ctypes.c_void_p]),
+                              ("bpf_tc_attach", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+                              ("bpf_tc_detach", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+                              ("bpf_program__fd", ctypes.c_int, [ctypes.c_void_p]),
+                              ("bpf_obj_get_info_by_fd", ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]),
+                              ("bpf_map_update_batch", ctypes.c_int,
+                               [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p])):
+            f = getattr(lib, fn)
+            f.restype, f.argtypes = res, args
+        try:
+            self._configure(address, switch_port, worker_port)
+            self._attach_tc()
+        except BaseException:
+            self.close()
+            raise
+
+    def _write(self, name: str, values: np.ndarray) -> None:
+        """Entries ``0..len-1`` of array map ``name``, in batches."""
+        fd, step = self.fd(name), 1 << 16
+        values = np.ascontiguousarray(values)
+        for at in range(0, values.size, step):
+            part = values[at:at + step]
+            keys = np.arange(at, at + part.size, dtype=np.uint32)
+            count = ctypes.c_uint32(part.size)
+            if self.lib.bpf_map_update_batch(fd, keys.ctypes.data, part.ctypes.data, ctypes.byref(count), None):
+                for i in range(part.size):  # a kernel without batch updates of arrays
+                    self.update(name, struct.pack("<I", at + i), part[i:i + 1].tobytes())
+
+    def _configure(self, address: str, switch_port: int, worker_port: int) -> None:
+        t, n = self.tables, len(self.ports)
+        self.update("cfg", struct.pack("<I", 0),
+                    struct.pack("<III4sQII", switch_port, worker_port, n, socket.inet_aton(address), (1 << n) - 1,
+                                t.region, int(t.overlap)))
+        for rank, p in self.ports.items():
+            self.update("ports", struct.pack("<I", rank),
+                        PORT.pack(socket.if_nametoindex(p.interface), socket.inet_aton(p.address), _mac(p.mac),
+                                  _mac(p.own_mac)))
+        self._write("layers", t.layers)
+        if t.units.size:
+            self._write("units", t.units)
+        if t.edges.size:
+            self._write("edges", t.edges)
+
+    def _attach_tc(self) -> None:
+        fd = self.lib.bpf_program__fd(self.prog)
+        for p in self.ports.values():
+            hook = TcHook(ctypes.sizeof(TcHook), socket.if_nametoindex(p.interface), BPF_TC_INGRESS, 0, 0)
+            made = self.lib.bpf_tc_hook_create(ctypes.byref(hook))
+            if made and made != -17:  # EEXIST: the impairments' clsact is there already
+                raise NetweaveError(f"could not add a clsact hook to {p.interface} (error {made})")
+            opts = TcOpts(ctypes.sizeof(TcOpts), fd, 0, 0, 0, 0, 0)
+            if self.lib.bpf_tc_attach(ctypes.byref(hook), ctypes.byref(opts)):
+                raise NetweaveError(f"could not attach the GNN switch's program to {p.interface}")
+            self.hooks.append((hook, opts.handle, opts.priority))
+
+    def counters(self) -> dict[str, int]:
+        return self.percpu_counters("counters", COUNTERS)
+
+    def run_stats(self) -> dict[str, int]:
+        """The kernel's run-time statistics of the program (``run_cnt`` packets, ``run_time_ns``:
+        counted only while ``kernel.bpf_stats_enabled`` is 1)."""
+        info = ProgInfo()
+        size = ctypes.c_uint32(ctypes.sizeof(info))
+        if self.lib.bpf_obj_get_info_by_fd(self.lib.bpf_program__fd(self.prog), ctypes.byref(info), ctypes.byref(size)):
+            return {}
+        return {"run_cnt": int(info.run_cnt), "run_time_ns": int(info.run_time_ns)}
+
+    def close(self) -> None:
+        for hook, handle, priority in getattr(self, "hooks", []):
+            opts = TcOpts(ctypes.sizeof(TcOpts), 0, 0, 0, handle, priority, 0)
+            self.lib.bpf_tc_detach(ctypes.byref(hook), ctypes.byref(opts))
+        self.hooks = []
+        super().close()

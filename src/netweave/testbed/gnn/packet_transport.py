@@ -1,0 +1,376 @@
+"""A worker's end of the SwitchGNN exchange through the kernel data plane
+(``bpf/gnn_switch.bpf.c``): UDP packets (:mod:`.packet`), batched system calls
+(:mod:`netweave.testbed.net.batchio`), numpy per batch (no Python loop per packet or per edge).
+
+Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of the layer's plan
+(switchgnn.txt §3.3: blocks one after another):
+
+* **up**: the worker's units of the block in the plan's order, one packet per row chunk
+  (:data:`~.tables.VALUES` values), interleaved with receiving;
+* **down**: a SUM per aggregated cell (a destination's chunk: :mod:`.tables`), a COPY per unit
+  chunk for the cells the switch does not aggregate (forwarded by the plan, or bypassed: they do not
+  fit its memory), which the worker sums itself, once per (edge, chunk);
+* **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
+* **§3.4** (loss): when nothing has come for ``retransmit_s``, cells are missing, and the block's
+  units had time to go up (the slowest sender's at ``link_gbps``), the worker PULLs them: the switch copies the PULL to every other worker, each resends its contributions
+  to those cells (RESEND, never aggregated), and the puller sums them itself and ignores a late
+  SUM of a pulled cell. A DONE without NEXT is sent again; a duplicate changes nothing (cells and
+  edges are counted once). Packets of a later block or exchange are kept for it; of an earlier
+  one, dropped. ``timeout_s`` without any progress fails the exchange.
+
+``out`` accumulates in float64 and is returned as float32, like the TCP transport's.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..net import batchio
+from .packet import COPY, DONE, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse
+from .plans import edge_ranges
+from .predict import wire_bytes
+from .tables import VALUES, layer_view
+
+BATCH = 256  # packets per sendmmsg between receives
+STRIDE = HB + 4 * VALUES
+
+
+class ExchangeError(RuntimeError):
+    """The data plane reported a saturated sum, or an exchange made no progress."""
+
+
+@dataclass
+class _Block:
+    """What one worker sends and expects in one block of one layer."""
+
+    units: np.ndarray       # (U,) my unit ids (the layer's numbering)
+    unit_rows: np.ndarray   # (U,) their rows among my boundary vertices
+    slot_v: np.ndarray      # (S,) my destinations' vertices, sorted
+    slot_row: np.ndarray    # (S,) their rows among my boundary vertices
+    slot_copy: np.ndarray   # (S,) summed here (forwarded or bypassed)
+    slot_need: np.ndarray   # (S,) contributions
+    e_unit: np.ndarray      # (E,) my incoming edges' units, sorted
+    e_slot: np.ndarray      # (E,) their destinations (index into slot_*)
+    pull_v: np.ndarray      # (P,) destinations (any owner) my units feed, sorted
+    pull_unit: np.ndarray   # (P,) the unit
+    pull_row: np.ndarray    # (P,) its row
+
+
+class _Run:
+    """One block in flight: its cells' state (mode: 0 aggregated, 1 copies, 2 pulled; what each
+    still needs), the (edge, chunk) pairs received, DONE and NEXT."""
+
+    def __init__(self, blk: _Block, layer: int, direction: int, seq: int, b: int, rank: int, chunks: int):
+        self.blk, self.b, self.chunks = blk, b, chunks
+        self.mode = np.repeat(blk.slot_copy.astype(np.int8), chunks)
+        self.left = np.where(self.mode == 1, np.repeat(blk.slot_need, chunks), 1).astype(np.int64)
+        self.got = np.zeros((blk.e_unit.size, chunks), bool)
+        self.next = False
+        self.done_sent = 0.0
+        self.start = self.progress = self.real = time.monotonic()
+        self.expected_s = 0.0  # how long the block's units take to go up at the link rate
+        self.wait = 0.0  # set by the transport: retransmit_s, doubled after each pull
+        self.tag = dict(layer=layer, direction=direction, seq=seq, block=b, sender=rank)
+
+    @property
+    def complete(self) -> bool:
+        return not (self.left > 0).any()
+
+    @property
+    def finished(self) -> bool:
+        return self.complete and self.next
+
+    def handle(self, t: "PacketTransport", head, data, rows, out) -> None:
+        kind, dim = head["kind"], rows.shape[1]
+        if (kind == NEXT).any():
+            self.next = True
+        s = kind == SUM
+        if s.any():
+            t._sums(self.blk, head[s], data[s], self.chunks, self.mode, self.left, out, dim)
+        c = (kind == COPY) | ((kind == RESEND) & (head["target"] == t.rank))
+        if c.any():
+            t._copies(self.blk, head[c], data[c], self.chunks, self.mode, self.left, self.got, out, dim)
+        p = (kind == PULL) & (head["sender"] != t.rank)
+        if p.any():
+            t._serve_pulls(self.blk, head[p], data[p], self.tag["layer"], self.tag["direction"], self.b, rows)
+        self.progress = self.real = time.monotonic()
+
+    def _done(self, t: "PacketTransport") -> None:
+        t._send([build(DONE, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **self.tag)])
+
+    def tick(self, t: "PacketTransport", now: float) -> None:
+        """DONE once complete; after ``wait`` with nothing come: PULL what is missing, or DONE again
+        (§3.4). ``wait`` starts at ``retransmit_s`` and doubles after every pull (up to 16 times):
+        a switch or a link that is only slow must not be flooded with resends."""
+        complete = self.complete
+        if complete and not self.done_sent:
+            self._done(t)
+            self.done_sent = now
+        if now - self.progress > self.wait:
+            if not complete and now - self.start < self.expected_s + self.wait:
+                pass  # its units may still be on their way up: nothing is lost yet
+            elif not complete:
+                t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)
+                self.wait = min(2 * self.wait, 16 * t.retransmit_s)
+            elif not self.next and now - self.done_sent > self.wait:
+                self._done(t)
+                t.counters["done_again"] += 1
+                self.done_sent = now
+            self.progress = now - self.wait / 2  # the next try after half the wait
+
+
+class PacketTransport:
+    """The exchange over ``sock`` (UDP, bound to the worker's data-plane port) with the switch at
+    ``switch`` ((address, port)) for ``rank`` with plans ``plans``, boundary vertices ``boundary``
+    (sorted global ids), the switch's ``memory_bytes`` and ``overlap``."""
+
+    def __init__(self, sock: socket.socket, switch: tuple[str, int], rank: int, plans: list[dict],
+                 boundary: np.ndarray, memory_bytes: int, overlap: bool = False, timeout_s: float = 60.0,
+                 retransmit_s: float = 0.2, link_gbps: float = 0.0):
+        self.sock, self.switch, self.rank, self.boundary = sock, switch, rank, boundary
+        self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
+        self.overlap, self.link_gbps = overlap, link_gbps
+        self.views = [layer_view(p, memory_bytes, overlap) for p in plans]
+        self.unit_of_edge = []
+        for p in plans:
+            edges, which = edge_ranges(p["unit_lo"], p["unit_hi"])
+            u = np.empty(p["dst"].size, np.int64)
+            u[edges] = which
+            self.unit_of_edge.append(u)
+        self.blocks: dict[tuple[int, int], _Block] = {}
+        self.rows = np.zeros((1024, STRIDE), np.uint8)
+        self.lengths = np.zeros(1024, np.int64)
+        self.early: list[np.ndarray] = []
+        self.record: list | None = None  # a probe's: (keys (k, 3) block, vertex, chunk; rows (k, VALUES)) per batch
+        self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
+                                       "duplicates", "stale"), 0)
+        self.bytes = {"sent": 0, "received": 0}  # UDP payload (the 28-byte header included)
+        batchio.set_receive_buffer(sock, 64 << 20)
+        sock.setblocking(False)
+
+    # -- the plan, per block ----------------------------------------------------------------------
+    def _block(self, layer: int, b: int) -> _Block:
+        key = (layer, b)
+        if key in self.blocks:
+            return self.blocks[key]
+        p, v, r = self.plans[layer], self.views[layer], self.rank
+        B = int(p["num_blocks"])
+        u0, u1 = int(p["unit_ptr"][r * B + b]), int(p["unit_ptr"][r * B + b + 1])
+        units = np.arange(u0, u1)
+        unit_rows = np.searchsorted(self.boundary, p["src"][p["unit_lo"][units]])
+        slots = np.flatnonzero((v.owner == r) & (v.block == b))
+        order = np.argsort(p["dest_v"][slots], kind="stable")
+        slots = slots[order]
+        slot_v = p["dest_v"][slots].astype(np.int64)
+        where = np.full(v.need.size, -1, np.int64)
+        where[slots] = np.arange(slots.size)
+        e = np.flatnonzero(where[v.slot_of_edge] >= 0)
+        e_unit = self.unit_of_edge[layer][e]
+        o = np.argsort(e_unit, kind="stable")
+        mine = np.flatnonzero((p["src"] >= 0) & (self.unit_of_edge[layer] >= u0) & (self.unit_of_edge[layer] < u1))
+        pv = p["dst"][mine].astype(np.int64)
+        po = np.argsort(pv, kind="stable")
+        pu = self.unit_of_edge[layer][mine][po]
+        blk = _Block(units, unit_rows, slot_v, np.searchsorted(self.boundary, slot_v), v.copy[slots],
+                     v.need[slots], e_unit[o], where[v.slot_of_edge[e]][o], pv[po], pu,
+                     np.searchsorted(self.boundary, p["src"][p["unit_lo"][pu]]))
+        self.blocks[key] = blk
+        return blk
+
+    # -- one exchange -------------------------------------------------------------------------------
+    def exchange(self, layer: int, direction: int, rows: np.ndarray) -> np.ndarray:
+        """Every block of ``layer``'s plan, one after another, or two at a time with ``overlap``
+        (block ``b + 1`` goes up while block ``b`` comes down; ``b + 2`` after ``b``'s NEXT)."""
+        self.seq += 1
+        rows = np.ascontiguousarray(rows, np.float32)
+        out = np.zeros(rows.shape, np.float64)
+        B = int(self.plans[layer]["num_blocks"])
+        window = 2 if self.overlap else 1
+        runs: dict[int, _Run] = {}
+        first = 0  # the oldest block not finished
+        chunks = max(1, -(-rows.shape[1] // VALUES))
+
+        def handle(head, data):
+            key = head["seq"].astype(np.int64) * 65536 + head["block"]
+            cur = self.seq * 65536
+            started = cur + first + len(runs)
+            later = key >= started
+            if later.any():
+                self.early.extend(np.array(data[later]))
+                # a packet of block first + window or later (or of the next exchange) exists only after
+                # every worker's DONE of block `first`: its NEXT, whether it came or not
+                if (key >= cur + first + window).any() and first in runs:
+                    runs[first].next = True
+            stale = key < cur + first
+            self.counters["stale"] += int(stale.sum())
+            if (head["flags"] & SATURATED).any():
+                raise ExchangeError(f"worker {self.rank}: the switch saturated a sum (layer {layer}); a value "
+                                    "exceeds the fixed-point range")
+            for b, run in list(runs.items()):
+                mine = key == cur + b
+                if mine.any():
+                    run.handle(self, head[mine], data[mine], rows, out)
+
+        def start(b):
+            runs[b] = _Run(self._block(layer, b), layer, direction, self.seq, b, self.rank, chunks)
+            runs[b].wait = self.retransmit_s
+            if self.link_gbps > 0:  # the slowest sender's units of this block (and of the one before, in flight)
+                p = self.plans[layer]
+                most = np.diff(p["unit_ptr"]).reshape(-1, B)[:, max(0, b - window + 1):b + 1].sum(axis=1).max()
+                runs[b].expected_s = float(most) * wire_bytes(rows.shape[1]) * 8 / (self.link_gbps * 1e9)
+            early, self.early = self.early, []
+            if early:
+                data = np.stack(early)
+                handle(data[:, :HB].copy().view(HEADER).reshape(len(early)), data)
+            blk = runs[b].blk
+            units = np.repeat(blk.units, chunks)
+            unit_rows = np.repeat(blk.unit_rows, chunks)
+            cidx = np.tile(np.arange(chunks), blk.units.size)
+            for data, lengths in self._packets(UNIT, layer, direction, b, units, unit_rows, cidx, rows):
+                for at in range(0, len(data), BATCH):  # up, receiving in between
+                    self._send_rows(data[at:at + BATCH], lengths[at:at + BATCH])
+                    self._receive(handle, 0.0)
+
+        for b in range(min(window, B)):
+            start(b)
+        while first < B:
+            now = time.monotonic()
+            for run in runs.values():
+                run.tick(self, now)
+            run = runs[first]
+            if run.finished:
+                del runs[first]
+                first += 1
+                if first + window - 1 < B:
+                    start(first + window - 1)
+                continue
+            if now - min(r.real for r in runs.values()) > self.timeout_s:
+                raise ExchangeError(f"worker {self.rank}: block {first} of layer {layer} made no progress for "
+                                    f"{self.timeout_s:g} s ({int((run.left > 0).sum())} of {run.left.size} cells "
+                                    "missing)")
+            self._receive(handle, min(self.retransmit_s / 4, 0.05))
+        return out.astype(np.float32)
+
+    def _packets(self, kind, layer, direction, b, units, unit_rows, chunks, rows, target=0):
+        """Packets of ``units`` (rows ``unit_rows`` of ``rows``), chunk ``chunks[i]`` each."""
+        dim = rows.shape[1]
+        parts = []
+        for c in np.unique(chunks).tolist():
+            sel = chunks == c
+            lo, hi = c * VALUES, min(dim, (c + 1) * VALUES)
+            parts.append(build(kind, layer=layer, direction=direction, seq=self.seq, block=b, sender=self.rank,
+                               unit=units[sel], chunk=c, values=rows[unit_rows[sel], lo:hi], target=target))
+        return parts
+
+    def _send(self, parts) -> None:
+        for data, lengths in parts:
+            for at in range(0, len(data), BATCH):
+                self._send_rows(data[at:at + BATCH], lengths[at:at + BATCH])
+
+    def _send_rows(self, data, lengths) -> None:
+        batchio.send_batch(self.sock, data, lengths, self.switch, timeout_s=self.timeout_s)
+        self.bytes["sent"] += int(lengths.sum())
+
+    def _receive(self, handle, timeout_s: float) -> None:
+        while True:
+            k = batchio.recv_batch(self.sock, self.rows, self.lengths, timeout_s)
+            if k <= 0:
+                return
+            head, idx = parse(self.rows, self.lengths, k)
+            self.bytes["received"] += int(self.lengths[idx].sum())
+            if head.size:
+                handle(head, self.rows[idx])
+            if k < len(self.rows):
+                return
+            timeout_s = 0.0
+
+    # -- what comes down ----------------------------------------------------------------------------
+    def _sums(self, blk, head, data, chunks, mode, left, out, dim):
+        j = np.searchsorted(blk.slot_v, head["unit"].astype(np.int64))
+        ok = (j < blk.slot_v.size)
+        j = np.where(ok, j, 0)
+        ok &= blk.slot_v[j] == head["unit"] if blk.slot_v.size else False
+        c = head["chunk"].astype(np.int64)
+        cell = j * chunks + c
+        ok &= (c < chunks) & (head["count"] == np.clip(dim - c * VALUES, 0, VALUES))  # a whole chunk
+        cell = np.where(ok, cell, 0)
+        ok &= (mode[cell] == 0) & (left[cell] > 0)
+        idx = np.flatnonzero(ok)
+        _, first = np.unique(cell[idx], return_index=True)
+        idx = idx[first]
+        self.counters["duplicates"] += int(head.size - idx.size)
+        for ch in np.unique(c[idx]).tolist():
+            sel = idx[c[idx] == ch]
+            lo, hi = ch * VALUES, min(dim, (ch + 1) * VALUES)
+            vals = np.ascontiguousarray(data[sel, HB:HB + 4 * (hi - lo)]).view(np.float32)
+            out[blk.slot_row[j[sel]], lo:hi] += vals  # one sum per cell: rows are distinct
+        left[cell[idx]] = 0
+        self.counters["sums"] += int(idx.size)
+        if self.record is not None and idx.size:
+            keys = np.stack([head["block"][idx], head["unit"][idx], c[idx]], axis=1).astype(np.int64)
+            rows = np.zeros((idx.size, VALUES), np.float32)
+            for i, n in enumerate(head["count"][idx].tolist()):  # a probe's record, not the data path
+                rows[i, :n] = np.ascontiguousarray(data[idx[i], HB:HB + 4 * n]).view(np.float32)
+            self.record.append((keys, rows))
+
+    def _copies(self, blk, head, data, chunks, mode, left, got, out, dim):
+        u = head["unit"].astype(np.int64)
+        lo = np.searchsorted(blk.e_unit, u, "left")
+        hi = np.searchsorted(blk.e_unit, u, "right")
+        e, which = edge_ranges(lo, hi)
+        c = head["chunk"].astype(np.int64)[which]
+        ok = (c < chunks) & (head["count"][which] == np.clip(dim - c * VALUES, 0, VALUES))  # a whole chunk
+        cell = blk.e_slot[e] * chunks + np.where(ok, c, 0)
+        ok &= (mode[cell] > 0) & ~got[e, np.where(ok, c, 0)]
+        idx = np.flatnonzero(ok)
+        pair = e[idx] * chunks + c[idx]
+        _, first = np.unique(pair, return_index=True)
+        idx = idx[first]
+        self.counters["copies"] += int(idx.size)
+        for ch in np.unique(c[idx]).tolist():
+            sel = idx[c[idx] == ch]
+            a, z = ch * VALUES, min(dim, (ch + 1) * VALUES)
+            dest = blk.slot_row[blk.e_slot[e[sel]]]
+            order = np.argsort(dest, kind="stable")  # several copies for one row: summed per row, then added
+            dest, sel = dest[order], sel[order]
+            vals = np.ascontiguousarray(data[which[sel], HB:HB + 4 * (z - a)]).view(np.float32).astype(np.float64)
+            first = np.flatnonzero(np.r_[True, dest[1:] != dest[:-1]])
+            out[dest[first], a:z] += np.add.reduceat(vals, first, axis=0)
+        got[e[idx], c[idx]] = True
+        np.subtract.at(left, cell[idx], 1)
+
+    # -- §3.4 -----------------------------------------------------------------------------------------
+    def _pull(self, blk, chunks, mode, left, got, tag):
+        missing = np.flatnonzero(left > 0)
+        turn = missing[mode[missing] == 0]
+        if turn.size:  # an aggregated cell becomes the host's: every contribution, one by one
+            mode[turn] = 2
+            left[turn] = blk.slot_need[turn // chunks]
+        pairs = np.stack([blk.slot_v[missing // chunks], missing % chunks], axis=1).astype(np.uint32)
+        per = VALUES // 2
+        for at in range(0, len(pairs), per):
+            part = pairs[at:at + per].reshape(1, -1)
+            self._send([build(PULL, unit=0, chunk=0, values=part, target=self.rank, **tag)])
+        self.counters["pulls"] += 1
+        self.counters["pulled_cells"] += int(missing.size)
+
+    def _serve_pulls(self, blk, head, data, layer, direction, b, rows):
+        for i in range(head.size):  # one PULL packet carries up to 256 cells: a loop per packet, not per cell
+            n = int(head["count"][i])
+            pairs = np.ascontiguousarray(data[i, HB:HB + 4 * n]).view(np.uint32).reshape(-1, 2).astype(np.int64)
+            lo = np.searchsorted(blk.pull_v, pairs[:, 0], "left")
+            hi = np.searchsorted(blk.pull_v, pairs[:, 0], "right")
+            e, which = edge_ranges(lo, hi)
+            if not e.size:
+                continue
+            units, unit_rows, ch = blk.pull_unit[e], blk.pull_row[e], pairs[which, 1]
+            key = units * 64 + ch
+            _, first = np.unique(key, return_index=True)
+            ok = first[ch[first] * VALUES < rows.shape[1]]
+            self._send(self._packets(RESEND, layer, direction, b, units[ok], unit_rows[ok], ch[ok], rows,
+                                     target=int(head["target"][i])))
+            self.counters["resends"] += int(ok.size)

@@ -1,0 +1,195 @@
+"""A layer's :class:`~netweave.ina.plan.InaPlan` (its arrays, :mod:`.plans`) as the kernel data
+plane's tables (``bpf/gnn_switch.bpf.c``) and as what each worker expects of it (pure numpy,
+testable without root).
+
+**Aggregators** (switchgnn.txt §3.3, §4): 128 bytes each, 16 int64 lanes (:mod:`.fixed`); the
+switch's memory holds ``capacity = memory_bytes // 128`` of them (half per parity with overlapped
+blocks: :attr:`~netweave.ina.plan.InaPlan.overlap`). A map entry holds 32 aggregators under one lock (a full chunk's cell).
+A destination of width ``dim`` takes :func:`footprint` aggregators: one entry per full chunk of
+:data:`VALUES` values, and for the last, partial chunk a power of two of aggregators (so that no
+cell straddles an entry). In each block the ``K`` aggregated destinations (the plan's order, ``p``
+their position) take entries ``p · full + c`` for their full chunks, and the partial cells are packed
+after them from aggregator ``K · full · 32``: placed statically, as the plan sized the blocks to the
+memory (the job plans with :func:`footprint` aggregators per destination). A destination that does not fit (a switch smaller than
+the plan assumed) is *bypassed*, like one the plan forwards (``plan.forward``): its contributions
+go to the owner as copies and the owner sums them (the host path).
+
+A packet carries one *chunk* of a row (:data:`VALUES` values); a destination's chunk ``c`` is a
+*cell*: its aggregators from ``c · VALUES / 16``, its own count; a complete cell's sum goes down
+as one packet.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fixed import AGGREGATOR_BYTES, LANES, frac_bits
+from .plans import edge_ranges
+
+VALUES = 512  # float32 values per packet (bpf: VALUES)
+ENTRY_AGGS = VALUES // LANES  # aggregators per map entry: one full chunk's cell (bpf: ENTRY_AGGS)
+MAX_CHUNKS = 8  # chunks per row: rows up to 4096 values (bpf: MAX_CHUNKS)
+MAX_WORKERS = 64
+MAX_LAYERS = 8
+MAX_BLOCKS = 4096  # the stamp holds 12 bits of block (bpf: stamp_of)
+
+UNIT = np.dtype([("copy_mask", "<u8"), ("edge_lo", "<u4"), ("edge_hi", "<u4"), ("block", "<u4"), ("sender", "<u4")])
+EDGE = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4"), ("pbase", "<u4")])
+LAYER = np.dtype([(k, "<u4") for k in ("unit_base", "edge_base", "dim", "chunks", "full", "units", "blocks",
+                                       "frac", "edges", "frac_back", "part", "pad")])
+COPY_BIT = 1 << 16
+
+
+def chunks_of(dim: int) -> int:
+    return max(1, math.ceil(dim / VALUES))
+
+
+def cell_shape(dim: int) -> tuple[int, int]:
+    """``(full, part)``: a row's full chunks (:data:`ENTRY_AGGS` aggregators each) and the
+    aggregators of its last, partial chunk rounded up to a power of two (0 when there is none), so
+    that no cell straddles a map entry."""
+    full, rest = divmod(dim, VALUES)
+    part = 0 if rest == 0 else 1 << (math.ceil(rest / LANES) - 1).bit_length()
+    return full, part
+
+
+def footprint(dim: int) -> int:
+    """Aggregators (128 bytes each) one destination of width ``dim`` takes."""
+    full, part = cell_shape(dim)
+    return full * ENTRY_AGGS + part
+
+
+def region_of(memory_bytes: int, overlap: bool) -> int:
+    """Map entries (of :data:`ENTRY_AGGS` aggregators) per parity."""
+    entries = memory_bytes // (AGGREGATOR_BYTES * ENTRY_AGGS)
+    return entries // 2 if overlap else entries
+
+
+@dataclass(frozen=True)
+class LayerView:
+    """One layer's plan indexed per destination slot ``k`` (the plan's ``dest_*`` order).
+
+    Attributes:
+        dim, chunks, per_dest: row width, chunks per row, aggregators per destination
+        (:func:`footprint`); full, part: :func:`cell_shape`;
+        pos ``(K,)``: the slot's position in its block; block ``(K,)``; need ``(K,)``: its cross
+        edges in the block (contributions); owner ``(K,)``: its worker; copy ``(K,)``: forwarded or
+        bypassed (summed by the owner); slot_of_edge ``(C,)``: the slot of each plan edge; pbase
+        ``(K,)``: the first aggregator of its block's partial cells.
+    """
+
+    dim: int
+    chunks: int
+    per_dest: int
+    full: int
+    part: int
+    pos: np.ndarray
+    block: np.ndarray
+    need: np.ndarray
+    owner: np.ndarray
+    copy: np.ndarray
+    slot_of_edge: np.ndarray
+    pbase: np.ndarray
+
+
+def layer_view(p: dict[str, np.ndarray], memory_bytes: int, overlap: bool = False) -> LayerView:
+    """The slots of plan ``p`` as the kernel data plane places them (see the module docstring)."""
+    dim, k, B = int(p["dim"]), p["dest_v"].size, int(p["num_blocks"])
+    if dim < 1 or dim > VALUES * MAX_CHUNKS:
+        raise ValueError(f"a row of {dim} values: the kernel data plane takes 1..{VALUES * MAX_CHUNKS}")
+    if B > MAX_BLOCKS or int(p["num_workers"]) > MAX_WORKERS:
+        raise ValueError(f"{B} blocks of {int(p['num_workers'])} workers: the kernel data plane takes at most "
+                         f"{MAX_BLOCKS} blocks and {MAX_WORKERS} workers")
+    edges, which = edge_ranges(p["dest_lo"], p["dest_hi"])
+    slot_of_edge = np.empty(p["dst"].size, np.int64)
+    slot_of_edge[p["in_edges"][edges]] = which
+    need = (p["dest_hi"] - p["dest_lo"]).astype(np.int64)
+    block = p["block"][p["in_edges"][p["dest_lo"]]].astype(np.int64) if k else np.zeros(0, np.int64)
+    forward = p["forward"][p["dest_v"]].astype(bool)
+    pos = np.zeros(k, np.int64)  # among the block's aggregated destinations (forwarded ones take none)
+    agg = np.flatnonzero(~forward)
+    order = agg[np.argsort(block[agg], kind="stable")]
+    starts = np.searchsorted(block[order], np.arange(B))
+    pos[order] = np.arange(order.size) - starts[block[order]]
+    full, part = cell_shape(dim)
+    per_dest = footprint(dim)
+    fit = region_of(memory_bytes, overlap) * ENTRY_AGGS // per_dest  # destinations a block can aggregate
+    copy = forward | (pos >= fit)
+    aggregated = np.bincount(block[~copy], minlength=B) if k else np.zeros(B, np.int64)
+    pbase = aggregated[block] * full * ENTRY_AGGS if k else np.zeros(0, np.int64)
+    return LayerView(dim, chunks_of(dim), per_dest, full, part, pos, block, need,
+                     p["parts"][p["dest_v"]].astype(np.int64), copy.astype(bool), slot_of_edge, pbase)
+
+
+@dataclass
+class SwitchTables:
+    """What ``bpf/gnn_switch.bpf.c`` reads: ``layers`` (:data:`LAYER`), ``units`` (:data:`UNIT`),
+    ``edges`` (:data:`EDGE`), and the sizes of its maps (``entries``: the memory's, in entries of
+    :data:`ENTRY_AGGS` aggregators; ``region``: entries per parity; ``seen``: a stamp per unit
+    chunk)."""
+
+    layers: np.ndarray
+    units: np.ndarray
+    edges: np.ndarray
+    entries: int
+    region: int
+    overlap: bool
+
+    def check(self, workers: int) -> None:
+        """Refuse tables the program would misread (it checks the packets, these are the plan's)."""
+        for i, L in enumerate(self.layers):
+            u = self.units[L["unit_base"]:L["unit_base"] + L["units"]]
+            e = self.edges[L["edge_base"]:L["edge_base"] + L["edges"]]
+            ok = (u.size == L["units"] and e.size == L["edges"] and (u["edge_lo"] <= u["edge_hi"]).all()
+                  and (u["edge_hi"] <= L["edges"]).all() and (u["sender"] < workers).all()
+                  and (u["block"] < L["blocks"]).all() and ((e["owner"] & 0xFFFF) < workers).all()
+                  and (e["need"] > 0).all() and L["chunks"] <= MAX_CHUNKS)
+            if not ok:
+                raise ValueError(f"layer {i}'s tables are inconsistent with {workers} workers")
+
+    @property
+    def seen(self) -> int:
+        return max(1, self.units.size * MAX_CHUNKS)
+
+
+def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap: bool = False) -> SwitchTables:
+    """The tables of every layer's plan (see the module docstring): per unit its sender, block,
+    edge range and the workers that get a copy; per edge its destination's position, count,
+    vertex and owner (with :data:`COPY_BIT` when the destination is not aggregated here)."""
+    if len(plans) > MAX_LAYERS:
+        raise ValueError(f"{len(plans)} layers: the kernel data plane takes at most {MAX_LAYERS}")
+    layers = np.zeros(len(plans), LAYER)
+    units, edges = [], []
+    unit_base = edge_base = 0
+    for i, p in enumerate(plans):
+        v = layer_view(p, memory_bytes, overlap)
+        M, B = int(p["num_workers"]), int(p["num_blocks"])
+        nu, ne = p["unit_lo"].size, p["dst"].size
+        u = np.zeros(nu, UNIT)
+        u["edge_lo"], u["edge_hi"] = p["unit_lo"], p["unit_hi"]
+        counts = np.diff(p["unit_ptr"])
+        hb = np.repeat(np.arange(M * B), counts)
+        u["sender"], u["block"] = hb // B, hb % B
+        e = np.zeros(ne, EDGE)
+        k = v.slot_of_edge
+        e["pos"], e["need"], e["dest_v"] = v.pos[k], v.need[k], p["dst"]
+        e["owner"] = v.owner[k] | np.where(v.copy[k], COPY_BIT, 0)
+        e["pbase"] = v.pbase[k]
+        if nu:
+            ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
+            bits = np.where(v.copy[k[ce]], np.left_shift(np.uint64(1), v.owner[k[ce]].astype(np.uint64)), np.uint64(0))
+            mask = np.zeros(nu, np.uint64)
+            np.bitwise_or.at(mask, ue, bits.astype(np.uint64))
+            u["copy_mask"] = mask
+        layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.full, nu, B, frac_bits(0), ne, frac_bits(1), v.part, 0)
+        units.append(u)
+        edges.append(e)
+        unit_base += nu
+        edge_base += ne
+    region = region_of(memory_bytes, overlap)
+    return SwitchTables(layers, np.concatenate(units) if units else np.zeros(0, UNIT),
+                        np.concatenate(edges) if edges else np.zeros(0, EDGE), max(1, region * (2 if overlap else 1)),
+                        region, overlap)

@@ -1,0 +1,98 @@
+"""Exact fixed-point sums (gnn/fixed.py) and the kernel data plane's tables (gnn/tables.py),
+without root."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from netweave.testbed.gnn.fixed import LIMIT, from_fixed, to_fixed
+
+
+def test_fixed_point_round_trip_and_nearest_rounding():
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(20000) * 10.0 ** rng.integers(-6, 3, 20000)).astype(np.float32)
+    f, sat = to_fixed(x, 36)
+    assert not sat
+    back = from_fixed(f, 36)
+    assert np.all(np.abs(back - x) <= 2.0 ** -36)  # truncation below 2^-36 only
+    big = np.abs(x) > 1e-3
+    np.testing.assert_array_equal(back[big], x[big])  # 24 mantissa bits fit: exact
+    sums = f[:10000].reshape(-1, 4).sum(1)
+    got = from_fixed(sums, 36)
+    for s, g in zip(sums[:500].tolist(), got[:500]):
+        assert np.float32(float(Fraction(s, 2 ** 36))) == g  # the float32 nearest to the exact sum
+
+
+def test_fixed_point_sums_do_not_depend_on_order_and_saturation_is_flagged():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((50, 64)).astype(np.float32)
+    f, _ = to_fixed(x, 36)
+    a = from_fixed(f.sum(0), 36)
+    b = from_fixed(f[rng.permutation(50)].sum(0), 36)
+    assert a.tobytes() == b.tobytes()
+    f, sat = to_fixed(np.array([1e6, np.inf, -3.0], np.float32), 36)
+    assert sat and f[0] == LIMIT and f[1] == LIMIT and f[2] == -3 * 2 ** 36
+    assert to_fixed(np.array([1e-30, -0.0], np.float32), 36)[0].tolist() == [0, 0]
+
+
+def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest():
+    pytest.importorskip("pymetis")
+    from netweave.testbed.gnn.job import prepare_gnn_job
+    from netweave.testbed.gnn.plans import edge_ranges, load_plans
+    from netweave.testbed.gnn.tables import COPY_BIT, ENTRY_AGGS, layer_view, switch_tables
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        prepare_gnn_job("cora", 4, 200_000, d)
+        plans = load_plans(f"{d}/plans.npz")
+    t = switch_tables(plans, 200_000)
+    assert t.layers.size == 2 and t.units.size == sum(p["unit_lo"].size for p in plans)
+    for i, p in enumerate(plans):
+        v = layer_view(p, 200_000)
+        agg = ~v.copy
+        assert ((v.pos[agg] + 1) * v.per_dest <= t.region * ENTRY_AGGS).all()
+        for b in range(int(p["num_blocks"])):  # distinct places within a block
+            s = np.flatnonzero(agg & (v.block == b))
+            assert np.unique(v.pos[s]).size == s.size
+        assert (v.copy == p["forward"][p["dest_v"]]).all()  # the plan fits: only the forwarded are copied
+        L = t.layers[i]
+        units = t.units[L["unit_base"]:L["unit_base"] + L["units"]]
+        edges = t.edges[L["edge_base"]:L["edge_base"] + L["edges"]]
+        e, u = edge_ranges(p["unit_lo"], p["unit_hi"])
+        copied = (edges["owner"][e] & COPY_BIT) > 0
+        want = np.zeros(units.size, np.uint64)
+        np.bitwise_or.at(want, u[copied], np.left_shift(np.uint64(1), (edges["owner"][e[copied]] & 0xFFFF)
+                                                       .astype(np.uint64)))
+        np.testing.assert_array_equal(units["copy_mask"], want)
+        assert (edges["need"] > 0).all()
+
+
+def test_cells_never_straddle_an_entry():
+    from netweave.testbed.gnn.tables import ENTRY_AGGS, VALUES, cell_shape, footprint
+
+    for dim in (1, 16, 17, 128, 511, 512, 513, 602, 767, 1433, 4096):
+        full, part = cell_shape(dim)
+        assert full * VALUES + part * 16 >= dim and part & (part - 1) == 0 and part < ENTRY_AGGS + 1
+        assert footprint(dim) == full * ENTRY_AGGS + part
+
+
+def test_packets_round_trip_and_malformed_ones_are_left_out():
+    from netweave.testbed.gnn.packet import HB, SUM, UNIT, build, parse
+
+    vals = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows, lengths = build(UNIT, layer=1, direction=1, seq=7, block=2, sender=3, unit=np.array([5, 6, 7]), chunk=1,
+                          values=vals)
+    assert rows.shape == (3, HB + 16) and (lengths == HB + 16).all()
+    buf = np.zeros((5, HB + 64), np.uint8)
+    buf[:3, :rows.shape[1]] = rows
+    buf[3, :rows.shape[1]] = rows[0]
+    buf[3, :4] = np.frombuffer(b"XXXX", np.uint8)  # not our magic
+    buf[4, :rows.shape[1]] = rows[1]
+    lens = np.r_[lengths, lengths[0], lengths[1] - 4]  # the last is cut short
+    head, idx = parse(buf, lens, 5)
+    assert idx.tolist() == [0, 1, 2]
+    assert head["unit"].tolist() == [5, 6, 7] and (head["seq"] == 7).all() and (head["kind"] == UNIT).all()
+    np.testing.assert_array_equal(buf[idx, HB:HB + 16].copy().view(np.float32), vals)
+    assert SUM != UNIT

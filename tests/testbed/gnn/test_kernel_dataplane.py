@@ -1,0 +1,195 @@
+"""The kernel data plane of the SwitchGNN switch (gnn/bpf/gnn_switch.bpf.c) against the userspace
+agent (gnn/switch.py): the same rows through both give the same sums, bit for bit; under 5 % loss
+per link (and duplication, reordering: tc-BPF impairments) every exchange still completes with the
+exact sums (switchgnn.txt §3.4: timeouts, pulls, bypass). Needs root, clang and libbpf."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from netweave.testbed.net import netns
+
+missing = netns.missing_requirements("clang")
+needs_root = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None,
+                                reason="the kernel data plane needs " + "; ".join(missing or ["clang"]))
+MEMORY = 200_000
+
+
+def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overlap=False, rounds=1, memory=MEMORY):
+    from netweave.testbed.gnn.launch import _ports
+    from netweave.testbed.gnn.probe import ProbeConfig
+    from netweave.testbed.gnn.switch import SwitchConfig
+    from netweave.testbed.net.cluster import plan_cluster
+    from netweave.testbed.net.impair import Impairment
+    from netweave.testbed.net.lifecycle import Testbed
+    from netweave.testbed.net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
+    from netweave.testbed.net.supervisor import Supervisor, last_line
+    from netweave.topology import load_topology_spec
+
+    topo = load_topology_spec(f"star:n={workers},gbps=1")
+    with Testbed(plan_cluster(topo, 1.0, impairment=Impairment(loss, duplicate, reorder))) as cluster, \
+            Supervisor(90) as sup:
+        sw = cluster.switches[0]
+        agent = sup.start("the switch agent", cluster.namespace[sw], "netweave.testbed.gnn.switch",
+                          SwitchConfig(address=cluster.address[sw], port=GNN_SWITCH, workers=workers,
+                                       memory_bytes=memory, plans=f"{directory}/plans.npz", timeout_s=60,
+                                       dataplane="xdp", ports=_ports(cluster, sw), data_port=GNN_DATA,
+                                       worker_port=GNN_DOWN, overlap=overlap), ready=True)
+        probes = [sup.start(f"probe {r}", cluster.namespace[h], "netweave.testbed.gnn.probe",
+                            ProbeConfig(rank=r, address=cluster.address[h], switch=(cluster.address[sw], GNN_SWITCH),
+                                        directory=directory, memory_bytes=memory, overlap=overlap, rounds=rounds,
+                                        out=f"{directory}/probe{r}.npz", timeout_s=60))
+                  for r, h in enumerate(cluster.hosts)]
+        sup.wait([agent, *probes], 240)
+    results = [json.loads(last_line(p.stdout)) for p in probes]
+    outs = [dict(np.load(f"{directory}/probe{r}.npz", allow_pickle=False)) for r in range(workers)]
+    return json.loads(last_line(agent.stdout)), results, outs
+
+
+def _reference(directory, workers, rounds=1):
+    """The userspace agent fed the probes' rows: per worker and exchange {(block, vertex, chunk): row
+    chunk}, and the exact sums (float64) per worker and exchange."""
+    from netweave.testbed.gnn.plans import load_plans
+    from netweave.testbed.gnn.probe import EXCHANGES, probe_rows
+    from netweave.testbed.gnn.switch import Switch
+    from netweave.testbed.gnn.tables import VALUES
+    from netweave.testbed.gnn.wire import DONE, SUMS, UNITS, Message
+
+    plans = load_plans(f"{directory}/plans.npz")
+    bounds = [np.load(f"{directory}/worker{r}.npz")["boundary"] for r in range(workers)]
+    parts = plans[0]["parts"]
+
+    class Capture:
+        def __init__(self):
+            self.sums = []
+
+        def queue(self, kind, *arrays, **kw):
+            if kind == SUMS:
+                self.sums.append((kw["block"], np.array(arrays[0]), np.array(arrays[2])))
+
+    switch = Switch(plans, MEMORY, workers)
+    switch.conns = {w: Capture() for w in range(workers)}
+    sums, exact = [], []
+    i = 0
+    for _ in range(rounds):
+        for layer, direction in EXCHANGES:
+            p, dim = plans[layer], int(plans[layer]["dim"])
+            B = int(p["num_blocks"])
+            rows = [probe_rows(0, r, i, (bounds[r].size, dim), direction) for r in range(workers)]
+            for c in switch.conns.values():
+                c.sums.clear()
+            for b in range(B):
+                for h in range(workers):
+                    u0, u1 = p["unit_ptr"][h * B + b], p["unit_ptr"][h * B + b + 1]
+                    x = rows[h][np.searchsorted(bounds[h], p["src"][p["unit_lo"][u0:u1]])]
+                    switch.on_message(None, Message(UNITS, layer, direction, b, h, x.shape[0], dim, 0, i + 1,
+                                                    x.tobytes()))
+                for h in range(workers):
+                    switch.on_message(None, Message(DONE, layer, direction, b, h, 0, 0, 0, i + 1, b""))
+            per = []
+            for w in range(workers):
+                d = {}
+                for block, ids, x in switch.conns[w].sums:
+                    for v, row in zip(ids.tolist(), x.reshape(ids.size, dim)):
+                        for c in range(-(-dim // VALUES)):
+                            chunk = row[c * VALUES:(c + 1) * VALUES]
+                            d[block, v, c] = np.pad(chunk, (0, VALUES - chunk.size))
+                per.append(d)
+            sums.append(per)
+            ex = [np.zeros((bounds[r].size, dim)) for r in range(workers)]
+            src, dst = p["src"], p["dst"]
+            for r in range(workers):
+                into = parts[dst] == r
+                for h in range(workers):
+                    e = into & (parts[src] == h)
+                    np.add.at(ex[r], np.searchsorted(bounds[r], dst[e]),
+                              rows[h][np.searchsorted(bounds[h], src[e])].astype(np.float64))
+            exact.append(ex)
+            i += 1
+    return sums, exact
+
+
+def _close(out, exact):
+    """float32 results of exact sums: within a float32 rounding or two of the row's scale."""
+    np.testing.assert_allclose(out, exact, rtol=1e-6, atol=3e-7 * max(1e-30, float(np.abs(exact).max())))
+
+
+def _kernel_sums(outs, i, r):
+    keys, rows = outs[r][f"sum{i}_key"], outs[r][f"sum{i}_row"]
+    return {tuple(k): row for k, row in zip(keys.tolist(), rows)}
+
+
+def _prepare(tmp_path, workers=4, overlap=False):
+    from netweave.testbed.gnn.job import prepare_gnn_job
+
+    tmp_path.chmod(0o755)
+    job = prepare_gnn_job("cora", workers, MEMORY, str(tmp_path), blocking="paper",
+                          overlap=overlap)
+    assert job.planned[0]["blocks"] > 1 and job.planned[0]["forwarded_destinations"] > 0
+    return job
+
+
+@needs_root
+@pytest.mark.slow
+@pytest.mark.parametrize("overlap", [False, True], ids=["blocks", "overlapped"])
+def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap):
+    """Overlapped: block b + 1 goes up while block b comes down, in the other parity's half of the
+    aggregators (the plan's blocks sized to half the memory)."""
+    job = _prepare(tmp_path, overlap=overlap)
+    assert job.planned[0]["overlap"] == overlap
+    switch, results, outs = _probe_run(str(tmp_path), overlap=overlap)
+    ref, exact = _reference(str(tmp_path), 4)
+    assert switch["kernel_sums"] > 0 and switch["kernel_bad"] == 0 and switch["kernel_stale"] == 0
+    total = 0
+    for i in range(len(ref)):
+        for r in range(4):
+            got = _kernel_sums(outs, i, r)
+            assert set(got) == set(ref[i][r]), f"exchange {i} worker {r}: other cells summed"
+            for k, row in ref[i][r].items():
+                assert row.tobytes() == got[k].tobytes(), f"exchange {i} worker {r} cell {k}"
+            total += len(got)
+            _close(outs[r][f"out{i}"], exact[i][r])
+    assert total > 100
+    assert all(res["transport"]["pulls"] == 0 for res in results)
+
+
+@needs_root
+@pytest.mark.slow
+def test_kernel_sums_stay_exact_under_loss_duplication_and_reordering(tmp_path):
+    """5 % loss on every link (and 2 % duplication, 2 % reordering): pulls recover every missing
+    cell; every SUM that arrives is the agent's bits; every exchange's result is the exact sum."""
+    _prepare(tmp_path, overlap=True)
+    switch, results, outs = _probe_run(str(tmp_path), loss=0.05, duplicate=0.02, reorder=0.02, overlap=True)
+    ref, exact = _reference(str(tmp_path), 4)
+    assert sum(res["transport"]["pulls"] for res in results) > 0 and switch["kernel_resends"] > 0
+    assert switch["kernel_duplicates"] > 0 and switch["kernel_bad"] == 0
+    for i in range(len(ref)):
+        for r in range(4):
+            got = _kernel_sums(outs, i, r)
+            assert set(got) <= set(ref[i][r])
+            for k, row in got.items():
+                assert row.tobytes() == ref[i][r][k].tobytes()
+            _close(outs[r][f"out{i}"], exact[i][r])
+
+
+@needs_root
+@pytest.mark.slow
+def test_what_does_not_fit_the_switch_goes_to_the_host_path(tmp_path):
+    """A switch with a quarter of the memory the plan assumed: the destinations that do not fit are
+    bypassed (copies to their owner, who sums them); the results stay exact."""
+    from netweave.testbed.gnn.plans import load_plans
+    from netweave.testbed.gnn.tables import layer_view
+
+    _prepare(tmp_path)
+    plans = load_plans(f"{tmp_path}/plans.npz")
+    small = layer_view(plans[0], MEMORY // 4)
+    bypassed = int((small.copy & ~plans[0]["forward"][plans[0]["dest_v"]]).sum())
+    assert bypassed > 0
+    switch, results, outs = _probe_run(str(tmp_path), memory=MEMORY // 4)
+    _, exact = _reference(str(tmp_path), 4)
+    assert switch["kernel_sums"] > 0 and switch["kernel_copies"] > 0 and switch["kernel_bad"] == 0
+    for i in range(len(exact)):
+        for r in range(4):
+            _close(outs[r][f"out{i}"], exact[i][r])

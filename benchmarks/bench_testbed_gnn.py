@@ -162,8 +162,8 @@ def predict_all(results: dict, args, rates) -> None:
             print(f"prediction of {name} skipped (budget)", flush=True)
             continue
         with tempfile.TemporaryDirectory() as d:
-            job = prepare_gnn_job(spec, args.workers, args.memory, d, args.hidden, args.layers, args.seed,
-                                  args.blocking, args.overlap)
+            job = prepare_gnn_job(spec, args.workers, args.memory, d, hidden=args.hidden, layers=args.layers,
+                                  seed=args.seed, blocking=args.blocking, overlap=args.overlap)
             for gbps in rates:
                 if time.perf_counter() - start > args.predict_budget_s:
                     print(f"prediction of {name} at {gbps:g} Gb/s skipped (budget)", flush=True)

@@ -40,7 +40,7 @@ class GnnJob:
     plans: list = field(default_factory=list)  # the layers' InaPlans (the simulator's input: .predict)
 
 
-def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, hidden: int = 16, layers: int = 2,
+def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, *, hidden: int = 16, layers: int = 2,
                     seed: int = 0, blocking: str = "paper", overlap: bool = False) -> GnnJob:
     """Everything the switch and the workers load (see the module docstring), in ``directory``."""
     import scipy.sparse as sp

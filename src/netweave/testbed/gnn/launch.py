@@ -144,8 +144,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     run = GnnTestbedRun(exchange)
     with tempfile.TemporaryDirectory(prefix="netweave-gnn-") as directory:
         os.chmod(directory, 0o755)
-        job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden, layers, seed, blocking,
-                              overlap and exchange == "ina")
+        job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden=hidden, layers=layers, seed=seed,
+                              blocking=blocking, overlap=overlap and exchange == "ina")
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment)) as cluster, \

@@ -90,10 +90,10 @@ class _Run:
             self.next = True
         s = kind == SUM
         if s.any():
-            t._sums(self.blk, head[s], data[s], self.chunks, self.mode, self.left, out, dim)
+            t._sums(self.blk, head[s], data[s], self.chunks, self.mode, self.left, out, dim=dim)
         c = (kind == COPY) | ((kind == RESEND) & (head["target"] == t.rank))
         if c.any():
-            t._copies(self.blk, head[c], data[c], self.chunks, self.mode, self.left, self.got, out, dim)
+            t._copies(self.blk, head[c], data[c], self.chunks, self.mode, self.left, self.got, out=out, dim=dim)
         p = (kind == PULL) & (head["sender"] != t.rank)
         if p.any():
             t._serve_pulls(self.blk, head[p], data[p], self.tag["layer"], self.tag["direction"], self.b, rows)
@@ -129,7 +129,7 @@ class PacketTransport:
     (sorted global ids), the switch's ``memory_bytes`` and ``overlap``."""
 
     def __init__(self, sock: socket.socket, switch: tuple[str, int], rank: int, plans: list[dict],
-                 boundary: np.ndarray, memory_bytes: int, overlap: bool = False, timeout_s: float = 60.0,
+                 boundary: np.ndarray, memory_bytes: int, *, overlap: bool = False, timeout_s: float = 60.0,
                  retransmit_s: float = 0.2, link_gbps: float = 0.0):
         self.sock, self.switch, self.rank, self.boundary = sock, switch, rank, boundary
         self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
@@ -230,7 +230,7 @@ class PacketTransport:
             units = np.repeat(blk.units, chunks)
             unit_rows = np.repeat(blk.unit_rows, chunks)
             cidx = np.tile(np.arange(chunks), blk.units.size)
-            for data, lengths in self._packets(UNIT, layer, direction, b, units, unit_rows, cidx, rows):
+            for data, lengths in self._packets(UNIT, layer, direction, b, units, unit_rows, cidx, rows=rows):
                 for at in range(0, len(data), BATCH):  # up, receiving in between
                     self._send_rows(data[at:at + BATCH], lengths[at:at + BATCH])
                     self._receive(handle, 0.0)
@@ -255,7 +255,7 @@ class PacketTransport:
             self._receive(handle, min(self.retransmit_s / 4, 0.05))
         return out.astype(np.float32)
 
-    def _packets(self, kind, layer, direction, b, units, unit_rows, chunks, rows, target=0):
+    def _packets(self, kind, layer, direction, b, units, unit_rows, chunks, *, rows, target=0):
         """Packets of ``units`` (rows ``unit_rows`` of ``rows``), chunk ``chunks[i]`` each."""
         dim = rows.shape[1]
         parts = []
@@ -289,7 +289,7 @@ class PacketTransport:
             timeout_s = 0.0
 
     # -- what comes down ----------------------------------------------------------------------------
-    def _sums(self, blk, head, data, chunks, mode, left, out, dim):
+    def _sums(self, blk, head, data, chunks, mode, left, out, *, dim):
         j = np.searchsorted(blk.slot_v, head["unit"].astype(np.int64))
         ok = (j < blk.slot_v.size)
         j = np.where(ok, j, 0)
@@ -317,7 +317,7 @@ class PacketTransport:
                 rows[i, :n] = np.ascontiguousarray(data[idx[i], HB:HB + 4 * n]).view(np.float32)
             self.record.append((keys, rows))
 
-    def _copies(self, blk, head, data, chunks, mode, left, got, out, dim):
+    def _copies(self, blk, head, data, chunks, mode, left, got, *, out, dim):
         u = head["unit"].astype(np.int64)
         lo = np.searchsorted(blk.e_unit, u, "left")
         hi = np.searchsorted(blk.e_unit, u, "right")
@@ -371,6 +371,6 @@ class PacketTransport:
             key = units * 64 + ch
             _, first = np.unique(key, return_index=True)
             ok = first[ch[first] * VALUES < rows.shape[1]]
-            self._send(self._packets(RESEND, layer, direction, b, units[ok], unit_rows[ok], ch[ok], rows,
+            self._send(self._packets(RESEND, layer, direction, b, units[ok], unit_rows[ok], ch[ok], rows=rows,
                                      target=int(head["target"][i])))
             self.counters["resends"] += int(ok.size)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 
 from .packet import HB
 from .tables import chunks_of

@@ -77,8 +77,9 @@ def probe(cfg: ProbeConfig) -> dict:
     conn.queue(HELLO, sender=cfg.rank)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind((cfg.address, GNN_DOWN))
-    t = PacketTransport(sock, (cfg.switch[0], GNN_DATA), cfg.rank, plans, boundary, cfg.memory_bytes, cfg.overlap,
-                        cfg.timeout_s, cfg.retransmit_s, cfg.link_gbps)
+    t = PacketTransport(sock, (cfg.switch[0], GNN_DATA), cfg.rank, plans, boundary, cfg.memory_bytes,
+                        overlap=cfg.overlap, timeout_s=cfg.timeout_s, retransmit_s=cfg.retransmit_s,
+                        link_gbps=cfg.link_gbps)
     t.record = []
     barrier(conn, cfg.rank, cfg.timeout_s)
     saved, seconds = {}, []

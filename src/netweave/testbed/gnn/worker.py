@@ -240,7 +240,8 @@ def worker(cfg: WorkerConfig) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.bind((cfg.address, GNN_DOWN))
         transport = PacketTransport(sock, (cfg.switch[0], GNN_DATA), rank, plans, layout.boundary, cfg.memory_bytes,
-                                    cfg.overlap, timeout, cfg.retransmit_s, cfg.link_gbps)
+                                    overlap=cfg.overlap, timeout_s=timeout, retransmit_s=cfg.retransmit_s,
+                                    link_gbps=cfg.link_gbps)
         conns = [switch]
     elif cfg.exchange == "ina":
         plans = load_plans(os.path.join(cfg.directory, "plans.npz"))

@@ -1550,6 +1550,9 @@ CASES: list[tuple[str, str, str]] = [
      "netweave: error: --precisions: unknown precision 'fp9'; use fp8, fp16, fp32, e.g. fp8:5,fp16:3,fp32:2"),
     ("testbed-train-batch", "testbed train --batch 7 --precisions fp8:2",
      "netweave: error: --batch 7 must be a multiple of the 2 workers"),
+    ("testbed-gnn-dataplane", "testbed gnn cora --dataplane fpga", "netweave: error: --dataplane 'fpga': use auto, xdp or user"),
+    ("testbed-gnn-overlap-user", "testbed gnn cora --dataplane user --overlap",
+     "netweave: error: --overlap: overlapped blocks need the kernel data plane (--dataplane auto or xdp)"),
     ("testbed-up-scale", "testbed up star:n=2 --scale 2",
      "netweave: error: --scale 2 must be in (0, 1]: the emulated rates are the topology's times the scale"),
     # -- issue 29: names that would reach a command language, routes of the wrong shape, FIFOs, a huge grid

@@ -177,7 +177,10 @@ class TestbedGnnScenario:
     """Full-graph GCN training whose embedding exchange goes through the emulated SwitchGNN switch
     (``exchange="ina"``) or peer to peer (``"p2p"``) on ``star:n=WORKERS`` with every link at
     ``gbps`` (``netweave testbed gnn``); ``memory`` is the switch's aggregator memory (``2MB``, or
-    bytes); ``check`` also trains in one process and reports the largest logit difference."""
+    bytes); ``dataplane`` the switch's: ``auto`` (the kernel's where clang and libbpf are),
+    ``xdp`` (tc-BPF in the kernel) or ``user`` (the userspace agent, the reference); ``overlap``
+    double-buffers the blocks (kernel data plane); ``check`` also trains in one process and reports
+    the largest logit difference."""
 
     __test__ = False
 
@@ -190,6 +193,8 @@ class TestbedGnnScenario:
     hidden: int = 16
     layers: int = 2
     blocking: str = "paper"
+    dataplane: str = "auto"
+    overlap: bool = False
     check: bool = True
     seed: int = 0
 
@@ -205,10 +210,14 @@ class TestbedGnnScenario:
 
         if self.workers < 2:
             raise NetweaveError(f"--workers {self.workers}: give at least 2")
+        if self.dataplane not in ("auto", "xdp", "user"):
+            raise NetweaveError(f"--dataplane {self.dataplane!r}: use auto, xdp or user")
+        if self.overlap and self.dataplane == "user":
+            raise NetweaveError("--overlap: overlapped blocks need the kernel data plane (--dataplane auto or xdp)")
         return TestbedGnnResult(scenario=self, run=train_gnn_on_testbed(
             self.dataset, workers=self.workers, exchange=self.exchange, memory_bytes=self.memory_bytes, gbps=self.gbps,
             epochs=self.epochs, hidden=self.hidden, layers=self.layers, seed=self.seed, blocking=self.blocking,
-            check=self.check))
+            dataplane=self.dataplane, overlap=self.overlap, check=self.check))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

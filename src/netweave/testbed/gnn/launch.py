@@ -128,7 +128,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     if exchange not in EXCHANGES:
         raise NetweaveError(f"--exchange {exchange!r}: use ina or p2p")
     if dataplane not in DATAPLANES:
-        raise NetweaveError(f"--dataplane {dataplane!r}: use xdp or user")
+        raise NetweaveError(f"--dataplane {dataplane!r}: use auto, xdp or user")
     if dataplane == "auto":
         dataplane = "xdp" if kernel_plane_available() else "user"
     if overlap and dataplane != "xdp":

@@ -97,7 +97,7 @@ def prepare_run(config, graph, widths: list[int], plan_width: int):
                                 "use --comm spst")
         plan = p2p_plan(comm, links, fb)
     else:
-        plan = spst_plan(comm, links, fb, config.seed, guard_p2p=False)
+        plan = spst_plan(comm, links, fb, config.seed, guard_p2p=False, model=model)  # the run's model, stage budget too
         if links.complete:  # SPST's P2P guard, on the step's real widths and the model in use
             plan = p2p_guard(plan, p2p_plan(comm, links, fb), lambda p: epoch_comm_s(p, links, model, widths))
     validate_plan(plan, comm, links)

@@ -350,6 +350,9 @@ def _failure(failed: int, codes: list[int | None], silent: tuple[int, float] | N
     return NetweaveError(f"rank {root}: {errors[root]}")
 
 
+SETTLE_S = 0.5  # how long a failed run waits for the other ranks' exit codes before it reports
+
+
 def _join(processes, run_dir: str, timeout_s: float) -> None:
     """Wait for every rank to exit 0; on the first failure or silence, stop the others and raise."""
     from multiprocessing.connection import wait
@@ -361,6 +364,9 @@ def _join(processes, run_dir: str, timeout_s: float) -> None:
             rank = pending.pop(sentinel)
             processes[rank].join()
             if processes[rank].exitcode != 0:
+                settle = time.monotonic() + SETTLE_S  # a peer that died first may not be reaped yet: its signal
+                for p in processes:                  # is the clearest line (its peers only lost it)
+                    p.join(max(0.0, settle - time.monotonic()))
                 codes = [p.exitcode for p in processes]
                 silent = watch.silent(after_failure=True)
                 _stop(processes, silent[0] if silent else None)

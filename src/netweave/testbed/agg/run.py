@@ -246,21 +246,20 @@ def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> Test
 
 
 def _follow_and_report(supervisor: Supervisor, leader, agents: dict, routers: dict, result: TestbedRun,
-                       on_epoch, accountant=None) -> None:
+                       on_epoch, accountant: Accountant) -> None:
     """Follow the leader's epoch lines to its final one, wait for the other ranks, collect the
-    agents' and routers' counters; with an ``accountant``, every epoch also says what bound it
-    (:mod:`netweave.testbed.net.accounting`)."""
-    last = accountant.snapshot() if accountant else None
+    agents' and routers' counters; every epoch also says what bound it (``accountant``:
+    :mod:`netweave.testbed.net.accounting`)."""
+    last = accountant.snapshot()
 
     def on_line(record: dict) -> bool:
         nonlocal last
         if "done" in record:
             result.summary = record
             return True
-        if accountant:
-            now = accountant.snapshot()
-            record |= accountant.interval(last, now, record["steps"], record["epoch_s"], record.get("compute_s", 0.0))
-            last = now
+        now = accountant.snapshot()
+        record |= accountant.interval(last, now, record["steps"], record["epoch_s"], record.get("compute_s", 0.0))
+        last = now
         result.epochs.append(record)
         if on_epoch:
             on_epoch(record)

@@ -66,14 +66,18 @@ def _live() -> bool:
     return mode() == "live"
 
 
-def line(text: str) -> None:
-    """One plain progress line on stderr (plain mode only)."""
+def _say(text: str) -> None:
+    """``netweave: TEXT`` on stderr, one line at a time; the heartbeat counts silence from here."""
     global _last_line
-    if mode() != "plain":
-        return
     with _lock:
         print(f"netweave: {text}", file=sys.stderr, flush=True)
         _last_line = time.monotonic()
+
+
+def line(text: str) -> None:
+    """One plain progress line on stderr (plain mode only)."""
+    if mode() == "plain":
+        _say(text)
 
 
 @contextlib.contextmanager
@@ -104,10 +108,7 @@ def stage(description: str) -> Iterator[None]:
 
 def warn(message: str) -> None:
     """One line on stderr that something was filled in, guessed or skipped."""
-    global _last_line
-    with _lock:
-        print(f"netweave: warning: {message}", file=sys.stderr, flush=True)
-        _last_line = time.monotonic()
+    _say(f"warning: {message}")
 
 
 @contextlib.contextmanager

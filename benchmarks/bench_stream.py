@@ -78,7 +78,8 @@ def measure(model: str, workers: int, scheme: str, scale: float | None = None) -
             "prediction_error": predicted["step_s"] / step - 1,
             "chunks_retried": sum(e.get("chunks_retried", 0) for e in steady),
             "chunks_resent": sum(e.get("chunks_resent", 0) for e in steady),
-            "recoveries": sum(e.get("recoveries", 0) for e in steady), "steps": count,
+            "recoveries": sum(e.get("recoveries", 0) for e in steady),
+            "results_early": sum(e.get("results_early", 0) for e in steady), "steps": count,
             "step_s_all": per_step}
 
 
@@ -124,7 +125,7 @@ def plot(rows: list[dict], path: Path) -> None:
             if scheme in ("pahina", "ring"):
                 ax.plot(w, [1e3 * r["network_bound_s"] for r in mine], "--", marker="_", markersize=16,
                         color=colours[scheme], alpha=0.6, label=f"{scheme}: physical bound (busiest link)")
-        scale = mine[0]["scale"]
+        scale = next(r["scale"] for r in rows if r["model"] == model)
         ax.set(title=f"{model} at {scale:g} of the tree's rates", xlabel="workers", ylabel="median step (ms, log)",
                yscale="log")
         ax.set_xticks(sorted({r["workers"] for r in rows if r["model"] == model}))

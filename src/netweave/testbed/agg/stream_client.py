@@ -146,7 +146,15 @@ class Sender(threading.Thread):
 
 class Sums:
     """The complete sums of one step, per stream: ``(chunks, values)`` biased integers, which have
-    come, their ``want`` and flags."""
+    come, their ``want`` and flags.
+
+    RESULTs of a later round than the one being collected (this step's second round while the first
+    is still arriving, or the next step's sums of a stream whose workers are already there) are kept
+    (up to :attr:`STASH` packets) and taken when that round starts: a worker that drains its socket
+    more slowly than its peers move on would otherwise drop them and wait for its timeout to pull
+    them again (issue 31: the 0.2–0.7 s steps of 8 LeNet-5 workers, with no packet lost)."""
+
+    STASH_STEPS = 2  # later rounds' packets kept, in steps' worth of every stream's chunks
 
     def __init__(self, streams: tuple[StreamSpec, ...], size: int):
         self.streams = streams
@@ -158,6 +166,9 @@ class Sums:
         self.clipped = [np.zeros(len(u), bool) for u in self.u]
         self.exponent = [np.zeros(len(u), np.int8) for u in self.u]  # each sum's, as it came
         self.step = -1
+        self.stash_limit = self.STASH_STEPS * sum(len(u) for u in self.u)
+        self._stash: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, lengths) of later rounds' RESULTs
+        self.stashed = 0  # sums that came before their round and were taken from the stash, over the run
 
     def start(self, step: int, need: list[np.ndarray] | None = None) -> None:
         """Collect the sums of ``step`` (a step number, or one with :data:`RETRY` set), of the chunks
@@ -165,11 +176,33 @@ class Sums:
         self.step = step
         for s, h in enumerate(self.have):
             h[:] = False if need is None else ~need[s]
+        if self._stash:  # what came early: this round's is taken, a still later round's kept
+            rows = np.concatenate([r for r, _ in self._stash])
+            lengths = np.concatenate([n for _, n in self._stash])
+            self._stash = []
+            self.stashed += self.take(sp.parse(rows, lengths, len(rows)))
+
+    def kept(self) -> int:
+        """Packets kept for a later round."""
+        return sum(len(r) for r, _ in self._stash)
+
+    def later(self, steps: np.ndarray) -> np.ndarray:
+        """Which of the packets' ``steps`` belong to a later round than the one being collected."""
+        s = steps.astype(np.int64)
+        base, retry = self.step & ~RETRY, bool(self.step & RETRY)
+        return ((s & ~RETRY) > base) | (((s & ~RETRY) == base) & ((s & RETRY) != 0) & (not retry))
 
     def take(self, batch: sp.Batch) -> int:
-        """Store the RESULTs of the current step (vectorised per stream); returns how many were new."""
+        """Store the RESULTs of the current step (vectorised per stream) and keep those of a later
+        round; returns how many were new."""
         h, new = batch.header, 0
-        mine = (h["kind"] == sp.RESULT) & (h["step"] == self.step)
+        results = h["kind"] == sp.RESULT
+        early = np.flatnonzero(results & self.later(h["step"]))
+        room = self.stash_limit - self.kept()
+        if early.size and room > 0:
+            early = early[:room]
+            self._stash.append((batch.rows[early], batch.lengths[early]))
+        mine = results & (h["step"] == self.step)
         for (agg, precision), s in self.index.items():
             at = np.flatnonzero(mine & (h["agg_id"] == agg) & (h["precision"] == PRECISION_CODE[precision]))
             c = h["chunk"][at].astype(np.int64)

@@ -88,7 +88,7 @@ def stream_worker(config: StreamWorkerConfig) -> None:
     buckets = Buckets(model, client.flat, client.per, client.send_ready)
     batch, steps = config.batch, steps_per_epoch(config, len(x))
     for epoch in range(config.epochs):
-        client.resent = client.retried = client.recoveries = 0
+        client.resent = client.retried = client.recoveries = client.sums.stashed = 0
         t0 = time.perf_counter()
         times = dict.fromkeys(("compute_s", "upload_s", "update_s"), 0.0)
         step_s = []
@@ -114,7 +114,8 @@ def stream_worker(config: StreamWorkerConfig) -> None:
             print(json.dumps(epoch_record(epoch, model, (x, y, xt, yt), limit=config.eval_samples, seconds=seconds,
                                           steps=steps, batch=batch, times=times, step_s=step_s, sent=sent,
                                           chunks_resent=client.resent, chunks_retried=client.retried,
-                                          recoveries=client.recoveries)), flush=True)
+                                          recoveries=client.recoveries, results_early=client.sums.stashed)),
+                  flush=True)
     client.close()
     if config.endpoint.rank == 0:
         print(json.dumps({"done": True, "parameters": size, "steps": steps * config.epochs}), flush=True)

@@ -249,15 +249,20 @@ def _follow_and_report(supervisor: Supervisor, leader, agents: dict, routers: di
                        on_epoch, accountant: Accountant) -> None:
     """Follow the leader's epoch lines to its final one, wait for the other ranks, collect the
     agents' and routers' counters; every epoch also says what bound it (``accountant``:
-    :mod:`netweave.testbed.net.accounting`)."""
+    :mod:`netweave.testbed.net.accounting`, its counters read when the leader's steps of the epoch
+    ended, before it evaluated: ``{"epoch_ends": n}``)."""
     last = accountant.snapshot()
+    ended = None
 
     def on_line(record: dict) -> bool:
-        nonlocal last
+        nonlocal last, ended
         if "done" in record:
             result.summary = record
             return True
-        now = accountant.snapshot()
+        if "epoch_ends" in record:
+            ended = accountant.snapshot()
+            return False
+        now, ended = ended or accountant.snapshot(), None
         record |= accountant.interval(last, now, record["steps"], record["epoch_s"], record.get("compute_s", 0.0))
         last = now
         result.epochs.append(record)

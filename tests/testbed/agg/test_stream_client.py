@@ -53,3 +53,35 @@ def test_what_a_worker_keeps_for_later_is_bounded():
     for step in range(1, 20):
         sums.take(batch(results(STREAMS[0], step, [0, 1], step), results(STREAMS[1], step, [0, 1, 2], step)))
     assert sums.kept() == sums.stash_limit == Sums.STASH_STEPS * 5
+
+
+def test_the_mean_is_every_streams_decoded_sum_over_the_workers():
+    """Decoded as they come, the sums give the mean ``blockfp.decode`` gives of the whole vectors
+    (bit for bit), whatever order the chunks came in and with a second round replacing a chunk."""
+    rng = np.random.default_rng(0)
+    sums = Sums(STREAMS, SIZE)
+    sums.start(3)
+    wire = {}
+    for spec in STREAMS:
+        per, dtype = blockfp.values_per_packet(spec.precision), blockfp.WIRE[spec.precision]
+        n = blockfp.chunks(SIZE, spec.precision)
+        u = rng.integers(0, np.iinfo(dtype).max, (n, per), dtype=dtype, endpoint=True)
+        e = rng.integers(-30, 5, n).astype(np.int8)
+        wire[spec] = [u, e]
+        for c in rng.permutation(n):
+            rows, lengths = sp.build(sp.RESULT, spec.agg_id, 0, spec.precision, 3, np.array([c]), u[c:c + 1],
+                                     exponents=e[c], want=0, flags=0, size=SIZE, workers=spec.workers)
+            sums.take(sp.parse(rows, lengths, 1))
+    spec = STREAMS[1]  # chunk 1 of the fp16 stream again, in a second round at another exponent
+    u, e = wire[spec]
+    u[1], e[1] = u[1][::-1], e[1] + 2
+    rows, lengths = sp.build(sp.RESULT, spec.agg_id, 0, spec.precision, 3 | RETRY, np.array([1]), u[1:2],
+                             exponents=e[1], want=0, flags=0, size=SIZE, workers=spec.workers)
+    sums.start(3 | RETRY, [np.zeros(2, bool), np.array([False, True, False])])
+    sums.take(sp.parse(rows, lengths, 1))
+    assert sums.complete()
+    total = np.zeros(SIZE)
+    for spec, (u, e) in wire.items():
+        total += blockfp.decode(u, spec.precision, e).reshape(-1)[:SIZE]
+    expected = (total / 8).astype(np.float32)
+    assert np.array_equal(sums.mean(SIZE, 8), expected)

@@ -165,6 +165,7 @@ class Sums:
         self.want = [np.zeros(len(u), np.int8) for u in self.u]
         self.clipped = [np.zeros(len(u), bool) for u in self.u]
         self.exponent = [np.zeros(len(u), np.int8) for u in self.u]  # each sum's, as it came
+        self.decoded = [np.zeros(u.shape, np.float64) for u in self.u]  # Σq·2^e, decoded as the sums come
         self.step = -1
         self.stash_limit = self.STASH_STEPS * sum(len(u) for u in self.u)
         self._stash: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, lengths) of later rounds' RESULTs
@@ -218,6 +219,7 @@ class Sums:
             self.u[s][c] = batch.rows[at, sp.HEADER.itemsize:sp.HEADER.itemsize + payload].view(self.u[s].dtype)
             self.want[s][c], self.exponent[s][c] = h["want"][at], h["exponent"][at]
             self.clipped[s][c] = (h["flags"][at] & sp.CLIPPED) != 0
+            self.decoded[s][c] = blockfp.decode(self.u[s][c], precision, self.exponent[s][c])
             self.have[s][c] = True
             new += c.size
         return new
@@ -226,11 +228,15 @@ class Sums:
         return all(h.all() for h in self.have)
 
     def mean(self, size: int, workers: int) -> np.ndarray:
-        """The mean gradient (float32): every stream's decoded sum, added, over ``workers``."""
-        total = np.zeros(size, np.float64)
-        for s, spec in enumerate(self.streams):
-            total += blockfp.decode(self.u[s], spec.precision, self.exponent[s]).reshape(-1)[:size]
-        return (total / workers).astype(np.float32)
+        """The mean gradient (float32): every stream's decoded sum, added in the streams' order, over
+        ``workers``. The sums were decoded as they came (:meth:`take`), while the links were still
+        busy: what is left after the last one is an addition per stream (ResNet-18, two streams:
+        0.15 s a worker when it decoded here, eight workers on two cores at once)."""
+        total = self.decoded[0].reshape(-1)[:size].copy()
+        for d in self.decoded[1:]:
+            total += d.reshape(-1)[:size]
+        total /= workers
+        return total.astype(np.float32)
 
 
 class StreamClient:

@@ -150,9 +150,10 @@ class Sums:
 
     RESULTs of a later round than the one being collected (this step's second round while the first
     is still arriving, or the next step's sums of a stream whose workers are already there) are kept
-    (up to :attr:`STASH` packets) and taken when that round starts: a worker that drains its socket
-    more slowly than its peers move on would otherwise drop them and wait for its timeout to pull
-    them again (issue 31: the 0.2–0.7 s steps of 8 LeNet-5 workers, with no packet lost)."""
+    (up to :attr:`STASH_STEPS` steps' worth of packets) and taken when that round starts: a worker
+    that drains its socket more slowly than its peers move on would otherwise drop them and wait for
+    its timeout to pull them again (issue 31: the 0.2–1.3 s steps of 6–8 LeNet-5 workers, with no
+    packet lost)."""
 
     STASH_STEPS = 2  # later rounds' packets kept, in steps' worth of every stream's chunks
 

@@ -97,7 +97,8 @@ class Supervisor:
         if code in self.reasons:
             return NetweaveError(self.reasons[code].format(name=role.name, line=line))
         how = f"signal {-code}" if code < 0 else f"exit {code}: {line}"
-        return NetweaveError(f"{role.name} died ({how}); the run was stopped")
+        said = f"; its last line: {line}" if code < 0 and line else ""  # e.g. the C++ message before an abort
+        return NetweaveError(f"{role.name} died ({how}); the run was stopped{said}")
 
     def check(self, roles: list[Role] | None = None) -> None:
         """Raise the failure of the first of ``roles`` (default: all) that ended badly."""

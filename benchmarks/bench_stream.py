@@ -83,6 +83,14 @@ def measure(model: str, workers: int, scheme: str, scale: float | None = None) -
             "step_s_all": per_step}
 
 
+def verdict(row: dict) -> str:
+    """What bound a row: the accounting's rule applied to its steady epochs' medians (a mode of the
+    epochs' verdicts ties at two epochs)."""
+    from netweave.testbed.net.accounting import bound
+
+    return bound(row.get("link_busy_exchanging", 0.0), row.get("cpu_busy", 0.0))
+
+
 def table(rows: list[dict]) -> None:
     print("| model | workers | scheme | scale | step (ms) | vs ring | bound (ms) | compute (ms) | busiest link busy | "
           "exchanging | CPUs busy | bound by | model (ms) | error | test acc. |")
@@ -90,7 +98,7 @@ def table(rows: list[dict]) -> None:
     ring = {(r["model"], r["workers"]): r["step_s"] for r in rows if r["scheme"] == "ring"}
     for r in rows:
         vs = ring.get((r["model"], r["workers"]))
-        bound = max(set(r["bound"]), key=r["bound"].count)
+        bound = verdict(r)
         print(f"| {r['model']} | {r['workers']} | {r['scheme']} | {r['scale']:g} | {1e3 * r['step_s']:.0f} | "
               f"{r['step_s'] / vs:.2f}× | {1e3 * r['network_bound_s']:.0f} | {1e3 * r['compute_s']:.0f} | "
               f"{100 * r['link_busy']:.0f} % | {100 * r.get('link_busy_exchanging', 0):.0f} % | "
@@ -117,8 +125,8 @@ def plot(rows: list[dict], path: Path) -> None:
                 continue
             w = [r["workers"] for r in mine]
             ax.plot(w, [1e3 * r["step_s"] for r in mine], "-", color=colours[scheme], label=f"{scheme}")
-            for r in mine:  # filled: network-bound (the mode of its epochs); hollow: not
-                bound = max(set(r["bound"]), key=r["bound"].count) == "network"
+            for r in mine:  # filled: network-bound (its steady epochs' medians); hollow: not
+                bound = verdict(r) == "network"
                 ax.plot(r["workers"], 1e3 * r["step_s"], "o", color=colours[scheme],
                         markerfacecolor=colours[scheme] if bound else "white")
             ax.plot(w, [1e3 * r["predicted_step_s"] for r in mine], "x", color=colours[scheme], alpha=0.7)

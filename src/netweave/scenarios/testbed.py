@@ -207,10 +207,11 @@ class TestbedGnnScenario:
     def run(self) -> "TestbedGnnResult":
         """Train (as root)."""
         from ..testbed.gnn import train_gnn_on_testbed
+        from ..testbed.gnn.launch import DATAPLANES
 
         if self.workers < 2:
             raise NetweaveError(f"--workers {self.workers}: give at least 2")
-        if self.dataplane not in ("auto", "xdp", "user"):
+        if self.dataplane not in DATAPLANES:
             raise NetweaveError(f"--dataplane {self.dataplane!r}: use auto, xdp or user")
         if self.overlap and self.dataplane == "user":
             raise NetweaveError("--overlap: overlapped blocks need the kernel data plane (--dataplane auto or xdp)")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .control import COMPUTE, HEADER, HELLO, recv_exact, send_missed
-from .steps import (TrainingConfig, epoch_record, flat_parameters, role_main, set_gradient, setup,
+from .steps import (TrainingConfig, flat_parameters, report_epoch, role_main, set_gradient, setup,
                     steps_per_epoch)
 
 
@@ -128,11 +128,10 @@ def ps(config: PsConfig) -> None:
         times["ps_aggregation_s"] += collector.counters.get("aggregate_s", 0.0)
         collector.counters["aggregate_s"] = 0.0
         at_ps = collector.counters["bytes"] - bytes_before
-        print(json.dumps(epoch_record(epoch, model, (x, y, xt, yt), limit=config.eval_samples, seconds=seconds,
-                                      steps=steps, batch=config.batch, times=times, step_s=step_s,
-                                      sent=sent_per_step * steps, bytes_at_ps=at_ps,
-                                      ina_efficiency=1 - at_ps / (sent_per_step * steps),
-                                      parameter_chunks_resent=missed, collector=dict(collector.counters))), flush=True)
+        report_epoch(epoch, model, (x, y, xt, yt), limit=config.eval_samples, seconds=seconds, steps=steps,
+                     batch=config.batch, times=times, step_s=step_s, sent=sent_per_step * steps, bytes_at_ps=at_ps,
+                     ina_efficiency=1 - at_ps / (sent_per_step * steps), parameter_chunks_resent=missed,
+                     collector=dict(collector.counters))
     for conn in conns.values():
         conn.sendall(HEADER.pack(step, 0, 0))
         conn.close()

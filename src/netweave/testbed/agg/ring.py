@@ -10,7 +10,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from .steps import (TrainingConfig, backward_on, epoch_record, flat_gradient, flat_parameters, role_main, set_gradient,
+from .steps import (TrainingConfig, backward_on, flat_gradient, flat_parameters, report_epoch, role_main, set_gradient,
                     setup, shard, steps_per_epoch)
 
 
@@ -59,9 +59,8 @@ def ring(config: RingConfig) -> None:
             step_s.append(time.perf_counter() - c0)
         seconds = time.perf_counter() - t0
         if rank == 0:  # a ring all-reduce sends 2 (n-1)/n of the gradient per worker; nothing is aggregated in the network
-            print(json.dumps(epoch_record(epoch, model, (x, y, xt, yt), limit=config.eval_samples, seconds=seconds,
-                                          steps=steps, batch=batch, times=times, step_s=step_s,
-                                          sent=2 * (n - 1) * flat.numel() * 4 * steps)), flush=True)
+            report_epoch(epoch, model, (x, y, xt, yt), limit=config.eval_samples, seconds=seconds, steps=steps,
+                         batch=batch, times=times, step_s=step_s, sent=2 * (n - 1) * flat.numel() * 4 * steps)
     dist.barrier()
     if rank == 0:
         print(json.dumps({"done": True, "parameters": flat_parameters(model).size, "steps": steps * config.epochs}),

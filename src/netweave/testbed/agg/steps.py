@@ -138,18 +138,23 @@ def flat_gradient(model, step: int) -> np.ndarray:
 def epoch_record(epoch: int, model, data, *, limit: int | None, seconds: float, steps: int, batch: int, times: dict,
                  step_s: list[float], sent: int, **extra) -> dict:
     """One epoch's line (PS, or ring rank 0): loss and accuracy on ``data`` (the first ``limit``
-    samples), times, throughput, the gradient bytes ``sent`` and their rate over ``times["upload_s"]``.
-
-    Before it evaluates, it prints ``{"epoch_ends": n}``: the launcher reads the links' counters
-    there, so that what the other workers send for the next epoch while the leader evaluates counts
-    in that epoch, not in this one (ResNet-18's evaluation takes seconds: its epochs' busiest
-    link was 8.5 s a step, then 5.5, against 6.9 s sent in each)."""
-    print(json.dumps({"epoch_ends": epoch + 1}), flush=True)
+    samples), times, throughput, the gradient bytes ``sent`` and their rate over ``times["upload_s"]``."""
     x, y, xt, yt = data
     loss, acc = evaluate(model, x[:limit], y[:limit], xt[:limit], yt[:limit])
     return {"epoch": epoch + 1, "loss": loss, "test_acc": acc, "epoch_s": seconds, "steps": steps,
             "samples_per_s": steps * batch / seconds, **times, "step_s": step_s, "gradient_bytes": sent,
             "gradient_rate_gbps": sent * 8 / max(times["upload_s"], 1e-9) / 1e9, **extra}
+
+
+def report_epoch(epoch: int, model, data, **record) -> None:
+    """The leader's two lines at the end of an epoch on stdout: ``{"epoch_ends": n}`` as soon as its
+    steps are done, then, after it evaluated, the epoch's :func:`epoch_record` (``record``: its
+    keyword arguments). The launcher reads the links' counters at the first, so that what the
+    other workers send for the next epoch while the leader evaluates counts in that epoch, not in
+    this one (ResNet-18's evaluation takes seconds: its epochs' busiest link was 8.5 s a step, then
+    5.5, against 6.9 s sent in each)."""
+    print(json.dumps({"epoch_ends": epoch + 1}), flush=True)
+    print(json.dumps(epoch_record(epoch, model, data, **record)), flush=True)
 
 
 def role_main(run, config_type: type[TrainingConfig]) -> None:

@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from . import streampacket as sp
-from .steps import epoch_record, flat_parameters, role_main, set_gradient, setup, shard, steps_per_epoch
+from .steps import flat_parameters, report_epoch, role_main, set_gradient, setup, shard, steps_per_epoch
 from .stream_client import StreamClient, StreamWorkerConfig
 
 
@@ -111,11 +111,10 @@ def stream_worker(config: StreamWorkerConfig) -> None:
         seconds = time.perf_counter() - t0
         if config.endpoint.rank == 0:  # what all workers sent up once per step (resends aside), as the ring's counts
             sent = steps * sum(sp.stream_bytes(spec.precision, size) * spec.workers for spec in config.endpoint.streams)
-            print(json.dumps(epoch_record(epoch, model, (x, y, xt, yt), limit=config.eval_samples, seconds=seconds,
-                                          steps=steps, batch=batch, times=times, step_s=step_s, sent=sent,
-                                          chunks_resent=client.resent, chunks_retried=client.retried,
-                                          recoveries=client.recoveries, results_early=client.sums.stashed)),
-                  flush=True)
+            report_epoch(epoch, model, (x, y, xt, yt), limit=config.eval_samples, seconds=seconds, steps=steps,
+                         batch=batch, times=times, step_s=step_s, sent=sent, chunks_resent=client.resent,
+                         chunks_retried=client.retried, recoveries=client.recoveries,
+                         results_early=client.sums.stashed)
     client.close()
     if config.endpoint.rank == 0:
         print(json.dumps({"done": True, "parameters": size, "steps": steps * config.epochs}), flush=True)

@@ -15,7 +15,8 @@ is fp32), every scheme in the same invocation:
 Per row: the median step (steps after the first epoch), compute, the busiest link's share and
 the CPUs' share, the final test accuracy, and the route model's prediction
 (:func:`netweave.testbed.agg.model.predict_step_s`: the measured compute plus the busiest link's
-bytes at its rate; no constant fitted per scheme) with its error; the physical bound of the
+bytes at its rate — for streaming, the slowest worker's time to its first bucket plus the paced
+transfer, its compute and its update; no constant fitted per scheme) with its error; the physical bound of the
 stream and the ring (their busiest link alone).
 
 Writes ``benchmarks/results/stream.json`` (``--out``) and ``stream.png`` (``--plot``: step time vs
@@ -62,10 +63,16 @@ def measure(model: str, workers: int, scheme: str, scale: float | None = None) -
     count = sum(e["steps"] for e in steady)
     compute = sum(e["compute_s"] for e in steady) / count
     cluster = plan_cluster(topo, scale=scale, routes=r.plan.routes or None, prefix="nwtx")
-    predicted = predict_step_s(r.plan, cluster, r.summary["parameters"], scale, mode, compute)
+    late = slice(1, None) if len(r.epochs) > 1 else slice(None)
+    slowest = {k: statistics.median(r.slowest(k, late)) if r.timing else None
+               for k in ("first_s", "compute_s", "update_s")}
+    predicted = predict_step_s(r.plan, cluster, r.summary["parameters"], scale, mode,
+                               slowest["compute_s"] or compute, slowest["first_s"], slowest["update_s"] or 0.0)
     step = statistics.median(per_step)
     return {"model": model, "workers": workers, "scheme": scheme, "scale": scale, "batch": batch,
             "parameters": r.summary["parameters"], "step_s": step, "compute_s": compute,
+            "slowest_first_s": slowest["first_s"], "slowest_compute_s": slowest["compute_s"],
+            "slowest_update_s": slowest["update_s"],
             "samples_per_s": batch / step, "bound": [e.get("bound") for e in steady],
             "busiest_link": steady[-1].get("busiest_link"), "link_busy": statistics.median(
                 e.get("busiest_link_busy", 0) for e in steady), "link_busy_exchanging": statistics.median(

@@ -30,6 +30,15 @@ def test_stream_sends_each_value_once_up_and_once_down_at_its_width():
     assert p["step_s"] == pytest.approx(0.003 + frames * 8 / RATE / 0.9)  # the senders keep to 90 % of it
 
 
+def test_a_streaming_step_sends_from_its_first_bucket_unless_the_compute_is_longer():
+    plan, cluster = _plan(["fp16"] * 4, "pahina")
+    transfer = (2 * SIZE + PER_PACKET * -(-SIZE // 1024)) * 8 / RATE / 0.9  # 18.1 ms
+    overlapped = predict_step_s(plan, cluster, SIZE, SCALE, "stream", compute_s=0.003, first_s=0.001, update_s=0.002)
+    assert overlapped["step_s"] == pytest.approx(0.001 + transfer + 0.002)
+    compute_bound = predict_step_s(plan, cluster, SIZE, SCALE, "stream", compute_s=0.050, first_s=0.001)
+    assert compute_bound["step_s"] == pytest.approx(0.050)
+
+
 def test_stream_rates_finish_every_worker_together_within_every_links_rate():
     """Two fp8 and two fp16 workers on a star: the busiest links are the down links, which carry
     both streams' sums (fp8 + fp16 frames); each worker sends its own stream's frames in that time."""

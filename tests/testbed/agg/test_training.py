@@ -58,6 +58,10 @@ def test_two_fp32_workers_follow_the_single_process_run(routing, mode):
         retried = sum(e["chunks_retried"] for e in r.epochs)
         assert r.agent["counters"]["results"] == steps * -(-r.summary["parameters"] // 512) + retried
         assert r.agent["counters"]["mismatched"] == 0 and r.agent["counters"]["unknown"] == 0
+        per_epoch = steps // 2  # every rank's timing per step of each epoch; a bucket goes before the compute ends
+        assert sorted(r.timing) == [0, 1] and all(len(t["first_s"]) == per_epoch for t in r.timing[1])
+        assert len(r.slowest("first_s")) == steps
+        assert all(0 < f <= c for f, c in zip(r.slowest("first_s"), r.slowest("compute_s")))
     elif routing == "pahina":  # every gradient chunk was aggregated by the switch, once per step
         assert r.agent["counters"]["results"] == steps * -(-r.summary["parameters"] // 256)
     else:

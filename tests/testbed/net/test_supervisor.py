@@ -82,3 +82,15 @@ def test_wait_collects_every_output(role_module):
                  for i in range(3)]
         s.wait(roles, 60)
     assert [r.stdout.splitlines()[0] for r in roles] == ['{"epoch": 0}', '{"epoch": 1}', '{"epoch": 2}']
+
+
+def test_follow_keeps_the_other_roles_lines_so_that_none_blocks_on_its_pipe(role_module):
+    """A worker printing more than a pipe holds (64 KiB) before the leader ends would block forever
+    if nobody read it."""
+    many = tuple('{"rank": 1, "timing": "%s"}' % ("x" * 900) for _ in range(100))  # 92 KB
+    with Supervisor(30) as s:
+        worker = s.start("worker 1", None, role_module, ScriptConfig(lines=many))
+        leader = s.start("the PS", None, role_module, ScriptConfig(lines=('{"epoch": 1}',), sleep_s=1.0))
+        s.follow(leader, lambda r: True, collect=[worker])
+        lines = s.drain(worker)
+    assert len(lines) == 100 and lines[-1]["rank"] == 1

@@ -17,6 +17,9 @@ UDP, IPv4 and Ethernet: what the shaped veth counts), from the run's own placeme
 A step is then the compute (a measured machine constant: the workers' median compute per step)
 plus the busiest link's bytes at its shaped rate — up and down overlap in ``stream`` and ``ring``
 — or, for ``ps``, plus the busiest link up and then the busiest link down (its phases are serial).
+A streaming step's transfer starts with its first bucket, during the backward pass (DDP's
+overlap; :func:`predict_step_s`), so there the measured constants are the slowest worker's time to
+its first bucket, its compute and its update.
 The UDP senders keep to :data:`PACING` of the rate they are given, so ``stream``'s busiest link is
 busy at that share of its rate (:func:`stream_rates`); the PS path's planned rates are eq. 2's.
 There is no other constant and nothing fitted per scheme.
@@ -147,16 +150,28 @@ def busiest_s(loads: dict, topo, scale: float) -> tuple[float, str]:
     return t, f"{a}->{b}"
 
 
-def predict_step_s(plan: TrainingPlan, cluster, size: int, scale: float, mode: str, compute_s: float) -> dict:
+def predict_step_s(plan: TrainingPlan, cluster, size: int, scale: float, mode: str, compute_s: float,
+                   first_s: float | None = None, update_s: float = 0.0) -> dict:
     """The predicted step (see the module docstring): ``{"step_s", "network_s", "busiest_link"}``,
     ``network_s`` the physical bound (the busiest link at its full rate; a stream's senders keep to
-    :data:`PACING` of it)."""
+    :data:`PACING` of it).
+
+    A streaming step (measured machine constants of the slowest worker, s): the senders start with
+    the first bucket, ``first_s`` into the step, and pace the step's frames over ``network_s /
+    PACING`` — unless the backward pass, ``compute_s``, hands them the last bucket later — then
+    every worker applies the mean, ``update_s``::
+
+        step_s = max(first_s + network_s / PACING, compute_s) + update_s
+
+    ``first_s`` None: the buckets go once the compute is done (``compute_s``: no overlap)."""
     topo = plan.topology
     if plan.scheme == "ring":
         network, link = busiest_s(ring_loads(plan, size), topo, scale)
     elif mode == "stream" and plan.scheme != "ps":
         network, link = busiest_s(stream_loads(plan, cluster, size), topo, scale)
-        return {"step_s": compute_s + network / PACING, "network_s": network, "busiest_link": link}  # stream_rates
+        first = compute_s if first_s is None else first_s
+        return {"step_s": max(first + network / PACING, compute_s) + update_s, "network_s": network,  # stream_rates
+                "busiest_link": link}
     else:
         up, down = ps_loads(plan, cluster, size)
         (t_up, l_up), (t_down, l_down) = busiest_s(up, topo, scale), busiest_s(down, topo, scale)

@@ -75,7 +75,8 @@ class TrainRun:
 @dataclass
 class TestbedRun:
     """What a run reports: one record per epoch (the PS's, or ring rank 0's), the final summary,
-    each aggregating switch's agent counters, the multicast routers' counters, and the placement."""
+    each aggregating switch's agent counters, the multicast routers' counters, the placement, and
+    (streaming) every worker's per-step ``timing`` per epoch by rank."""
 
     __test__ = False
 
@@ -84,6 +85,13 @@ class TestbedRun:
     agents: dict[str, dict] = field(default_factory=dict)
     multicast: dict[str, dict] = field(default_factory=dict)
     plan: TrainingPlan | None = None
+    timing: dict[int, list[dict]] = field(default_factory=dict)
+
+    def slowest(self, key: str, epochs: slice = slice(None)) -> list[float]:
+        """Per step of ``epochs``, the largest ``timing[key]`` over the ranks (streaming runs: every
+        worker's ``first_s``, ``compute_s``, ``update_s`` per step, :mod:`.stream_worker`)."""
+        per_rank = [[v for e in epochs_[epochs] for v in e[key]] for epochs_ in self.timing.values()]
+        return [max(vs) for vs in zip(*per_rank)] if per_rank else []
 
     @property
     def agent(self) -> dict | None:
@@ -270,9 +278,13 @@ def _follow_and_report(supervisor: Supervisor, leader, agents: dict, routers: di
             on_epoch(record)
         return False
 
-    supervisor.follow(leader, on_line)
-    for role in supervisor.roles:  # the other ranks, the PS's workers: done with the leader
-        if role is not leader and role not in agents.values() and role not in routers.values():
-            role.proc.wait(timeout=supervisor.timeout_s)
+    ranks = [role for role in supervisor.roles  # the other ranks, the PS's workers: done with the leader
+             if role is not leader and role not in agents.values() and role not in routers.values()]
+    supervisor.follow(leader, on_line, collect=ranks)
+    result.timing = {0: [e["timing"] for e in result.epochs if "timing" in e]}
+    for role in ranks:
+        for line in supervisor.drain(role):
+            if "timing" in line:
+                result.timing.setdefault(line["rank"], []).append(line["timing"])
     result.agents = {switch: supervisor.finish(role) for switch, role in agents.items()}
     result.multicast = {switch: supervisor.finish(role) for switch, role in routers.items()}

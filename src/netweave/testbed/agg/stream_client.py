@@ -270,6 +270,7 @@ class StreamClient:
         self._rows = np.zeros((512, sp.HEADER.itemsize + blockfp.PAYLOAD_BYTES), np.uint8)
         self._lengths = np.zeros(512, np.int64)
         self.step, self.sent = 0, self.chunks
+        self.first_at: float | None = None  # when this step's first chunks were queued (time.perf_counter)
         self.resent = self.retried = self.recoveries = 0  # recoveries: waits that needed pulls or resends
         self.waits: list[float] = []  # how long the last steps' sums took to come
 
@@ -278,7 +279,7 @@ class StreamClient:
         self.exponents = [blockfp.exponents_for(peaks, s.precision, s.workers) for s in self.config.streams]
 
     def begin(self, step: int) -> None:
-        self.step, self.sent = step, self.chunks
+        self.step, self.sent, self.first_at = step, self.chunks, None
         self.sums.start(step)
         self.sender.restart()
 
@@ -295,6 +296,7 @@ class StreamClient:
         u, want, clipped = blockfp.quantize(g, self.own.precision, self.own.workers, e)
         self._queue(self.step, np.arange(lo, hi), u, e, want, clipped)
         self.sent = lo
+        self.first_at = self.first_at or time.perf_counter()
 
     def _queue(self, step: int, ids: np.ndarray, u, e, want, clipped) -> None:
         c = self.config

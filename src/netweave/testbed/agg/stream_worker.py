@@ -13,9 +13,12 @@ No PS and no serial phases. Every worker holds the model and the optimizer; per 
 3. takes the optimizer step on the mean, as every worker does with the same bits, so the models
    stay identical.
 
+Every worker notes per step when its first chunks went (``first_s``), its compute and its update
+(``timing``): the slowest worker's set what a step takes (:func:`.model.predict_step_s`).
+
 The first step's exponents come from every worker's shard's gradient, computed by each worker
 (:func:`first_peaks`). Rank 0 evaluates after each epoch and prints one JSON line per epoch and a
-final one.
+final one; the other ranks print their ``timing`` once per epoch.
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ def stream_worker(config: StreamWorkerConfig) -> None:
         t0 = time.perf_counter()
         times = dict.fromkeys(("compute_s", "upload_s", "update_s"), 0.0)
         step_s = []
+        timing = {"first_s": [], "compute_s": [], "update_s": []}  # per step: what the route model reads
         for s in range(steps):
             c0 = time.perf_counter()
             client.begin(epoch * steps + s)
@@ -104,17 +108,22 @@ def stream_worker(config: StreamWorkerConfig) -> None:
             c2 = time.perf_counter()
             set_gradient(model, mean)
             opt.step()
-            times["compute_s"] += c1 - c0
-            times["upload_s"] += c2 - c1
-            times["update_s"] += time.perf_counter() - c2
-            step_s.append(time.perf_counter() - c0)
+            c3 = time.perf_counter()
+            for key, value in (("compute_s", c1 - c0), ("upload_s", c2 - c1), ("update_s", c3 - c2)):
+                times[key] += value
+            for key, value in (("first_s", (client.first_at or c1) - c0), ("compute_s", c1 - c0),
+                               ("update_s", c3 - c2)):
+                timing[key].append(value)
+            step_s.append(c3 - c0)
         seconds = time.perf_counter() - t0
         if config.endpoint.rank == 0:  # what all workers sent up once per step (resends aside), as the ring's counts
             sent = steps * sum(sp.stream_bytes(spec.precision, size) * spec.workers for spec in config.endpoint.streams)
             report_epoch(epoch, model, (x, y, xt, yt), limit=config.eval_samples, seconds=seconds, steps=steps,
                          batch=batch, times=times, step_s=step_s, sent=sent, chunks_resent=client.resent,
                          chunks_retried=client.retried, recoveries=client.recoveries,
-                         results_early=client.sums.stashed)
+                         results_early=client.sums.stashed, timing=timing)
+        else:  # the launcher reads these once the run is over (a few KiB: the pipe holds them)
+            print(json.dumps({"rank": config.endpoint.rank, "epoch": epoch + 1, "timing": timing}), flush=True)
     client.close()
     if config.endpoint.rank == 0:
         print(json.dumps({"done": True, "parameters": size, "steps": steps * config.epochs}), flush=True)

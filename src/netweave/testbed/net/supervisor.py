@@ -107,15 +107,25 @@ class Supervisor:
                 raise self.failure(role)
 
     # -- running ---------------------------------------------------------------------------------
-    def follow(self, leader: Role, on_line: Callable[[dict], bool]) -> None:
+    def follow(self, leader: Role, on_line: Callable[[dict], bool], collect: list[Role] = ()) -> None:
         """Read ``leader``'s JSON lines as they come, each to ``on_line`` (which returns True when the
         leader has reported its end), while watching every other role: the first to fail ends the
-        run. Returns when the leader's output ends after its last report."""
+        run. The lines of the roles in ``collect`` are kept in their ``Role.stdout`` meanwhile (so
+        that none blocks on a full pipe; :meth:`drain` adds the rest once they ended). Returns when
+        the leader's output ends after its last report."""
         others = [r for r in self.roles if r is not leader]
+        open_ = {r.proc.stdout: r for r in collect}
         finished = False
         while True:
             self.check(others)
-            if not select.select([leader.proc.stdout], [], [], 0.2)[0]:
+            ready = select.select([leader.proc.stdout, *open_], [], [], 0.2)[0]
+            for stream in ready:
+                if stream is not leader.proc.stdout:
+                    text = stream.readline()
+                    open_[stream].stdout += text
+                    if not text:
+                        del open_[stream]
+            if leader.proc.stdout not in ready:
                 continue
             line = leader.proc.stdout.readline()  # roles write whole lines and flush each
             if line:
@@ -128,6 +138,12 @@ class Supervisor:
                 raise NetweaveError(f"{leader.name} ended without its final report: "
                                     f"{last_line(leader.proc.stderr.read())}")
             return
+
+    def drain(self, role: Role) -> list[dict]:
+        """Wait for ``role`` (one :meth:`follow` collected) to end; its JSON lines."""
+        role.proc.wait(timeout=self.timeout_s)
+        role.stdout += role.proc.stdout.read()
+        return [json.loads(line) for line in role.stdout.splitlines() if line.strip()]
 
     def wait(self, roles: list[Role], timeout_s: float, settle_s: float = 3.0) -> None:
         """Wait until every one of ``roles`` ends (their stdout is then in ``Role.stdout``). The first

@@ -281,10 +281,9 @@ def _follow_and_report(supervisor: Supervisor, leader, agents: dict, routers: di
     ranks = [role for role in supervisor.roles  # the other ranks, the PS's workers: done with the leader
              if role is not leader and role not in agents.values() and role not in routers.values()]
     supervisor.follow(leader, on_line, collect=ranks)
-    result.timing = {0: [e["timing"] for e in result.epochs if "timing" in e]}
-    for role in ranks:
-        for line in supervisor.drain(role):
-            if "timing" in line:
-                result.timing.setdefault(line["rank"], []).append(line["timing"])
+    lines = [e | {"rank": 0} for e in result.epochs] + [line for role in ranks for line in supervisor.drain(role)]
+    for line in lines:
+        if "timing" in line:  # streaming workers only
+            result.timing.setdefault(line["rank"], []).append(line["timing"])
     result.agents = {switch: supervisor.finish(role) for switch, role in agents.items()}
     result.multicast = {switch: supervisor.finish(role) for switch, role in routers.items()}

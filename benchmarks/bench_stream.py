@@ -98,16 +98,24 @@ def verdict(row: dict) -> str:
     return bound(row.get("link_busy_exchanging", 0.0), row.get("cpu_busy", 0.0))
 
 
+def slowest(row: dict) -> str:
+    """The streaming model's two measured constants of a row (ms), "–" for other schemes."""
+    if row.get("slowest_first_s") is None:
+        return "–"
+    return f"{1e3 * row['slowest_first_s']:.0f} / {1e3 * row['slowest_compute_s']:.0f}"
+
+
 def table(rows: list[dict]) -> None:
-    print("| model | workers | scheme | scale | step (ms) | vs ring | bound (ms) | compute (ms) | busiest link busy | "
-          "exchanging | CPUs busy | bound by | model (ms) | error | test acc. |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| model | workers | scheme | scale | step (ms) | vs ring | bound (ms) | compute (ms) | slowest first bucket / "
+          "compute (ms) | busiest link busy | exchanging | CPUs busy | bound by | model (ms) | error | test acc. |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ring = {(r["model"], r["workers"]): r["step_s"] for r in rows if r["scheme"] == "ring"}
     for r in rows:
         vs = ring.get((r["model"], r["workers"]))
         bound = verdict(r)
         print(f"| {r['model']} | {r['workers']} | {r['scheme']} | {r['scale']:g} | {1e3 * r['step_s']:.0f} | "
               f"{r['step_s'] / vs:.2f}× | {1e3 * r['network_bound_s']:.0f} | {1e3 * r['compute_s']:.0f} | "
+              f"{slowest(r)} | "
               f"{100 * r['link_busy']:.0f} % | {100 * r.get('link_busy_exchanging', 0):.0f} % | "
               f"{100 * r['cpu_busy']:.0f} % | {bound} | "
               f"{1e3 * r['predicted_step_s']:.0f} | {100 * r['prediction_error']:+.0f} % | {r['final_test_acc']:.3f} |"

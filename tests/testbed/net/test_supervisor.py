@@ -62,6 +62,16 @@ def test_the_first_failure_is_one_line_with_its_reason(role_module):
     assert leader.proc.poll() is not None  # stopped when the block ended
 
 
+def test_a_failure_with_a_reason_is_named_before_the_crashes_it_causes(role_module):
+    """Rank 0's loss diverges (exit 3); rank 1, waiting for it in gloo, aborts a moment later — or,
+    as here, first: the poll may see either first, the line names the cause."""
+    with Supervisor(30, reasons={3: "the loss diverged: {name}: {line}"}) as s:
+        leader = s.start("worker 1 (H1)", None, role_module, ScriptConfig(sleep_s=0.3, exit=3, error="NaN at step 4"))
+        s.start("worker 2 (H2)", None, role_module, ScriptConfig(exit=1, error="terminate called"))
+        with pytest.raises(NetweaveError, match=r"^the loss diverged: worker 1 \(H1\): NaN at step 4$"):
+            s.follow(leader, lambda r: False)
+
+
 def test_a_crash_and_a_role_that_never_starts(role_module):
     with Supervisor(30) as s:
         with pytest.raises(NetweaveError, match=r"the agent did not start: boom"):

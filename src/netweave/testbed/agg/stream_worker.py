@@ -122,7 +122,7 @@ def stream_worker(config: StreamWorkerConfig) -> None:
                          batch=batch, times=times, step_s=step_s, sent=sent, chunks_resent=client.resent,
                          chunks_retried=client.retried, recoveries=client.recoveries,
                          results_early=client.sums.stashed, timing=timing)
-        else:  # the launcher reads these once the run is over (a few KiB: the pipe holds them)
+        else:  # the launcher collects them while it follows rank 0 (Supervisor.follow)
             print(json.dumps({"rank": config.endpoint.rank, "epoch": epoch + 1, "timing": timing}), flush=True)
     client.close()
     if config.endpoint.rank == 0:

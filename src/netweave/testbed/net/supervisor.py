@@ -51,11 +51,13 @@ class Supervisor:
         timeout_s: how long a role may take to print its ready line, and a finishing role to end.
         reasons: exit status → template of the failure line (``{name}``: the role, ``{line}``: its
             last stderr line), for statuses that mean something other than a crash.
+        settle_s: how long the other roles get to end after a first failure (see :meth:`check`).
     """
 
-    def __init__(self, timeout_s: float, reasons: dict[int, str] | None = None):
+    def __init__(self, timeout_s: float, reasons: dict[int, str] | None = None, settle_s: float = 1.0):
         self.timeout_s = timeout_s
         self.reasons = reasons or {}
+        self.settle_s = settle_s
         self.roles: list[Role] = []
 
     def __enter__(self) -> "Supervisor":
@@ -101,10 +103,17 @@ class Supervisor:
         return NetweaveError(f"{role.name} died ({how}); the run was stopped{said}")
 
     def check(self, roles: list[Role] | None = None) -> None:
-        """Raise the failure of the first of ``roles`` (default: all) that ended badly."""
-        for role in self.roles if roles is None else roles:
-            if role.proc.poll() not in (None, 0):
-                raise self.failure(role)
+        """Raise a failure when one of ``roles`` (default: all) ended badly. The others get
+        :attr:`settle_s` to end first, and a role whose status has a reason (a diverged loss) is
+        named before the first failed one: its peers die of its exit (a gloo rank aborts when the
+        rank it waits for left), and which of them the poll saw first is a race."""
+        roles = self.roles if roles is None else roles
+        if all(role.proc.poll() in (None, 0) for role in roles):
+            return
+        time.sleep(self.settle_s)
+        failed = [role for role in self.roles if role.proc.poll() not in (None, 0)]
+        explained = [role for role in failed if role.proc.returncode in self.reasons]
+        raise self.failure((explained or [role for role in failed if role in roles])[0])
 
     # -- running ---------------------------------------------------------------------------------
     def follow(self, leader: Role, on_line: Callable[[dict], bool], collect: list[Role] = ()) -> None:
@@ -132,8 +141,7 @@ class Supervisor:
                 finished = on_line(json.loads(line)) or finished
                 continue
             leader.proc.wait(timeout=self.timeout_s)
-            if leader.proc.returncode:
-                raise self.failure(leader)
+            self.check([leader])
             if not finished:
                 raise NetweaveError(f"{leader.name} ended without its final report: "
                                     f"{last_line(leader.proc.stderr.read())}")

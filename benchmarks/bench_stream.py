@@ -58,12 +58,12 @@ def measure(model: str, workers: int, scheme: str, scale: float | None = None) -
     r = train(TrainRun(topology=topo, precisions=tuple(precisions(workers, scheme)), routing=routing, mode=mode,
                        epochs=epochs, scale=scale, batch=batch, model=model, data=data, steps=steps,
                        eval_samples=evaluated, timeout_s=600, lr=lr))
-    steady = r.epochs[1:] or r.epochs
+    late = slice(1, None) if len(r.epochs) > 1 else slice(None)  # the steady epochs: after the first
+    steady = r.epochs[late]
     per_step = [s for e in steady for s in e["step_s"]]
     count = sum(e["steps"] for e in steady)
     compute = sum(e["compute_s"] for e in steady) / count
     cluster = plan_cluster(topo, scale=scale, routes=r.plan.routes or None, prefix="nwtx")
-    late = slice(1, None) if len(r.epochs) > 1 else slice(None)
     slowest = {k: statistics.median(r.slowest(k, late)) if r.timing else None
                for k in ("first_s", "compute_s", "update_s")}
     predicted = predict_step_s(r.plan, cluster, r.summary["parameters"], scale, mode,

@@ -13,8 +13,9 @@ No PS and no serial phases. Every worker holds the model and the optimizer; per 
 3. takes the optimizer step on the mean, as every worker does with the same bits, so the models
    stay identical.
 
-Every worker notes per step when its first chunks went (``first_s``), its compute and its update
-(``timing``): the slowest worker's set what a step takes (:func:`.model.predict_step_s`).
+Every worker notes per step when its first chunks went (``first_s``), its compute, its wait for
+the sums and its update (``timing``): the slowest worker's set what a step takes
+(:func:`.model.predict_step_s`); the epoch's times are their sums.
 
 The first step's exponents come from every worker's shard's gradient, computed by each worker
 (:func:`first_peaks`). Rank 0 evaluates after each epoch and prints one JSON line per epoch and a
@@ -93,9 +94,8 @@ def stream_worker(config: StreamWorkerConfig) -> None:
     for epoch in range(config.epochs):
         client.resent = client.retried = client.recoveries = client.sums.stashed = 0
         t0 = time.perf_counter()
-        times = dict.fromkeys(("compute_s", "upload_s", "update_s"), 0.0)
         step_s = []
-        timing = {"first_s": [], "compute_s": [], "update_s": []}  # per step: what the route model reads
+        timing = {key: [] for key in ("first_s", "compute_s", "upload_s", "update_s")}  # per step (s)
         for s in range(steps):
             c0 = time.perf_counter()
             client.begin(epoch * steps + s)
@@ -109,13 +109,12 @@ def stream_worker(config: StreamWorkerConfig) -> None:
             set_gradient(model, mean)
             opt.step()
             c3 = time.perf_counter()
-            for key, value in (("compute_s", c1 - c0), ("upload_s", c2 - c1), ("update_s", c3 - c2)):
-                times[key] += value
             for key, value in (("first_s", (client.first_at or c1) - c0), ("compute_s", c1 - c0),
-                               ("update_s", c3 - c2)):
+                               ("upload_s", c2 - c1), ("update_s", c3 - c2)):
                 timing[key].append(value)
             step_s.append(c3 - c0)
         seconds = time.perf_counter() - t0
+        times = {key: sum(timing[key]) for key in ("compute_s", "upload_s", "update_s")}
         if config.endpoint.rank == 0:  # what all workers sent up once per step (resends aside), as the ring's counts
             sent = steps * sum(sp.stream_bytes(spec.precision, size) * spec.workers for spec in config.endpoint.streams)
             report_epoch(epoch, model, (x, y, xt, yt), limit=config.eval_samples, seconds=seconds, steps=steps,

@@ -130,10 +130,7 @@ class Supervisor:
             ready = select.select([leader.proc.stdout, *open_], [], [], 0.2)[0]
             for stream in ready:
                 if stream is not leader.proc.stdout:
-                    text = stream.readline()
-                    open_[stream].stdout += text
-                    if not text:
-                        del open_[stream]
+                    self._keep_line(stream, open_)
             if leader.proc.stdout not in ready:
                 continue
             line = leader.proc.stdout.readline()  # roles write whole lines and flush each
@@ -147,6 +144,16 @@ class Supervisor:
                                     f"{last_line(leader.proc.stderr.read())}")
             return
 
+    @staticmethod
+    def _keep_line(stream, open_: dict) -> None:
+        """One line of a watched role's stdout onto its ``Role.stdout``; at its end, stop watching it
+        (``open_``: stream → role)."""
+        text = stream.readline()
+        if text:
+            open_[stream].stdout += text
+        else:
+            del open_[stream]
+
     def drain(self, role: Role) -> list[dict]:
         """Wait for ``role`` (one :meth:`follow` collected) to end; its JSON lines."""
         role.proc.wait(timeout=self.timeout_s)
@@ -159,7 +166,6 @@ class Supervisor:
         coordinator, whose failure usually follows from another's) is reported first."""
         end = time.monotonic() + timeout_s
         open_ = {r.proc.stdout: r for r in roles}
-        chunks: dict[int, list[str]] = {id(r): [] for r in roles}
         while open_ or any(r.running() for r in roles):
             if any(r.proc.poll() not in (None, 0) for r in roles):
                 time.sleep(settle_s)
@@ -168,15 +174,9 @@ class Supervisor:
             if time.monotonic() > end:
                 raise NetweaveError(f"the run did not finish in {timeout_s:g} s; it was stopped")
             for stream in select.select(list(open_), [], [], 0.1)[0] if open_ else []:
-                text = stream.readline()
-                if text:
-                    chunks[id(open_[stream])].append(text)
-                else:
-                    del open_[stream]
+                self._keep_line(stream, open_)
             if not open_:
                 time.sleep(0.05)
-        for r in roles:
-            r.stdout = "".join(chunks[id(r)])
 
     def finish(self, role: Role) -> dict:
         """Tell ``role`` that the run is over (its stdin closes) and return its last JSON line."""

@@ -100,6 +100,9 @@ def testbed_gnn(
     overlap: bool = typer.Option(False, "--overlap", help="Double-buffered blocks: block b+1 goes up while block b comes down (kernel data plane)."),
     check: bool = typer.Option(True, "--check/--no-check", help="Also train in one process and report the largest logit difference."),
     seed: int = typer.Option(0, "--seed"),
+    congestion_control: bool = typer.Option(False, "--congestion-control", help="SwitchGNN §3.4: the switch ECN-marks packets that join a queue longer than --ecn-kb; a CNP halves the sender's rate, which grows back additively (kernel data plane)."),
+    ecn_kb: float = typer.Option(64.0, "--ecn-kb", help="The ECN marking threshold: KB of queue at a switch port."),
+    background: float = typer.Option(0.0, "--background", help="Background flows between the hosts (Poisson arrivals, Hadoop sizes) at this fraction of the link rate, 0 to below 1."),
     as_json: bool = JsonOpt,
 ):
     """Train GCN full-graph with its embedding exchange through an emulated SwitchGNN switch (or peer to peer)."""
@@ -108,7 +111,8 @@ def testbed_gnn(
 
     result = TestbedGnnScenario(dataset=dataset, workers=workers, exchange=exchange, memory=memory, gbps=gbps,
                                 epochs=epochs, hidden=hidden, layers=layers, blocking=blocking, dataplane=dataplane,
-                                overlap=overlap, check=check, seed=seed).run()
+                                overlap=overlap, check=check, seed=seed, congestion_control=congestion_control,
+                                ecn_kb=ecn_kb, background=background).run()
     summary, r = result.summary(), result.run
     if as_json:
         return emit_json(summary)

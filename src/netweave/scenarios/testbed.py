@@ -180,7 +180,9 @@ class TestbedGnnScenario:
     bytes); ``dataplane`` the switch's: ``auto`` (the kernel's where clang and libbpf are),
     ``xdp`` (tc-BPF in the kernel) or ``user`` (the userspace agent, the reference); ``overlap``
     double-buffers the blocks (kernel data plane); ``check`` also trains in one process and reports
-    the largest logit difference."""
+    the largest logit difference; ``congestion_control`` turns on §3.4's ECN-driven rates (the
+    switch marks at ``ecn_kb`` KB of queue; kernel data plane); ``background`` adds Poisson flows of
+    Hadoop sizes between the hosts at that fraction of the link rate (§6.5)."""
 
     __test__ = False
 
@@ -197,6 +199,9 @@ class TestbedGnnScenario:
     overlap: bool = False
     check: bool = True
     seed: int = 0
+    congestion_control: bool = False
+    ecn_kb: float = 64.0
+    background: float = 0.0
 
     @property
     def memory_bytes(self) -> int:
@@ -215,10 +220,14 @@ class TestbedGnnScenario:
             raise NetweaveError(f"--dataplane {self.dataplane!r}: use auto, xdp or user")
         if self.overlap and self.dataplane == "user":
             raise NetweaveError("--overlap: overlapped blocks need the kernel data plane (--dataplane auto or xdp)")
+        if self.congestion_control and (self.dataplane == "user" or self.exchange != "ina"):
+            raise NetweaveError("--congestion-control: the ECN-driven rates need the kernel data plane (--exchange ina, "
+                                "--dataplane auto or xdp)")
         return TestbedGnnResult(scenario=self, run=train_gnn_on_testbed(
             self.dataset, workers=self.workers, exchange=self.exchange, memory_bytes=self.memory_bytes, gbps=self.gbps,
             epochs=self.epochs, hidden=self.hidden, layers=self.layers, seed=self.seed, blocking=self.blocking,
-            dataplane=self.dataplane, overlap=self.overlap, check=self.check))
+            dataplane=self.dataplane, overlap=self.overlap, check=self.check,
+            congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -19,25 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import NetweaveError
-from ..net.bpf import XdpObject, compile_program
+from ..net.bpf import TcObject, compile_program
 from .tables import MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
-            "saturated", "clone_dropped", "stale")  # the counters enum of the bpf source
+            "saturated", "clone_dropped", "stale", "cnps")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
-BPF_TC_INGRESS = 1
-
-
-class TcHook(ctypes.Structure):
-    _fields_ = [("sz", ctypes.c_size_t), ("ifindex", ctypes.c_int), ("attach_point", ctypes.c_int),
-                ("parent", ctypes.c_uint32), ("pad", ctypes.c_uint32)]
-
-
-class TcOpts(ctypes.Structure):
-    _fields_ = [("sz", ctypes.c_size_t), ("prog_fd", ctypes.c_int), ("flags", ctypes.c_uint32),
-                ("prog_id", ctypes.c_uint32), ("handle", ctypes.c_uint32), ("priority", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32)]
 
 
 class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to run_cnt
@@ -75,7 +63,7 @@ def _mac(text: str) -> bytes:
     return bytes(int(p, 16) for p in parts)
 
 
-class KernelSwitch(XdpObject):
+class KernelSwitch(TcObject):
     """The data plane loaded with ``tables``, attached to ``ports`` (rank → :class:`Port`)."""
 
     def __init__(self, tables: SwitchTables, ports: dict[int, Port], address: str, switch_port: int, worker_port: int,
@@ -83,23 +71,17 @@ class KernelSwitch(XdpObject):
         if not ports or len(ports) > MAX_WORKERS or sorted(ports) != list(range(len(ports))):
             raise NetweaveError(f"the kernel data plane needs ports for workers 0..n-1 (n <= {MAX_WORKERS})")
         tables.check(len(ports))
-        self.tables, self.ports, self.hooks = tables, ports, []
+        self.tables, self.ports = tables, ports
         sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries, "seen": tables.seen}
         super().__init__(obj or compile_program(SOURCE), "gnn_switch", [], sizes, "the GNN switch's data plane")
-        lib = self.lib
-        for fn, res, args in (("bpf_tc_hook_create", ctypes.c_int, [ctypes.c_void_p]),
-                              ("bpf_tc_hook_destroy", ctypes.c_int, [ctypes.c_void_p]),
-                              ("bpf_tc_attach", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
-                              ("bpf_tc_detach", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
-                              ("bpf_program__fd", ctypes.c_int, [ctypes.c_void_p]),
-                              ("bpf_obj_get_info_by_fd", ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]),
+        for fn, res, args in (("bpf_obj_get_info_by_fd", ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]),
                               ("bpf_map_update_batch", ctypes.c_int,
                                [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p])):
-            f = getattr(lib, fn)
+            f = getattr(self.lib, fn)
             f.restype, f.argtypes = res, args
         try:
             self._configure(address, switch_port, worker_port)
-            self._attach_tc()
+            self.attach_tc([p.interface for p in self.ports.values()], egress=False)
         except BaseException:
             self.close()
             raise
@@ -131,18 +113,6 @@ class KernelSwitch(XdpObject):
         if t.edges.size:
             self._write("edges", t.edges)
 
-    def _attach_tc(self) -> None:
-        fd = self.lib.bpf_program__fd(self.prog)
-        for p in self.ports.values():
-            hook = TcHook(ctypes.sizeof(TcHook), socket.if_nametoindex(p.interface), BPF_TC_INGRESS, 0, 0)
-            made = self.lib.bpf_tc_hook_create(ctypes.byref(hook))
-            if made and made != -17:  # EEXIST: the impairments' clsact is there already
-                raise NetweaveError(f"could not add a clsact hook to {p.interface} (error {made})")
-            opts = TcOpts(ctypes.sizeof(TcOpts), fd, 0, 0, 0, 0, 0)
-            if self.lib.bpf_tc_attach(ctypes.byref(hook), ctypes.byref(opts)):
-                raise NetweaveError(f"could not attach the GNN switch's program to {p.interface}")
-            self.hooks.append((hook, opts.handle, opts.priority))
-
     def counters(self) -> dict[str, int]:
         return self.percpu_counters("counters", COUNTERS)
 
@@ -154,10 +124,3 @@ class KernelSwitch(XdpObject):
         if self.lib.bpf_obj_get_info_by_fd(self.lib.bpf_program__fd(self.prog), ctypes.byref(info), ctypes.byref(size)):
             return {}
         return {"run_cnt": int(info.run_cnt), "run_time_ns": int(info.run_time_ns)}
-
-    def close(self) -> None:
-        for hook, handle, priority in getattr(self, "hooks", []):
-            opts = TcOpts(ctypes.sizeof(TcOpts), 0, 0, 0, handle, priority, 0)
-            self.lib.bpf_tc_detach(ctypes.byref(hook), ctypes.byref(opts))
-        self.hooks = []
-        super().close()

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...errors import NetweaveError
 from ..net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
+from ..net.background import BackgroundConfig
 from ..net.supervisor import Supervisor, last_line
 from .job import prepare_gnn_job, single_process
 from .switch import SwitchConfig
@@ -47,6 +48,7 @@ class GnnTestbedRun:
     dataplane: str = "user"
     transport: list[dict] = field(default_factory=list)
     predicted: dict = field(default_factory=dict)
+    background: list[dict] = field(default_factory=list)
     epochs: list[dict] = field(default_factory=list)
     switch: dict = field(default_factory=dict)
     veth: dict = field(default_factory=dict)
@@ -71,7 +73,7 @@ class GnnTestbedRun:
         med = {k: float(np.median([e[k] for e in later])) for k in ("epoch_s", "exchange_s", "exchange_bytes")} \
             if later else {}
         return {"exchange": self.exchange, "dataplane": self.dataplane, "transport": self.transport,
-                "predicted": self.predicted,
+                "predicted": self.predicted, "background": self.background,
                 "median_epoch_s": med.get("epoch_s"),
                 "median_exchange_s": med.get("exchange_s"), "median_exchange_bytes": med.get("exchange_bytes"),
                 "max_logit_diff": self.max_logit_diff, "single_process_losses": self.single_losses,
@@ -109,12 +111,17 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          weight_decay: float = 5e-4, dropout: float = 0.5, seed: int = 0, blocking: str = "paper",
                          latency_us: float = 1.0, timeout_s: float = 300.0, check: bool = True,
                          dataplane: str = "auto", overlap: bool = False, loss: float = 0.0, duplicate: float = 0.0,
-                         reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False) -> GnnTestbedRun:
+                         reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False,
+                         congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
+                         ) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
     ``loss``/``duplicate``/``reorder``: per-packet probabilities on every interface (tc-BPF,
-    :mod:`netweave.testbed.net.impair`)."""
+    :mod:`netweave.testbed.net.impair`); ``congestion_control``: §3.4's ECN-driven rates (the switch
+    marks at ``ecn_kb`` KB of queue, :mod:`.ecn`; the workers halve on a CNP, :mod:`.rate`; kernel
+    data plane only); ``background``: Poisson flows of Hadoop sizes between the hosts at that
+    fraction of the link rate (:mod:`netweave.testbed.net.background`, §6.5)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -133,6 +140,14 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         dataplane = "xdp" if kernel_plane_available() else "user"
     if overlap and dataplane != "xdp":
         raise NetweaveError("--overlap: overlapped blocks need the kernel data plane (--dataplane xdp)")
+    if congestion_control and not (exchange == "ina" and dataplane == "xdp"):
+        raise NetweaveError("--congestion-control: the ECN-driven rates need the kernel data plane (--exchange ina "
+                            "--dataplane xdp)")
+    if congestion_control and not 1 <= ecn_kb <= 100_000:
+        raise NetweaveError(f"--ecn-kb {ecn_kb:g}: give the marking threshold in KB, 1 to 100000")
+    if not 0 <= background < 1:
+        raise NetweaveError(f"--background {background:g}: give the background load as a fraction of the link rate, "
+                            "0 (none) to below 1")
     impairment = Impairment(loss, duplicate, reorder)
     if gbps <= 0:
         raise NetweaveError(f"--gbps {gbps:g}: give a positive link rate")
@@ -161,7 +176,15 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                   else None, dataplane=dataplane if kernel else "user",
                                                   ports=_ports(cluster, switch_name) if kernel else None,
                                                   data_port=GNN_DATA, worker_port=GNN_DOWN,
-                                                  overlap=bool(overlap and kernel)), ready=True)
+                                                  overlap=bool(overlap and kernel),
+                                                  ecn_bytes=int(ecn_kb * 1000) if congestion_control else 0,
+                                                  link_kbit=cluster.shaping[switch_name, hosts[0]].rate_kbit),
+                                     ready=True)
+            noise = [supervisor.start(f"background traffic ({h})", cluster.namespace[h], "netweave.testbed.net.background",
+                                      BackgroundConfig(address=cluster.address[h], link_gbps=gbps, load=background,
+                                                       peers=tuple(cluster.address[g] for g in hosts if g != h),
+                                                       seed=seed * 1000 + r, duration_s=timeout_s))
+                     for r, h in enumerate(hosts)] if background else []
             ranks = [supervisor.start(f"worker {r} ({h})", cluster.namespace[h], "netweave.testbed.gnn.worker",
                                       WorkerConfig(rank=r, workers=workers, address=cluster.address[h],
                                                    peers={q: cluster.address[g] for q, g in enumerate(hosts)},
@@ -171,7 +194,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    weight_decay=weight_decay, dropout=dropout, seed=seed,
                                                    timeout_s=timeout_s, dataplane=dataplane if kernel else "user",
                                                    memory_bytes=memory_bytes, overlap=bool(overlap and kernel),
-                                                   retransmit_s=retransmit_s, link_gbps=gbps))
+                                                   retransmit_s=retransmit_s, link_gbps=gbps,
+                                                   congestion_control=congestion_control))
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []
             last = [accountant.snapshot()]
@@ -187,6 +211,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
             with bpf_stats():
                 supervisor.follow(ranks[0], on_line)
                 supervisor.wait([agent, *ranks[1:]], timeout_s * 4)
+            run.background = [supervisor.finish(role) for role in noise]  # the job is done: so is the background
             after = _veth_bytes(cluster)
         run.veth = {k: after[k] - before[k] for k in after}
         run.switch = json.loads(last_line(agent.stdout))

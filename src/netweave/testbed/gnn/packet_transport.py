@@ -17,6 +17,9 @@ Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of 
   SUM of a pulled cell. A DONE without NEXT is sent again; a duplicate changes nothing (cells and
   edges are counted once). Packets of a later block or exchange are kept for it; of an earlier
   one, dropped. ``timeout_s`` without any progress fails the exchange.
+* **§3.4** (congestion), with ``rate`` (:mod:`.rate`): the units go up paced at the rate, receiving
+  in between; a SUM, COPY or RESEND whose ECN flag the switch's port set (:mod:`.ecn`) is answered
+  with a CNP to its sender (one per sender per received batch), and a CNP halves the rate.
 
 ``out`` accumulates in float64 and is returned as float32, like the TCP transport's.
 """
@@ -30,12 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..net import batchio
-from .packet import COPY, DONE, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse
+from .packet import CNP, COPY, DONE, ECN, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse
 from .plans import edge_ranges
 from .predict import wire_bytes
+from .rate import RateControl
 from .tables import VALUES, layer_view
 
 BATCH = 256  # packets per sendmmsg between receives
+PACED = 16   # ... with a rate (congestion control): the bits of 16 packets, then the pause the rate asks
 STRIDE = HB + 4 * VALUES
 
 
@@ -130,8 +135,9 @@ class PacketTransport:
 
     def __init__(self, sock: socket.socket, switch: tuple[str, int], rank: int, plans: list[dict],
                  boundary: np.ndarray, memory_bytes: int, *, overlap: bool = False, timeout_s: float = 60.0,
-                 retransmit_s: float = 0.2, link_gbps: float = 0.0):
+                 retransmit_s: float = 0.2, link_gbps: float = 0.0, rate: RateControl | None = None):
         self.sock, self.switch, self.rank, self.boundary = sock, switch, rank, boundary
+        self.rate = rate
         self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
         self.overlap, self.link_gbps = overlap, link_gbps
         self.views = [layer_view(p, memory_bytes, overlap) for p in plans]
@@ -147,7 +153,7 @@ class PacketTransport:
         self.early: list[np.ndarray] = []
         self.record: list | None = None  # a probe's: (keys (k, 3) block, vertex, chunk; rows (k, VALUES)) per batch
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
-                                       "duplicates", "stale"), 0)
+                                       "duplicates", "stale", "marked", "cnps_sent"), 0)
         self.bytes = {"sent": 0, "received": 0}  # UDP payload (the 28-byte header included)
         batchio.set_receive_buffer(sock, 64 << 20)
         sock.setblocking(False)
@@ -230,9 +236,14 @@ class PacketTransport:
             units = np.repeat(blk.units, chunks)
             unit_rows = np.repeat(blk.unit_rows, chunks)
             cidx = np.tile(np.arange(chunks), blk.units.size)
+            step = PACED if self.rate else BATCH
             for data, lengths in self._packets(UNIT, layer, direction, b, units, unit_rows, cidx, rows=rows):
-                for at in range(0, len(data), BATCH):  # up, receiving in between
-                    self._send_rows(data[at:at + BATCH], lengths[at:at + BATCH])
+                for at in range(0, len(data), step):  # up, receiving in between
+                    if self.rate:  # wait for the rate, receiving meanwhile
+                        until = time.monotonic() + self.rate.pace(time.monotonic(), 8 * int(lengths[at:at + step].sum()))
+                        while (left := until - time.monotonic()) > 0:
+                            self._receive(handle, left)
+                    self._send_rows(data[at:at + step], lengths[at:at + step])
                     self._receive(handle, 0.0)
 
         for b in range(min(window, B)):
@@ -282,11 +293,33 @@ class PacketTransport:
                 return
             head, idx = parse(self.rows, self.lengths, k)
             self.bytes["received"] += int(self.lengths[idx].sum())
+            if self.rate is not None and head.size:
+                keep = self._congestion(head)
+                head, idx = head[keep], idx[keep]
             if head.size:
                 handle(head, self.rows[idx])
             if k < len(self.rows):
                 return
             timeout_s = 0.0
+
+    def _congestion(self, head) -> np.ndarray:
+        """§3.4's rate control on a received batch: CNPs halve the rate; marked data packets get
+        a CNP back to their senders. Returns which packets are not CNPs."""
+        kind = head["kind"]
+        cnp = kind == CNP
+        if cnp.any():
+            self.rate.on_cnp(time.monotonic())
+        marked = ((head["flags"] & ECN) != 0) & ((kind == SUM) | (kind == COPY) | (kind == RESEND))
+        if marked.any():
+            self.counters["marked"] += int(marked.sum())
+            senders = np.unique(head["sender"][marked])
+            senders = senders[senders != self.rank]
+            if senders.size:
+                none = np.zeros((senders.size, 0), np.float32)
+                self._send([build(CNP, layer=0, direction=0, seq=0, block=0, sender=self.rank, unit=0, chunk=0,
+                                  values=none, target=senders)])
+                self.counters["cnps_sent"] += int(senders.size)
+        return ~cnp
 
     # -- what comes down ----------------------------------------------------------------------------
     def _sums(self, blk, head, data, chunks, mode, left, out, *, dim):

@@ -79,6 +79,8 @@ class SwitchConfig(RoleConfig):
     data_port: int = 0  # xdp: the UDP port of the data plane (the switch's)
     worker_port: int = 0  # xdp: the workers' UDP port
     overlap: bool = False
+    ecn_bytes: int = 0  # xdp: mark SwitchGNN packets leaving a port whose queue is longer (0: no marking)
+    link_kbit: int = 0  # xdp with ecn_bytes: the ports' HTB rate
 
 
 class _Layer:
@@ -262,15 +264,23 @@ def serve(config: SwitchConfig) -> dict:
     if config.dataplane not in ("user", "xdp"):
         raise ValueError(f"dataplane {config.dataplane!r}: use xdp or user")
     kernel = _kernel(config, plans) if config.dataplane == "xdp" and plans else None
+    marker = None
     try:
+        if kernel and config.ecn_bytes:
+            from .ecn import EcnMarker
+
+            marker = EcnMarker({p[0]: config.link_kbit for p in config.ports.values()}, config.ecn_bytes)
         counters = _serve(config, [] if kernel else plans)
         if kernel:
             counters |= {f"kernel_{k}": v for k, v in kernel.counters().items()}
             counters |= {f"bpf_{k}": v for k, v in kernel.run_stats().items()}
+        if marker:
+            counters |= {f"ecn_{k}": v for k, v in marker.counters().items()}
         return counters
     finally:
-        if kernel:
-            kernel.close()
+        for plane in (marker, kernel):
+            if plane:
+                plane.close()
 
 
 def _serve(config: SwitchConfig, plans) -> dict:

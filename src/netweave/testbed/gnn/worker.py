@@ -191,7 +191,8 @@ class WorkerConfig(RoleConfig):
         (the peer-to-peer mesh); switch: the switch agent's (address, port); exchange: ``ina`` or
         ``p2p``; dataplane: ``user`` (the agent, TCP) or ``xdp`` (the kernel data plane, UDP:
         :mod:`.packet_transport`, with the switch's ``memory_bytes``, ``overlap``, the pulls'
-        ``retransmit_s`` and the links' rate ``link_gbps``); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
+        ``retransmit_s``, the links' rate ``link_gbps`` and ``congestion_control``: §3.4's ECN-driven
+        rate, :mod:`.rate`); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
         num_train: training vertices of the whole graph; epochs, lr, weight_decay, dropout, seed:
         the recipe; timeout_s: how long it waits for a peer or the switch.
     """
@@ -216,6 +217,7 @@ class WorkerConfig(RoleConfig):
     overlap: bool = False
     retransmit_s: float = 0.2
     link_gbps: float = 0.0
+    congestion_control: bool = False
 
 
 def worker(cfg: WorkerConfig) -> None:
@@ -235,13 +237,15 @@ def worker(cfg: WorkerConfig) -> None:
     switch.queue(HELLO, sender=rank)
     if cfg.exchange == "ina" and cfg.dataplane == "xdp":
         from .packet_transport import PacketTransport
+        from .rate import RateControl
 
         plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.bind((cfg.address, GNN_DOWN))
         transport = PacketTransport(sock, (cfg.switch[0], GNN_DATA), rank, plans, layout.boundary, cfg.memory_bytes,
                                     overlap=cfg.overlap, timeout_s=timeout, retransmit_s=cfg.retransmit_s,
-                                    link_gbps=cfg.link_gbps)
+                                    link_gbps=cfg.link_gbps,
+                                    rate=RateControl(cfg.link_gbps * 1e9) if cfg.congestion_control else None)
         conns = [switch]
     elif cfg.exchange == "ina":
         plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
@@ -304,8 +308,11 @@ def worker(cfg: WorkerConfig) -> None:
     pump([switch], lambda: True, lambda c, m: None, timeout, "the BYE to leave")  # the switch closes after all BYEs
     peers = conns[1:]  # a stream closed with unread data resets: wait for every peer's BYE first
     pump(peers, lambda: all(c.bye for c in peers), lambda c, m: None, timeout, "the peers' BYE")
-    print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls,
-                      "transport": getattr(transport, "counters", {})}), flush=True)
+    counters = dict(getattr(transport, "counters", {}))
+    rate = getattr(transport, "rate", None)
+    if rate is not None:
+        counters |= {"rate_cuts": rate.cuts, "cnps_received": rate.cnps, "lowest_rate_kbit": int(rate.lowest_bps / 1e3)}
+    print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls, "transport": counters}), flush=True)
 
 
 def main(argv: list[str]) -> int:

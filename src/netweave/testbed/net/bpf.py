@@ -171,3 +171,57 @@ class XdpObject:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class TcHook(ctypes.Structure):  # libbpf's struct bpf_tc_hook
+    _fields_ = [("sz", ctypes.c_size_t), ("ifindex", ctypes.c_int), ("attach_point", ctypes.c_int),
+                ("parent", ctypes.c_uint32), ("pad", ctypes.c_uint32)]
+
+
+class TcOpts(ctypes.Structure):  # libbpf's struct bpf_tc_opts
+    _fields_ = [("sz", ctypes.c_size_t), ("prog_fd", ctypes.c_int), ("flags", ctypes.c_uint32),
+                ("prog_id", ctypes.c_uint32), ("handle", ctypes.c_uint32), ("priority", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32)]
+
+
+BPF_TC_INGRESS, BPF_TC_EGRESS = 1, 2
+
+
+class TcObject(XdpObject):
+    """:class:`XdpObject` whose program is a tc classifier (direct action): :meth:`attach_tc`
+    attaches it at the clsact ingress or egress of interfaces of the current namespace (the hook
+    made where there is none); :meth:`close` detaches it."""
+
+    def __init__(self, *args, **kwargs):
+        self.hooks = []
+        super().__init__(*args, **kwargs)
+        for fn, res, args in (("bpf_tc_hook_create", ctypes.c_int, [ctypes.c_void_p]),
+                              ("bpf_tc_attach", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+                              ("bpf_tc_detach", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+                              ("bpf_program__fd", ctypes.c_int, [ctypes.c_void_p])):
+            f = getattr(self.lib, fn)
+            f.restype, f.argtypes = res, args
+
+    def attach_tc(self, interfaces: list[str], *, egress: bool, priority: int = 0) -> None:
+        """Attach at ``interfaces``' tc ingress or ``egress`` (``priority``: 0, the kernel's choice;
+        a lower number runs first)."""
+        import socket
+
+        fd = self.lib.bpf_program__fd(self.prog)
+        for dev in interfaces:
+            hook = TcHook(ctypes.sizeof(TcHook), socket.if_nametoindex(dev), BPF_TC_EGRESS if egress else BPF_TC_INGRESS,
+                          0, 0)
+            made = self.lib.bpf_tc_hook_create(ctypes.byref(hook))
+            if made and made != -17:  # EEXIST: the impairments' clsact is there already
+                raise NetweaveError(f"could not add a clsact hook to {dev} (error {made})")
+            opts = TcOpts(ctypes.sizeof(TcOpts), fd, 0, 0, 0, priority, 0)
+            if self.lib.bpf_tc_attach(ctypes.byref(hook), ctypes.byref(opts)):
+                raise NetweaveError(f"could not attach {self.what} to {dev}")
+            self.hooks.append((hook, opts.handle, opts.priority))
+
+    def close(self) -> None:
+        for hook, handle, priority in self.hooks:
+            opts = TcOpts(ctypes.sizeof(TcOpts), 0, 0, 0, handle, priority, 0)
+            self.lib.bpf_tc_detach(ctypes.byref(hook), ctypes.byref(opts))
+        self.hooks = []
+        super().close()

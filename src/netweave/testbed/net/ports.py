@@ -22,6 +22,8 @@ GNN_SWITCH = 47200  # TCP: the workers' streams to the switch agent
 GNN_PEER = 47201  # TCP: the workers' full mesh (peer-to-peer exchange)
 GNN_DATA = 47202  # UDP: embeddings up to the switch's kernel data plane
 GNN_DOWN = 47203  # UDP: sums, copies and block signals down to the workers
+# any job
+BACKGROUND = 47300  # UDP: background flows between hosts (testbed.net.background)
 
 
 def datagram_payload(mtu: int = MTU) -> int:

@@ -34,6 +34,9 @@
  *         resends its contributions to them;
  *  RESEND such a contribution: forwarded to worker `target` unchanged, never aggregated (the
  *         "bypass" of §3.4: the puller sums them itself and ignores a late SUM of those cells).
+ *  CNP    a worker got a packet whose ECN flag the egress of its port set (ecn_mark.bpf.c: the
+ *         port's queue was longer than the threshold, §3.4/§4): forwarded to worker `target`, the
+ *         sender named in that packet, which halves its rate (netweave/testbed/gnn/rate.py).
  * Anything else passes to the host path (TC_ACT_OK). Every field is checked against the tables
  * before it indexes anything. Counters per CPU.
  */
@@ -64,9 +67,9 @@
 #define SHIFT_MAX 28
 #define LIMIT ((1LL << 52) - 1)
 
-enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND };
+enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
-       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_MAX };
+       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -538,9 +541,10 @@ int gnn_switch(struct __sk_buff *skb)
         return TC_ACT_SHOT;
     }
     case K_RESEND:
+    case K_CNP:
         if (h.target >= c->workers)
             return TC_ACT_SHOT;
-        bump(C_RESENDS);
+        bump(h.kind == K_CNP ? C_CNPS : C_RESENDS);
         return send_to(skb, c, h.target, 1) == TC_ACT_REDIRECT ? TC_ACT_REDIRECT : TC_ACT_SHOT;
     default:
         bump(C_BAD);

@@ -57,20 +57,21 @@ def ceiling(switch: dict) -> dict:
     return {}
 
 
-def run_one(spec: str, exchange: str, args, dataplane: str = "xdp") -> dict:
+def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -> dict:
+    """One run of ``train_gnn_on_testbed`` (``options``: its other keywords) and what it measured."""
     from netweave.testbed.gnn import train_gnn_on_testbed
 
     before, up_before, t0 = load(), uptime(), time.perf_counter()
     r = train_gnn_on_testbed(spec, workers=args.workers, exchange=exchange, memory_bytes=args.memory, gbps=args.gbps,
                              epochs=args.epochs, hidden=args.hidden, layers=args.layers, blocking=args.blocking,
-                             seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap)
+                             seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap, **options)
     s = r.summary()
     later = r.epochs[1:]
     bounds = [e.get("accounting_bound") for e in later]
     return {"exchange": exchange, "dataplane": r.dataplane, "load_before": before, "load_after": load(),
             "uptime_before": up_before, "uptime_after": uptime(), "scale": 1.0, "wall_s": time.perf_counter() - t0,
             "bound": max(set(bounds), key=bounds.count) if bounds else None, "ceiling": ceiling(r.switch),
-            "transport": r.transport,
+            "transport": r.transport, "background": r.background,
             "median_epoch_s": s["median_epoch_s"], "median_exchange_s": s["median_exchange_s"],
             "median_exchange_sent_bytes": s["median_exchange_bytes"],
             "median_exchange_received_bytes": sorted(e["exchange_received_bytes"] for e in later)[len(later) // 2],

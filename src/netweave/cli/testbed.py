@@ -103,6 +103,7 @@ def testbed_gnn(
     congestion_control: bool = typer.Option(False, "--congestion-control", help="SwitchGNN §3.4: the switch ECN-marks packets that join a queue longer than --ecn-kb; a CNP halves the sender's rate, which grows back additively (kernel data plane)."),
     ecn_kb: float = typer.Option(64.0, "--ecn-kb", help="The ECN marking threshold: KB of queue at a switch port."),
     background: float = typer.Option(0.0, "--background", help="Background flows between the hosts (Poisson arrivals, Hadoop sizes) at this fraction of the link rate, 0 to below 1."),
+    switch_buffer_kb: float = typer.Option(0.0, "--switch-buffer-kb", help="Every switch port's queue in KB (a packet that finds it full is dropped); 0: 10,000 packets."),
     as_json: bool = JsonOpt,
 ):
     """Train GCN full-graph with its embedding exchange through an emulated SwitchGNN switch (or peer to peer)."""
@@ -112,7 +113,7 @@ def testbed_gnn(
     result = TestbedGnnScenario(dataset=dataset, workers=workers, exchange=exchange, memory=memory, gbps=gbps,
                                 epochs=epochs, hidden=hidden, layers=layers, blocking=blocking, dataplane=dataplane,
                                 overlap=overlap, check=check, seed=seed, congestion_control=congestion_control,
-                                ecn_kb=ecn_kb, background=background).run()
+                                ecn_kb=ecn_kb, background=background, switch_buffer_kb=switch_buffer_kb).run()
     summary, r = result.summary(), result.run
     if as_json:
         return emit_json(summary)

@@ -182,7 +182,8 @@ class TestbedGnnScenario:
     double-buffers the blocks (kernel data plane); ``check`` also trains in one process and reports
     the largest logit difference; ``congestion_control`` turns on §3.4's ECN-driven rates (the
     switch marks at ``ecn_kb`` KB of queue; kernel data plane); ``background`` adds Poisson flows of
-    Hadoop sizes between the hosts at that fraction of the link rate (§6.5)."""
+    Hadoop sizes between the hosts at that fraction of the link rate (§6.5); ``switch_buffer_kb``
+    bounds every switch port's queue (0: 10,000 packets)."""
 
     __test__ = False
 
@@ -202,6 +203,7 @@ class TestbedGnnScenario:
     congestion_control: bool = False
     ecn_kb: float = 64.0
     background: float = 0.0
+    switch_buffer_kb: float = 0.0
 
     @property
     def memory_bytes(self) -> int:
@@ -227,7 +229,8 @@ class TestbedGnnScenario:
             self.dataset, workers=self.workers, exchange=self.exchange, memory_bytes=self.memory_bytes, gbps=self.gbps,
             epochs=self.epochs, hidden=self.hidden, layers=self.layers, seed=self.seed, blocking=self.blocking,
             dataplane=self.dataplane, overlap=self.overlap, check=self.check,
-            congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background))
+            congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background,
+            switch_buffer_kb=self.switch_buffer_kb))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -59,7 +59,9 @@ def test_p2p_follows_single_process_and_sends_each_row_once_per_worker():
 def test_bad_input_is_one_line():
     for args, words in ((["cora", "--exchange", "bogus"], "use ina or p2p"),
                         (["cora", "--memory", "12QB"], "is not a size"),
-                        (["cora", "--workers", "1"], "at least 2")):
+                        (["cora", "--workers", "1"], "at least 2"),
+                        (["cora", "--background", "1.5"], "fraction of the link rate"),
+                        (["cora", "--congestion-control", "--ecn-kb", "0"], "marking threshold")):
         done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", *args], capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == 2, done.stderr
@@ -99,3 +101,31 @@ def test_kernel_data_plane_under_loss_follows_single_process():
     assert sum(t["pulls"] for t in r.transport) > 0 and r.switch["kernel_resends"] > 0
     assert r.max_logit_diff <= 1e-5
     assert not _left_behind()
+
+
+@needs_root
+@pytest.mark.slow
+def test_congestion_control_under_background_traffic_and_loss_follows_single_process():
+    """§3.4 on the wire: background TCP flows load the links, the switch's ports ECN-mark at 8 KB
+    of queue, the workers answer with CNPs that the kernel switch forwards, senders halve their rate;
+    with 5 % loss per link besides (pulls). The logits stay within 1e-5 of single-process training."""
+    from netweave.testbed.gnn import train_gnn_on_testbed
+
+    r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=200_000, gbps=0.05, epochs=1,
+                             timeout_s=60, dataplane="xdp", loss=0.05, retransmit_s=0.05, congestion_control=True,
+                             ecn_kb=8, background=0.3)
+    t = {k: sum(w[k] for w in r.transport) for k in ("marked", "cnps_sent", "cnps_received", "rate_cuts", "pulls")}
+    assert r.switch["ecn_marked"] > 0 and t["marked"] > 0 and t["pulls"] > 0
+    assert 0 < r.switch["kernel_cnps"] <= t["cnps_sent"] and 0 < t["cnps_received"] <= r.switch["kernel_cnps"]
+    assert 0 < t["rate_cuts"] <= t["cnps_received"]
+    assert all(w["lowest_rate_kbit"] < 50_000 for w in r.transport if w["rate_cuts"])
+    assert len(r.background) == 4 and all(b["flows"] > 0 and b["sent_bytes"] > 0 for b in r.background)
+    assert r.max_logit_diff <= 1e-5
+    assert not _left_behind()
+
+
+def test_congestion_control_needs_the_kernel_data_plane():
+    done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", "cora", "--dataplane", "user",
+                           "--congestion-control"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith("netweave: error: --congestion-control") and "kernel data plane" in done.stderr

@@ -113,7 +113,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          dataplane: str = "auto", overlap: bool = False, loss: float = 0.0, duplicate: float = 0.0,
                          reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False,
                          congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
-                         ) -> GnnTestbedRun:
+                         switch_buffer_kb: float = 0.0) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -121,7 +121,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     :mod:`netweave.testbed.net.impair`); ``congestion_control``: §3.4's ECN-driven rates (the switch
     marks at ``ecn_kb`` KB of queue, :mod:`.ecn`; the workers halve on a CNP, :mod:`.rate`; kernel
     data plane only); ``background``: Poisson flows of Hadoop sizes between the hosts at that
-    fraction of the link rate (:mod:`netweave.testbed.net.background`, §6.5)."""
+    fraction of the link rate (:mod:`netweave.testbed.net.background`, §6.5); ``switch_buffer_kb``:
+    every switch port's queue (KB; 0: 10,000 packets)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -140,11 +141,11 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         dataplane = "xdp" if kernel_plane_available() else "user"
     if overlap and dataplane != "xdp":
         raise NetweaveError("--overlap: overlapped blocks need the kernel data plane (--dataplane xdp)")
+    if congestion_control and not 1 <= ecn_kb <= 100_000:
+        raise NetweaveError(f"--ecn-kb {ecn_kb:g}: give the marking threshold in KB, 1 to 100000")
     if congestion_control and not (exchange == "ina" and dataplane == "xdp"):
         raise NetweaveError("--congestion-control: the ECN-driven rates need the kernel data plane (--exchange ina "
                             "--dataplane xdp)")
-    if congestion_control and not 1 <= ecn_kb <= 100_000:
-        raise NetweaveError(f"--ecn-kb {ecn_kb:g}: give the marking threshold in KB, 1 to 100000")
     if not 0 <= background < 1:
         raise NetweaveError(f"--background {background:g}: give the background load as a fraction of the link rate, "
                             "0 (none) to below 1")
@@ -163,7 +164,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                               blocking=blocking, overlap=overlap and exchange == "ina")
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
-        with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment)) as cluster, \
+        buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None
+        with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment, switch_buffer_bytes=buffer)) as cluster, \
                 Supervisor(timeout_s) as supervisor:
             switch_name, hosts = cluster.switches[0], cluster.hosts
             kernel = exchange == "ina" and dataplane == "xdp"

@@ -5,15 +5,18 @@ of Hadoop and their arrival rate follows the Poisson distribution").
 
 One role per host (``python -m netweave.testbed.net.background CONFIG``): flows arrive as a Poisson
 process whose rate makes the host send ``load`` × its link rate on average; each flow goes to a
-peer drawn uniformly and carries a size drawn from :data:`HADOOP_CDF`, sent as UDP datagrams as
-fast as the host's uplink (its HTB class) takes them, with no congestion control (the flows load
-the network; they are not measured). Each role also drains what the others send it. It ends when
-its stdin closes (the launcher is done) or after ``duration_s``, and prints its totals as one JSON
-line.
+peer drawn uniformly and carries a size drawn from :data:`HADOOP_CDF`. Flows are TCP, as
+datacentre flows are: a flow's bytes are written, after those of the flows before it, to the one
+connection this host keeps to that peer, so the kernel's congestion control (the namespace's
+default: ``bbr`` on the testbed's machine) shares the links with the job's traffic instead of
+blasting the queues full (the paper's background flows are congestion-controlled too). Each role
+also drains what the others send it. It ends when its stdin closes (the launcher is done) or after
+``duration_s``, and prints its totals as one JSON line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -24,8 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import NetweaveError
-from . import batchio
-from .ports import BACKGROUND, datagram_payload
+from .ports import BACKGROUND
 from .role import RoleConfig
 
 #: Flow sizes of Facebook's Hadoop cluster (Roy et al., "Inside the Social Network's (Datacenter)
@@ -34,7 +36,7 @@ from .role import RoleConfig
 HADOOP_CDF = np.array([(0, 0), (100, 1), (200, 2), (300, 5), (350, 15), (400, 20), (500, 30), (600, 40), (700, 50),
                        (1000, 60), (2000, 67), (7000, 70), (30000, 72), (50000, 82), (80000, 87), (120000, 90),
                        (300000, 95), (1000000, 97.5), (2000000, 99), (10000000, 100)], dtype=np.float64)
-PACKET = 1400  # bytes of UDP payload per background datagram (at most; a flow's last is shorter)
+CHUNK = 1 << 16  # bytes written to a connection at a time
 
 
 def flow_sizes(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -67,46 +69,85 @@ def run(cfg: BackgroundConfig) -> dict:
         raise ValueError(f"background traffic needs a load in (0, 1), a link rate and peers, not {cfg}")
     rng = np.random.default_rng(cfg.seed)
     gap_s = mean_flow_bytes() * 8 / (cfg.load * cfg.link_gbps * 1e9)  # mean time between flows
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind((cfg.address, BACKGROUND))
-    sock.setblocking(False)
-    rows = np.zeros((64, datagram_payload()), np.uint8)
-    got = np.zeros(64, np.int64)
-    lengths = np.zeros(64, np.int64)
-    out = np.zeros((64, PACKET), np.uint8)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((cfg.address, BACKGROUND))
+    listener.listen(len(cfg.peers))
+    listener.setblocking(False)
+    incoming: list[socket.socket] = []
+    out: dict[str, socket.socket] = {}  # peer -> the connection this host's flows to it share
+    backlog = dict.fromkeys(cfg.peers, 0)  # bytes of arrived flows not yet written, per peer
+    chunk = bytes(CHUNK)
+    totals = dict.fromkeys(("flows", "sent_bytes", "received_bytes", "refused_flows"), 0)
     start = now = time.monotonic()
     arrival = start + rng.exponential(gap_s)
-    backlog: list[tuple[str, int]] = []  # flows arrived and not yet sent: (peer, bytes left)
-    flows = sent = received = 0
-    while now - start < cfg.duration_s:
-        if select.select([sys.stdin], [], [], 0)[0] and not sys.stdin.readline():
-            break  # the launcher is done
-        while arrival <= now:
-            backlog.append((cfg.peers[int(rng.integers(len(cfg.peers)))], int(flow_sizes(rng, 1)[0])))
-            arrival += rng.exponential(gap_s)
-            flows += 1
-        if backlog:  # up to 64 datagrams of the oldest flow, then look again
-            peer, left = backlog[0]
-            k = min(64, -(-left // PACKET))
-            lengths[:k] = PACKET
-            lengths[k - 1] = min(PACKET, left - (k - 1) * PACKET)
-            try:
-                batchio.send_batch(sock, out[:k], lengths[:k], (peer, BACKGROUND), timeout_s=1.0)
-            except OSError:
-                pass  # a full queue drops background traffic; nothing measures it
-            sent += int(lengths[:k].sum())
-            left -= int(lengths[:k].sum())
-            if left > 0:
-                backlog[0] = (peer, left)
-            else:
-                backlog.pop(0)
-        while (k := batchio.recv_batch(sock, rows, got, 0.0)) > 0:
-            received += int(got[:k].sum())
-        if not backlog:
-            time.sleep(max(0.0, min(arrival - time.monotonic(), 0.01)))
-        now = time.monotonic()
-    sock.close()
-    return {"flows": flows, "sent_bytes": sent, "received_bytes": received, "seconds": round(now - start, 3)}
+    try:
+        while now - start < cfg.duration_s:
+            while arrival <= now:
+                peer = cfg.peers[int(rng.integers(len(cfg.peers)))]
+                size = int(flow_sizes(rng, 1)[0])
+                if _connected(out, peer, cfg.address):
+                    backlog[peer] += size
+                    totals["flows"] += 1
+                else:
+                    totals["refused_flows"] += 1  # the peer is not listening (yet, or any more)
+                arrival += rng.exponential(gap_s)
+            busy = [out[p] for p in cfg.peers if backlog[p] and p in out]
+            wait = max(0.0, min(arrival - now, 0.05))
+            readable, writable, _ = select.select([sys.stdin, listener, *incoming], busy, [], wait)
+            if sys.stdin in readable and not sys.stdin.readline():
+                break  # the launcher is done
+            for sock in readable:
+                if sock is listener:
+                    with contextlib.suppress(BlockingIOError):
+                        conn, _ = listener.accept()
+                        conn.setblocking(False)
+                        incoming.append(conn)
+                elif sock is not sys.stdin:
+                    try:
+                        data = sock.recv(1 << 20)
+                    except BlockingIOError:
+                        continue
+                    except ConnectionError:
+                        data = b""
+                    if not data:  # the peer closed it
+                        incoming.remove(sock)
+                        sock.close()
+                    totals["received_bytes"] += len(data)
+            for peer in cfg.peers:
+                if out.get(peer) in writable:
+                    try:
+                        n = out[peer].send(chunk[:min(CHUNK, backlog[peer])])
+                    except BlockingIOError:
+                        n = 0
+                    except ConnectionError:
+                        out.pop(peer).close()
+                        n, backlog[peer] = 0, 0
+                    backlog[peer] -= n
+                    totals["sent_bytes"] += n
+            now = time.monotonic()
+    finally:
+        for sock in [listener, *incoming, *out.values()]:
+            sock.close()
+    return {**totals, "seconds": round(now - start, 3)}
+
+
+def _connected(out: dict, peer: str, address: str) -> bool:
+    """Whether this host has a connection to ``peer`` (made now if not: a blocking connect within
+    the star, bound to ``address``; False when the peer refuses)."""
+    if peer in out:
+        return True
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((address, 0))
+    sock.settimeout(1.0)
+    try:
+        sock.connect((peer, BACKGROUND))
+    except OSError:
+        sock.close()
+        return False
+    sock.setblocking(False)
+    out[peer] = sock
+    return True
 
 
 def main(argv: list[str]) -> int:

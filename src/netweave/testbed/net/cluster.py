@@ -80,6 +80,8 @@ class ClusterPlan:
         flows: (source host, destination host) → the node path that policy routing pins.
         scale: the factor applied to every link rate (recorded in every output).
         impairment: the loss, duplication and reordering of every interface (none by default).
+        switch_buffer_bytes: the queue of every switch port (a byte FIFO under its HTB class; a
+            packet that finds it full is dropped); None: 10,000 packets, as at the hosts.
     """
 
     topology: Topology
@@ -92,6 +94,7 @@ class ClusterPlan:
     next_hop: dict[tuple[str, str], str] = field(default_factory=dict)
     flows: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     impairment: Impairment = field(default_factory=Impairment)
+    switch_buffer_bytes: int | None = None
 
     @property
     def hosts(self) -> list[str]:
@@ -147,10 +150,12 @@ class ClusterPlan:
         for peer in self.neighbours(node):
             dev, s = self.interface[node, peer], self.shaping[node, peer]
             slow = max(MIN_KBIT, min(1000, s.rate_kbit // 100))
+            fifo = "pfifo limit 10000" if node in self.hosts or not self.switch_buffer_bytes else \
+                f"bfifo limit {int(self.switch_buffer_bytes)}"
             lines += [f"qdisc add dev {dev} root handle 1: htb default 1 r2q {max(10, s.rate_kbit // 8 // 60_000)}",
                       f"class add dev {dev} parent 1: classid 1:1 htb rate {s.rate_kbit}kbit ceil {s.rate_kbit}kbit "
                       f"burst {s.burst_bytes()} cburst {s.burst_bytes()}",
-                      f"qdisc add dev {dev} parent 1:1 handle 10: pfifo limit 10000",
+                      f"qdisc add dev {dev} parent 1:1 handle 10: {fifo}",
                       f"class add dev {dev} parent 1: classid 1:2 htb rate {slow}kbit ceil {slow}kbit burst 1600 "
                       "cburst 1600",
                       f"qdisc add dev {dev} parent 1:2 handle 20: pfifo limit 10000"]
@@ -167,15 +172,20 @@ class ClusterPlan:
 
 
 def plan_cluster(topo: Topology, scale: float = 1.0, routes: dict[str, dict] | None = None,
-                 prefix: str | None = None, impairment: Impairment | None = None) -> ClusterPlan:
+                 prefix: str | None = None, impairment: Impairment | None = None,
+                 switch_buffer_bytes: int | None = None) -> ClusterPlan:
     """The cluster of ``topo`` with link rates × ``scale``; ``routes`` is a routes JSON's ``tasks``
     (``{task: {"ps": PS, "paths": {worker: [worker, …, PS]}}}``) whose paths are pinned;
-    ``impairment`` applies to every interface."""
+    ``impairment`` applies to every interface; ``switch_buffer_bytes`` bounds every switch port's
+    queue."""
     if not 0 < scale <= 1:
         raise NetweaveError(f"--scale {scale:g} must be in (0, 1]: the emulated rates are the topology's times the scale")
     if len(topo.nodes) > MAX_NODES:
         raise NetweaveError(f"topology {topo.name} has {len(topo.nodes)} nodes; the testbed emulates at most {MAX_NODES}")
-    plan = ClusterPlan(topo, scale, prefix or new_prefix(), impairment=impairment or Impairment())
+    if switch_buffer_bytes is not None and not 3_000 <= switch_buffer_bytes <= 1 << 30:
+        raise NetweaveError(f"switch buffer {switch_buffer_bytes} B: give 3 KB (a packet) to 1 GB")
+    plan = ClusterPlan(topo, scale, prefix or new_prefix(), impairment=impairment or Impairment(),
+                       switch_buffer_bytes=switch_buffer_bytes)
     counts = {"host": 0, "switch": 0}
     for index, node in enumerate(topo.nodes):
         kind = "host" if node.kind == "host" else "switch"

@@ -7,8 +7,12 @@ background flows to the others (Poisson arrivals, Facebook-Hadoop sizes, at ``--
 rate: :mod:`netweave.testbed.net.background`). Per load, in one invocation: INA without congestion
 control (the units go up as fast as the host's link takes them), INA with it (the switch's ports
 ECN-mark at ``--ecn-kb`` KB of queue, a CNP halves the sender's rate, which grows back additively:
-``--congestion-control``), and what users would otherwise run, p2p (BNS-GCN over TCP, whose own
-congestion control reacts to the same queues by loss and delay). Per run: the epoch time (median of
+``--congestion-control``), each with §3.4's timer alone and with END pulls (beyond the paper: a
+worker pulls a block's missing cells as soon as every worker's END came), and what users would
+otherwise run, p2p (BNS-GCN over TCP, whose own
+congestion control reacts to the same queues by loss and delay). Every switch port's queue is
+``--switch-buffer-kb`` (a byte FIFO: 256 KB, 20 ms at 0.1 Gb/s; 0: the testbed's 10,000
+packets, 1.2-1.6 s). Per run: the epoch time (median of
 the epochs after the first), the pulls and resends (§3.4's loss recovery), the marks, CNPs and rate
 cuts, the background bytes actually sent, what bound each epoch (the testbed's accounting), the
 largest logit difference from single-process training, and ``uptime`` before and after.
@@ -28,8 +32,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_testbed_gnn import DATASETS, RESULTS, run_one  # noqa: E402
 
-VARIANTS = {"p2p": ("p2p", False), "ina": ("ina", False), "ina_cc": ("ina", True)}
-LABELS = {"p2p": "p2p (BNS-GCN, TCP)", "ina": "INA, no congestion control", "ina_cc": "INA + ECN rate control (§3.4)"}
+VARIANTS = {"p2p": ("p2p", False, False), "ina": ("ina", False, False), "ina_cc": ("ina", True, False),
+            "ina_fast": ("ina", False, True), "ina_cc_fast": ("ina", True, True)}  # exchange, ECN, END pulls
+LABELS = {"p2p": "p2p (BNS-GCN, TCP)", "ina": "INA, §3.4 timer, no congestion control",
+          "ina_cc": "INA + ECN rate control (§3.4)", "ina_fast": "INA + END pulls (beyond the paper)",
+          "ina_cc_fast": "INA + ECN + END pulls"}
 
 
 def totals(r: dict) -> dict:
@@ -48,6 +55,8 @@ def plot(results: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     loads = sorted(results["loads"], key=float)
+    kb = results.get("switch_buffer_kb")
+    buffer = f"{kb:g} KB" if kb else "10,000 packets"
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2))
     for key, label in LABELS.items():
         if any(key not in results["loads"][x] for x in loads):
@@ -70,8 +79,8 @@ def plot(results: dict, path: Path) -> None:
     a.legend(fontsize=8)
     b.legend(fontsize=8)
     fig.suptitle(f"{results['dataset']}, {results['workers']} workers, {results['gbps']:g} Gb/s links, switch memory "
-                 f"{results['memory_bytes'] / 1e6:g} MB, ECN threshold {results['ecn_kb']:g} KB, switch buffer "
-                 f"{results['switch_buffer_kb'] or 'deep'} KB a port; background: TCP, Poisson flows of Hadoop sizes", fontsize=9)
+                 f"{results['memory_bytes'] / 1e6:g} MB, ECN threshold {results['ecn_kb']:g} KB, switch buffer {buffer} a "
+                 "port;\nbackground: TCP flows, Poisson arrivals, Hadoop sizes", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 
@@ -106,9 +115,9 @@ def main() -> None:
     for x in args.loads:
         row = results["loads"][str(x)] = {}
         for key in args.variants:
-            exchange, cc = VARIANTS[key]
+            exchange, cc, fast = VARIANTS[key]
             r = run_one(spec, exchange, args, "xdp", congestion_control=cc, ecn_kb=args.ecn_kb, background=x,
-                        switch_buffer_kb=args.switch_buffer_kb)
+                        switch_buffer_kb=args.switch_buffer_kb, fast_pull=fast)
             r["totals"] = totals(r)
             sent = sum(b["sent_bytes"] for b in r["background"])
             secs = max([b["seconds"] for b in r["background"]] or [0])
@@ -116,7 +125,7 @@ def main() -> None:
             row[key] = r
             t = r["totals"]
             print(f"load {x:g} {key}: epoch {r['median_epoch_s']:.3f} s, exchange {r['median_exchange_s']:.3f} s, "
-                  f"pulls {t.get('pulls', 0)} ({t.get('pulled_cells', 0)} cells), marked {t.get('marked', 0)}, "
+                  f"pulls {t.get('pulls', 0)} ({t.get('fast_pulls', 0)} on END, {t.get('pulled_cells', 0)} cells), marked {t.get('marked', 0)}, "
                   f"cuts {t.get('rate_cuts', 0)}, lowest {t.get('lowest_rate_kbit', 0)} kbit/s, background "
                   f"{r['background_gbps_per_host']:.4f} Gb/s a host, logits {r['max_logit_diff']:.1e}, bound {r['bound']}, "
                   f"load {r['load_before']} -> {r['load_after']}", flush=True)

@@ -183,7 +183,8 @@ class TestbedGnnScenario:
     the largest logit difference; ``congestion_control`` turns on §3.4's ECN-driven rates (the
     switch marks at ``ecn_kb`` KB of queue; kernel data plane); ``background`` adds Poisson flows of
     Hadoop sizes between the hosts at that fraction of the link rate (§6.5); ``switch_buffer_kb``
-    bounds every switch port's queue (0: 10,000 packets)."""
+    bounds every switch port's queue (0: 10,000 packets); ``fast_pull`` pulls what is missing once
+    every worker's END of a block came (False: §3.4's timer alone)."""
 
     __test__ = False
 
@@ -204,6 +205,7 @@ class TestbedGnnScenario:
     ecn_kb: float = 64.0
     background: float = 0.0
     switch_buffer_kb: float = 0.0
+    fast_pull: bool = True
 
     @property
     def memory_bytes(self) -> int:
@@ -230,7 +232,7 @@ class TestbedGnnScenario:
             epochs=self.epochs, hidden=self.hidden, layers=self.layers, seed=self.seed, blocking=self.blocking,
             dataplane=self.dataplane, overlap=self.overlap, check=self.check,
             congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background,
-            switch_buffer_kb=self.switch_buffer_kb))
+            switch_buffer_kb=self.switch_buffer_kb, fast_pull=self.fast_pull))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -164,6 +164,7 @@ def test_kernel_sums_stay_exact_under_loss_duplication_and_reordering(tmp_path):
     switch, results, outs = _probe_run(str(tmp_path), loss=0.05, duplicate=0.02, reorder=0.02, overlap=True)
     ref, exact = _reference(str(tmp_path), 4)
     assert sum(res["transport"]["pulls"] for res in results) > 0 and switch["kernel_resends"] > 0
+    assert sum(res["transport"]["fast_pulls"] for res in results) > 0 and switch["kernel_ends"] > 0
     assert switch["kernel_duplicates"] > 0 and switch["kernel_bad"] == 0
     for i in range(len(ref)):
         for r in range(4):

@@ -113,7 +113,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          dataplane: str = "auto", overlap: bool = False, loss: float = 0.0, duplicate: float = 0.0,
                          reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False,
                          congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
-                         switch_buffer_kb: float = 0.0) -> GnnTestbedRun:
+                         switch_buffer_kb: float = 0.0, fast_pull: bool = True) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -122,7 +122,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     marks at ``ecn_kb`` KB of queue, :mod:`.ecn`; the workers halve on a CNP, :mod:`.rate`; kernel
     data plane only); ``background``: Poisson flows of Hadoop sizes between the hosts at that
     fraction of the link rate (:mod:`netweave.testbed.net.background`, §6.5); ``switch_buffer_kb``:
-    every switch port's queue (KB; 0: 10,000 packets)."""
+    every switch port's queue (KB; 0: 10,000 packets); ``fast_pull``: a worker pulls what is missing as
+    soon as every worker's END of the block came (beyond the paper; False: §3.4's timer alone)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -197,7 +198,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    timeout_s=timeout_s, dataplane=dataplane if kernel else "user",
                                                    memory_bytes=memory_bytes, overlap=bool(overlap and kernel),
                                                    retransmit_s=retransmit_s, link_gbps=gbps,
-                                                   congestion_control=congestion_control))
+                                                   congestion_control=congestion_control, fast_pull=fast_pull))
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []
             last = [accountant.snapshot()]

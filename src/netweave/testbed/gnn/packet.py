@@ -12,7 +12,9 @@ Kinds (switchgnn.txt §3.2–3.4): UNIT (a worker's row chunk, up), SUM (a compl
 DONE (up) and NEXT (down): block synchronisation; PULL (up, copied to every other worker: ``count``
 u32 pairs (vertex, chunk) whose contributions the puller wants; ``target`` its rank) and RESEND (a
 contribution again, forwarded to ``target``, never aggregated); CNP (§3.4: a packet to this worker
-was ECN-marked; forwarded to ``target``, that packet's sender, which halves its rate). ``flags``
+was ECN-marked; forwarded to ``target``, that packet's sender, which halves its rate); END (up,
+copied to every worker: the sender's last unit of the block has gone up, so a worker that has every
+worker's END and still misses a cell has lost it: beyond the paper). ``flags``
 bit 0: a value saturated (:mod:`.fixed`); bit 1: ECN, set by the switch's port when its queue is
 longer than the threshold (:mod:`.ecn`). ``seq`` numbers the exchanges of a run, from 1.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 MAGIC = b"NWGU"
-UNIT, SUM, COPY, DONE, NEXT, PULL, RESEND, CNP = range(1, 9)
+UNIT, SUM, COPY, DONE, NEXT, PULL, RESEND, CNP, END = range(1, 10)
 SATURATED, ECN = 1, 2
 HEADER = np.dtype([("magic", "S4"), ("kind", "u1"), ("layer", "u1"), ("direction", "u1"), ("flags", "u1"),
                    ("seq", "<u4"), ("block", "<u2"), ("sender", "<u2"), ("unit", "<u4"), ("chunk", "<u2"),

@@ -11,6 +11,11 @@ Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of 
   chunk for the cells the switch does not aggregate (forwarded by the plan, or bypassed: they do not
   fit its memory), which the worker sums itself, once per (edge, chunk);
 * **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
+* **END** (beyond the paper): after its last unit of the block, END, which the switch copies to
+  every worker. A port is a FIFO, so once every worker's END has come, every SUM and COPY of the
+  block has too: a cell still missing was lost, and the worker pulls it at once (``fast_pulls``)
+  rather than after ``retransmit_s`` (the timer stays, for a lost END or a lost resend).
+  ``fast_pull=False``: no END, the paper's timer alone;
 * **§3.4** (loss): when nothing has come for ``retransmit_s``, cells are missing, and the block's
   units had time to go up (the slowest sender's at ``link_gbps``), the worker PULLs them: the switch copies the PULL to every other worker, each resends its contributions
   to those cells (RESEND, never aggregated), and the puller sums them itself and ignores a late
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..net import batchio
-from .packet import CNP, COPY, DONE, ECN, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse
+from .packet import CNP, COPY, DONE, ECN, END, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse
 from .plans import edge_ranges
 from .predict import wire_bytes
 from .rate import RateControl
@@ -69,8 +74,11 @@ class _Run:
     """One block in flight: its cells' state (mode: 0 aggregated, 1 copies, 2 pulled; what each
     still needs), the (edge, chunk) pairs received, DONE and NEXT."""
 
-    def __init__(self, blk: _Block, layer: int, direction: int, seq: int, b: int, rank: int, chunks: int):
+    def __init__(self, blk: _Block, layer: int, direction: int, seq: int, b: int, rank: int, chunks: int,
+                 workers: int):
         self.blk, self.b, self.chunks = blk, b, chunks
+        self.ends = np.zeros(workers, bool)  # whose END of this block has come
+        self.fast_pulled = False
         self.mode = np.repeat(blk.slot_copy.astype(np.int8), chunks)
         self.left = np.where(self.mode == 1, np.repeat(blk.slot_need, chunks), 1).astype(np.int64)
         self.got = np.zeros((blk.e_unit.size, chunks), bool)
@@ -93,6 +101,8 @@ class _Run:
         kind, dim = head["kind"], rows.shape[1]
         if (kind == NEXT).any():
             self.next = True
+        e = (kind == END) & (head["sender"] < self.ends.size)
+        self.ends[head["sender"][e]] = True
         s = kind == SUM
         if s.any():
             t._sums(self.blk, head[s], data[s], self.chunks, self.mode, self.left, out, dim=dim)
@@ -115,6 +125,10 @@ class _Run:
         if complete and not self.done_sent:
             self._done(t)
             self.done_sent = now
+        if not complete and not self.fast_pulled and self.ends.all():  # everything sent came: the rest was lost
+            t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)
+            t.counters["fast_pulls"] += 1
+            self.fast_pulled, self.progress = True, now
         if now - self.progress > self.wait:
             if not complete and now - self.start < self.expected_s + self.wait:
                 pass  # its units may still be on their way up: nothing is lost yet
@@ -135,9 +149,10 @@ class PacketTransport:
 
     def __init__(self, sock: socket.socket, switch: tuple[str, int], rank: int, plans: list[dict],
                  boundary: np.ndarray, memory_bytes: int, *, overlap: bool = False, timeout_s: float = 60.0,
-                 retransmit_s: float = 0.2, link_gbps: float = 0.0, rate: RateControl | None = None):
+                 retransmit_s: float = 0.2, link_gbps: float = 0.0, rate: RateControl | None = None,
+                 fast_pull: bool = True):
         self.sock, self.switch, self.rank, self.boundary = sock, switch, rank, boundary
-        self.rate = rate
+        self.rate, self.fast_pull = rate, fast_pull
         self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
         self.overlap, self.link_gbps = overlap, link_gbps
         self.views = [layer_view(p, memory_bytes, overlap) for p in plans]
@@ -153,7 +168,7 @@ class PacketTransport:
         self.early: list[np.ndarray] = []
         self.record: list | None = None  # a probe's: (keys (k, 3) block, vertex, chunk; rows (k, VALUES)) per batch
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
-                                       "duplicates", "stale", "marked", "cnps_sent"), 0)
+                                       "duplicates", "stale", "marked", "cnps_sent", "fast_pulls"), 0)
         self.bytes = {"sent": 0, "received": 0}  # UDP payload (the 28-byte header included)
         batchio.set_receive_buffer(sock, 64 << 20)
         sock.setblocking(False)
@@ -222,7 +237,8 @@ class PacketTransport:
                     run.handle(self, head[mine], data[mine], rows, out)
 
         def start(b):
-            runs[b] = _Run(self._block(layer, b), layer, direction, self.seq, b, self.rank, chunks)
+            runs[b] = _Run(self._block(layer, b), layer, direction, self.seq, b, self.rank, chunks,
+                           int(self.plans[layer]["num_workers"]))
             runs[b].wait = self.retransmit_s
             if self.link_gbps > 0:  # the slowest sender's units of this block (and of the one before, in flight)
                 p = self.plans[layer]
@@ -245,6 +261,8 @@ class PacketTransport:
                             self._receive(handle, left)
                     self._send_rows(data[at:at + step], lengths[at:at + step])
                     self._receive(handle, 0.0)
+            if self.fast_pull:
+                self._send([build(END, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **runs[b].tag)])
 
         for b in range(min(window, B)):
             start(b)

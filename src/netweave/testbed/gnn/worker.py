@@ -191,8 +191,8 @@ class WorkerConfig(RoleConfig):
         (the peer-to-peer mesh); switch: the switch agent's (address, port); exchange: ``ina`` or
         ``p2p``; dataplane: ``user`` (the agent, TCP) or ``xdp`` (the kernel data plane, UDP:
         :mod:`.packet_transport`, with the switch's ``memory_bytes``, ``overlap``, the pulls'
-        ``retransmit_s``, the links' rate ``link_gbps`` and ``congestion_control``: §3.4's ECN-driven
-        rate, :mod:`.rate`); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
+        ``retransmit_s``, the links' rate ``link_gbps``, ``congestion_control``: §3.4's ECN-driven
+        rate, :mod:`.rate`; ``fast_pull``: pull as soon as every worker's END came); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
         num_train: training vertices of the whole graph; epochs, lr, weight_decay, dropout, seed:
         the recipe; timeout_s: how long it waits for a peer or the switch.
     """
@@ -218,6 +218,7 @@ class WorkerConfig(RoleConfig):
     retransmit_s: float = 0.2
     link_gbps: float = 0.0
     congestion_control: bool = False
+    fast_pull: bool = True
 
 
 def worker(cfg: WorkerConfig) -> None:
@@ -245,7 +246,8 @@ def worker(cfg: WorkerConfig) -> None:
         transport = PacketTransport(sock, (cfg.switch[0], GNN_DATA), rank, plans, layout.boundary, cfg.memory_bytes,
                                     overlap=cfg.overlap, timeout_s=timeout, retransmit_s=cfg.retransmit_s,
                                     link_gbps=cfg.link_gbps,
-                                    rate=RateControl(cfg.link_gbps * 1e9) if cfg.congestion_control else None)
+                                    rate=RateControl(cfg.link_gbps * 1e9) if cfg.congestion_control else None,
+                                    fast_pull=cfg.fast_pull)
         conns = [switch]
     elif cfg.exchange == "ina":
         plans = load_plans(os.path.join(cfg.directory, "plans.npz"))

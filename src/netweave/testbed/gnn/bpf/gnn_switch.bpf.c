@@ -34,6 +34,10 @@
  *         resends its contributions to them;
  *  RESEND such a contribution: forwarded to worker `target` unchanged, never aggregated (the
  *         "bypass" of §3.4: the puller sums them itself and ignores a late SUM of those cells).
+ *  END    a worker's last unit of the block has gone up (beyond the paper): a copy to every worker,
+ *         itself included. Each port is a FIFO, so a worker that has every worker's END of a block
+ *         has had every SUM and COPY the switch sent it for that block: a cell still missing was
+ *         lost, and it pulls at once instead of after the §3.4 timeout.
  *  CNP    a worker got a packet whose ECN flag the egress of its port set (ecn_mark.bpf.c: the
  *         port's queue was longer than the threshold, §3.4/§4): forwarded to worker `target`, the
  *         sender named in that packet, which halves its rate (netweave/testbed/gnn/rate.py).
@@ -67,9 +71,9 @@
 #define SHIFT_MAX 28
 #define LIMIT ((1LL << 52) - 1)
 
-enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP };
+enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
-       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_MAX };
+       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -530,12 +534,13 @@ int gnn_switch(struct __sk_buff *skb)
         return on_unit(skb, c, &h);
     case K_DONE:
         return on_done(skb, c, &h);
-    case K_PULL: {
-        bump(C_PULLS);
+    case K_PULL:
+    case K_END: {
+        bump(h.kind == K_PULL ? C_PULLS : C_ENDS);
         for (__u32 w = 0; w < MAX_WORKERS; w++) {
             if (w >= c->workers)
                 break;
-            if (w != h.sender)
+            if (w != h.sender || h.kind == K_END)
                 send_to(skb, c, w, 0);
         }
         return TC_ACT_SHOT;

@@ -37,6 +37,7 @@ VARIANTS = {"p2p": ("p2p", False, False), "ina": ("ina", False, False), "ina_cc"
 LABELS = {"p2p": "p2p (BNS-GCN, TCP)", "ina": "INA, §3.4 timer, no congestion control",
           "ina_cc": "INA + ECN rate control (§3.4)", "ina_fast": "INA + END pulls (beyond the paper)",
           "ina_cc_fast": "INA + ECN + END pulls"}
+COLORS = dict(zip(VARIANTS, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")))
 
 
 def totals(r: dict) -> dict:
@@ -62,14 +63,14 @@ def plot(results: dict, path: Path) -> None:
         if any(key not in results["loads"][x] for x in loads):
             continue
         runs = [results["loads"][x][key] for x in loads]
-        a.plot([float(x) for x in loads], [r["median_epoch_s"] for r in runs], "o-", label=label)
+        a.plot([float(x) for x in loads], [r["median_epoch_s"] for r in runs], "o-", label=label, color=COLORS[key])
         if key != "p2p":
             b.plot([float(x) for x in loads], [totals(r).get("pulled_cells", 0) / len(r["epochs"]) for r in runs], "o-",
-                   label=f"{label}: cells pulled")
+                   label=f"{label}: cells pulled", color=COLORS[key])
     cc = [results["loads"][x]["ina_cc"] for x in loads if "ina_cc" in results["loads"][x]]
     if len(cc) == len(loads):
         b.plot([float(x) for x in loads], [totals(r).get("rate_cuts", 0) / len(r["epochs"]) for r in cc], "s--",
-               label="INA + ECN: rate cuts")
+               label="INA + ECN rate control: rate cuts", color=COLORS["ina_cc"])
     a.set_xlabel("background load (fraction of the link rate)")
     a.set_ylabel("epoch time (s, median of epochs 2+)")
     a.set_ylim(bottom=0)

@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_testbed_gnn import DATASETS, RESULTS, run_one  # noqa: E402
+from bench_testbed_gnn import DATASETS, RESULTS, run_one
 
 VARIANTS = {"p2p": ("p2p", False, False), "ina": ("ina", False, False), "ina_cc": ("ina", True, False),
             "ina_fast": ("ina", False, True), "ina_cc_fast": ("ina", True, True)}  # exchange, ECN, END pulls

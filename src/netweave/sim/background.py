@@ -1,9 +1,12 @@
 """Hadoop-like background traffic (switchgnn.txt §6.5): flows between random host pairs whose sizes
 follow a data-centre Hadoop workload and whose arrivals at every host are a Poisson process.
 
-The size distribution is a coarse empirical CDF shaped like the Facebook Hadoop cluster of Roy et
-al. (SIGCOMM 2015) that DCQCN/HPCC-style simulations use: most flows are a few KB, a heavy tail
-reaches 10 MB. Flows are sent at line rate, open loop (no congestion control), in MTU packets.
+The size distribution is Facebook's Hadoop cluster (Roy et al., "Inside the Social Network's
+(Datacenter) Network", SIGCOMM 2015) as tabulated for the HPCC simulations (FbHdp_distribution.txt):
+half the flows are under 700 bytes, 1 % above 2 MB, up to 10 MB; sizes between the table's points
+are interpolated linearly, as HPCC's generator does (:func:`flow_sizes`; the simulator's kernel
+the same way). The simulator sends flows at line rate, open loop, in MTU packets; the testbed's
+:mod:`netweave.testbed.net.background` over TCP, drawn from the same table.
 """
 
 from __future__ import annotations
@@ -12,15 +15,20 @@ import numpy as np
 
 from ..errors import NetweaveError
 
-#: flow sizes (bytes) and their cumulative probabilities
-HADOOP_SIZES = np.array([250, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 100_000, 300_000, 1_000_000,
-                         3_000_000, 10_000_000], dtype=np.int64)
-HADOOP_CDF = np.array([0.10, 0.20, 0.30, 0.40, 0.53, 0.60, 0.70, 0.80, 0.90, 0.95, 0.98, 1.0])
+#: flow sizes (bytes) and their cumulative probabilities (the table's percent / 100)
+HADOOP_SIZES = np.array([0, 100, 200, 300, 350, 400, 500, 600, 700, 1_000, 2_000, 7_000, 30_000, 50_000, 80_000,
+                         120_000, 300_000, 1_000_000, 2_000_000, 10_000_000], dtype=np.int64)
+HADOOP_CDF = np.array([0, 1, 2, 5, 15, 20, 30, 40, 50, 60, 67, 70, 72, 82, 87, 90, 95, 97.5, 99, 100]) / 100
+
+
+def flow_sizes(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` flow sizes (bytes, at least 1) drawn from the table by inverse transform."""
+    return np.maximum(1, np.interp(rng.uniform(0, 1, n), HADOOP_CDF, HADOOP_SIZES)).astype(np.int64)
 
 
 def mean_flow_bytes() -> float:
-    """Mean flow size of :data:`HADOOP_SIZES` (bytes)."""
-    return float((np.diff(HADOOP_CDF, prepend=0.0) * HADOOP_SIZES).sum())
+    """Mean flow size of the table (bytes; uniform between its points): 120,420.75."""
+    return float(np.sum(np.diff(HADOOP_CDF) * (HADOOP_SIZES[1:] + HADOOP_SIZES[:-1]) / 2))
 
 
 def mean_gap_s(load: float, host_bytes_per_s: float) -> float:

@@ -329,12 +329,13 @@ def sample(sim, t):
 
 @numba.njit(cache=True)
 def background_flow(sim, t, h):
-    """A Hadoop-like flow from host ``h`` to a random other host, in MTU packets at line rate; the next one
+    """A Hadoop flow from host ``h`` to a random other host, in MTU packets at line rate; the next one
     after an exponential gap (§6.5, :mod:`~netweave.sim.background`)."""
     opt = sim.opt
     r = np.random.random()
-    j = np.searchsorted(sim.net.background_cdf, r)
-    fsize = sim.net.background_sizes[min(j, sim.net.background_sizes.size - 1)]
+    cdf, sizes = sim.net.background_cdf, sim.net.background_sizes
+    j = max(1, min(np.searchsorted(cdf, r), cdf.size - 1))  # between points j - 1 and j: linear
+    fsize = max(1, int(sizes[j - 1] + (sizes[j] - sizes[j - 1]) * (r - cdf[j - 1]) / (cdf[j] - cdf[j - 1])))
     w = np.random.randint(0, opt.hosts - 1)
     w = w + 1 if w >= h else w
     fs = np.random.randint(0, max(opt.spines, 1))

@@ -61,6 +61,7 @@ def test_bad_input_is_one_line():
                         (["cora", "--memory", "12QB"], "is not a size"),
                         (["cora", "--workers", "1"], "at least 2"),
                         (["cora", "--background", "1.5"], "fraction of the link rate"),
+                        (["cora", "--switch-buffer-kb", "-4"], "a switch port's queue"),
                         (["cora", "--congestion-control", "--ecn-kb", "0"], "marking threshold")):
         done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", *args], capture_output=True,
                               text=True, timeout=120)

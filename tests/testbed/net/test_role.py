@@ -20,6 +20,7 @@ from netweave.testbed.agg.worker import WorkerConfig
 from netweave.testbed.gnn.probe import ProbeConfig
 from netweave.testbed.gnn.switch import SwitchConfig
 from netweave.testbed.gnn.worker import WorkerConfig as GnnWorkerConfig
+from netweave.testbed.net.background import BackgroundConfig
 from netweave.testbed.net.multicast import Route, RouterConfig
 from netweave.testbed.net.role import RoleConfig
 
@@ -54,12 +55,15 @@ EXAMPLES = [
     SwitchConfig(address="10.79.0.1", port=47200, workers=4, memory_bytes=200_000, plans=None),
     SwitchConfig(address="10.79.0.1", port=47200, workers=2, memory_bytes=200_000, plans="/tmp/x/plans.npz",
                  dataplane="xdp", ports={0: ("e0", "10.78.0.1", "02:00:00:00:00:01", "02:00:00:00:00:02")},
-                 data_port=47202, worker_port=47203, overlap=True),
+                 data_port=47202, worker_port=47203, overlap=True, ecn_bytes=64_000, link_kbit=100_000),
     ProbeConfig(rank=1, address="10.78.0.3", switch=("10.79.0.1", 47200), directory="/tmp/x", memory_bytes=1 << 20,
                 overlap=True, rounds=2, seed=3, out="/tmp/x/probe1.npz", timeout_s=30.0, retransmit_s=0.05),
     GnnWorkerConfig(rank=2, workers=4, address="10.78.0.4", peers={0: "10.78.0.2", 3: "10.78.0.5"},
                     switch=("10.79.0.1", 47200), exchange="ina", directory="/tmp/x", dims=(1433, 16, 7),
-                    num_train=140, epochs=3, lr=0.01, weight_decay=5e-4, dropout=0.5, seed=0, timeout_s=300.0),
+                    num_train=140, epochs=3, lr=0.01, weight_decay=5e-4, dropout=0.5, seed=0, timeout_s=300.0,
+                    congestion_control=True, fast_pull=False),
+    BackgroundConfig(address="10.78.0.2", peers=("10.78.0.3", "10.78.0.4"), load=0.3, link_gbps=0.1, seed=5,
+                     duration_s=30.0),
 ]
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import NetweaveError
-from ..net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
 from ..net.background import BackgroundConfig
+from ..net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
 from ..net.supervisor import Supervisor, last_line
 from .job import prepare_gnn_job, single_process
 from .switch import SwitchConfig
@@ -147,6 +147,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     if congestion_control and not (exchange == "ina" and dataplane == "xdp"):
         raise NetweaveError("--congestion-control: the ECN-driven rates need the kernel data plane (--exchange ina "
                             "--dataplane xdp)")
+    if switch_buffer_kb and not 3 <= switch_buffer_kb <= 1_000_000:
+        raise NetweaveError(f"--switch-buffer-kb {switch_buffer_kb:g}: give a switch port's queue in KB, 3 (a packet) "
+                            "to 1000000, or 0 for the testbed's 10,000 packets")
     if not 0 <= background < 1:
         raise NetweaveError(f"--background {background:g}: give the background load as a fraction of the link rate, "
                             "0 (none) to below 1")

@@ -256,7 +256,8 @@ class PacketTransport:
             for data, lengths in self._packets(UNIT, layer, direction, b, units, unit_rows, cidx, rows=rows):
                 for at in range(0, len(data), step):  # up, receiving in between
                     if self.rate:  # wait for the rate, receiving meanwhile
-                        until = time.monotonic() + self.rate.pace(time.monotonic(), 8 * int(lengths[at:at + step].sum()))
+                        now = time.monotonic()
+                        until = now + self.rate.pace(now, 8 * int(lengths[at:at + step].sum()))
                         while (left := until - time.monotonic()) > 0:
                             self._receive(handle, left)
                     self._send_rows(data[at:at + step], lengths[at:at + step])

@@ -5,7 +5,8 @@ of Hadoop and their arrival rate follows the Poisson distribution").
 
 One role per host (``python -m netweave.testbed.net.background CONFIG``): flows arrive as a Poisson
 process whose rate makes the host send ``load`` × its link rate on average; each flow goes to a
-peer drawn uniformly and carries a size drawn from :data:`HADOOP_CDF`. Flows are TCP, as
+peer drawn uniformly and carries a size drawn from Facebook's Hadoop flow sizes, the table the
+simulator uses too (:mod:`netweave.sim.background`). Flows are TCP, as
 datacentre flows are: a flow's bytes are written, after those of the flows before it, to the one
 connection this host keeps to that peer, so the kernel's congestion control (the namespace's
 default: ``bbr`` on the testbed's machine) shares the links with the job's traffic instead of
@@ -27,27 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import NetweaveError
+from ...sim.background import flow_sizes, mean_flow_bytes
 from .ports import BACKGROUND
 from .role import RoleConfig
 
-#: Flow sizes of Facebook's Hadoop cluster (Roy et al., "Inside the Social Network's (Datacenter)
-#: Network", SIGCOMM 2015), as tabulated for the HPCC simulations (FbHdp_distribution.txt): (bytes,
-#: cumulative percent); sizes between points are interpolated linearly. Mean 120 KB.
-HADOOP_CDF = np.array([(0, 0), (100, 1), (200, 2), (300, 5), (350, 15), (400, 20), (500, 30), (600, 40), (700, 50),
-                       (1000, 60), (2000, 67), (7000, 70), (30000, 72), (50000, 82), (80000, 87), (120000, 90),
-                       (300000, 95), (1000000, 97.5), (2000000, 99), (10000000, 100)], dtype=np.float64)
 CHUNK = 1 << 16  # bytes written to a connection at a time
-
-
-def flow_sizes(rng: np.random.Generator, n: int) -> np.ndarray:
-    """``n`` flow sizes (bytes, at least 1) drawn from :data:`HADOOP_CDF` by inverse transform."""
-    return np.maximum(1, np.interp(rng.uniform(0, 100, n), HADOOP_CDF[:, 1], HADOOP_CDF[:, 0])).astype(np.int64)
-
-
-def mean_flow_bytes() -> float:
-    """The mean of :data:`HADOOP_CDF` (piecewise-uniform between its points)."""
-    b, p = HADOOP_CDF[:, 0], HADOOP_CDF[:, 1] / 100
-    return float(np.sum(np.diff(p) * (b[1:] + b[:-1]) / 2))
 
 
 @dataclass(frozen=True)

@@ -72,11 +72,11 @@ class _Block:
 
 class _Run:
     """One block in flight: its cells' state (mode: 0 aggregated, 1 copies, 2 pulled; what each
-    still needs), the (edge, chunk) pairs received, DONE and NEXT."""
+    still needs), the (edge, chunk) pairs received, the workers' ENDs, DONE and NEXT. ``tag``: the
+    header fields of its packets (layer, direction, seq, block, sender)."""
 
-    def __init__(self, blk: _Block, layer: int, direction: int, seq: int, b: int, rank: int, chunks: int,
-                 workers: int):
-        self.blk, self.b, self.chunks = blk, b, chunks
+    def __init__(self, blk: _Block, tag: dict, chunks: int, workers: int):
+        self.blk, self.b, self.chunks, self.tag = blk, tag["block"], chunks, tag
         self.ends = np.zeros(workers, bool)  # whose END of this block has come
         self.fast_pulled = False
         self.mode = np.repeat(blk.slot_copy.astype(np.int8), chunks)
@@ -87,7 +87,6 @@ class _Run:
         self.start = self.progress = self.real = time.monotonic()
         self.expected_s = 0.0  # how long the block's units take to go up at the link rate
         self.wait = 0.0  # set by the transport: retransmit_s, doubled after each pull
-        self.tag = dict(layer=layer, direction=direction, seq=seq, block=b, sender=rank)
 
     @property
     def complete(self) -> bool:
@@ -237,8 +236,8 @@ class PacketTransport:
                     run.handle(self, head[mine], data[mine], rows, out)
 
         def start(b):
-            runs[b] = _Run(self._block(layer, b), layer, direction, self.seq, b, self.rank, chunks,
-                           int(self.plans[layer]["num_workers"]))
+            tag = dict(layer=layer, direction=direction, seq=self.seq, block=b, sender=self.rank)
+            runs[b] = _Run(self._block(layer, b), tag, chunks, int(self.plans[layer]["num_workers"]))
             runs[b].wait = self.retransmit_s
             if self.link_gbps > 0:  # the slowest sender's units of this block (and of the one before, in flight)
                 p = self.plans[layer]

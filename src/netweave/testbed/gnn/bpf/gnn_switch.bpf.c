@@ -42,7 +42,8 @@
  *         port's queue was longer than the threshold, §3.4/§4): forwarded to worker `target`, the
  *         sender named in that packet, which halves its rate (netweave/testbed/gnn/rate.py).
  * Anything else passes to the host path (TC_ACT_OK). Every field is checked against the tables
- * before it indexes anything. Counters per CPU.
+ * before it indexes anything. Counters per CPU, among them where the time goes: ns with cells
+ * under their locks (clear on first touch, add, read a sum) and ns inside bpf_clone_redirect.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -73,7 +74,7 @@
 
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
-       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_MAX };
+       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -154,11 +155,16 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 2); __type(key, _
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, C_MAX); __type(key, __u32); __type(value, __u64); } counters SEC(".maps");
 
-static __always_inline void bump(__u32 which)
+static __always_inline void bump_by(__u32 which, __u64 n)
 {
     __u64 *c = bpf_map_lookup_elem(&counters, &which);
     if (c)
-        *c += 1;
+        *c += n;
+}
+
+static __always_inline void bump(__u32 which)
+{
+    bump_by(which, 1);
 }
 
 static __always_inline __u32 stamp_of(__u32 seq, __u32 block)
@@ -258,7 +264,9 @@ static __always_inline int send_to(struct __sk_buff *skb, struct config *c, __u3
         return -1;
     if (redirect)
         return bpf_redirect(p->ifindex, 0);
-    long r = bpf_clone_redirect(skb, p->ifindex, 0);
+    __u64 t0 = bpf_ktime_get_ns();
+    long r = bpf_clone_redirect(skb, p->ifindex, 0);  /* the copy's HTB enqueue and veth transmit happen in here */
+    bump_by(C_CLONE_NS, bpf_ktime_get_ns() - t0);
     if (r)
         bump(C_CLONE_DROPPED);
     return (int)r;
@@ -341,10 +349,12 @@ static long add_edge(__u32 i, struct walk *w)
     struct entry *g = bpf_map_lookup_elem(&aggs, &at);
     if (!g || o + n > VALUES)
         return 1;
-    int stale = 0, complete = 0;
+    int stale = 0, complete = 0, cleared = 0;
+    __u64 t0 = bpf_ktime_get_ns();
     bpf_spin_lock(&g->lock);
     if (g->stamp < w->stamp) {  /* contents of an earlier block: this block's now */
         g->stamp = w->stamp;
+        cleared = 1;
         volatile __s64 *v = g->v;  /* volatile: a loop clang would turn into memset, which BPF lacks */
         volatile __u32 *cnt = g->count;
         for (__u32 j = 0; j < VALUES; j++)
@@ -369,6 +379,9 @@ static long add_edge(__u32 i, struct walk *w)
         }
     }
     bpf_spin_unlock(&g->lock);
+    bump_by(C_CELL_NS, bpf_ktime_get_ns() - t0);  /* the cell's time in memory: clear, add, read */
+    if (cleared)
+        bump(C_CLEARED);
     if (stale)
         return 1;
     w->aggregated += 1;

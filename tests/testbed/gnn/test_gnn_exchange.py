@@ -84,6 +84,10 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap):
     assert r.dataplane == "xdp" and r.planned[0]["blocks"] > 1 and r.planned[0]["overlap"] == overlap and r.planned[0]["forwarded_destinations"] > 0
     assert r.switch["kernel_sums"] > 0 and r.switch["kernel_copies"] > 0 and r.switch["kernel_aggregated"] > 0
     assert r.switch["kernel_bad"] == 0 and r.switch["kernel_saturated"] == 0 and r.switch["exchanges"] == 0
+    parts = [r.switch[k] for k in ("kernel_cell_ns", "kernel_clone_ns", "kernel_convert_ns")]
+    assert all(p > 0 for p in parts) and r.switch["kernel_cleared"] > 0
+    if r.switch.get("bpf_run_time_ns"):  # the parts of a run are inside the kernel's run time
+        assert sum(parts) < r.switch["bpf_run_time_ns"]
     assert r.max_logit_diff <= 1e-5
     np.testing.assert_allclose([e["loss"] for e in r.epochs], r.single_losses, atol=1e-5)
     assert all(e["exchange_bytes"] > 0 for e in r.epochs)

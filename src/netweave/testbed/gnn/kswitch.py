@@ -24,7 +24,7 @@ from .tables import MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
-            "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared")  # the counters enum of the bpf source
+            "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
 
 

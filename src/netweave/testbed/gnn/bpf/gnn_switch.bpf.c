@@ -43,7 +43,8 @@
  *         sender named in that packet, which halves its rate (netweave/testbed/gnn/rate.py).
  * Anything else passes to the host path (TC_ACT_OK). Every field is checked against the tables
  * before it indexes anything. Counters per CPU, among them where the time goes: ns with cells
- * under their locks (clear on first touch, add, read a sum) and ns inside bpf_clone_redirect.
+ * under their locks (clear on first touch, add, read a sum), ns inside bpf_clone_redirect, and ns
+ * converting values to fixed point and sums back to float32.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -74,7 +75,7 @@
 
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
-       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_MAX };
+       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -389,7 +390,9 @@ static long add_edge(__u32 i, struct walk *w)
         return 0;
     s->frac = w->frac;
     struct conv cv = {.s = s};
+    __u64 t1 = bpf_ktime_get_ns();
     bpf_loop((w->n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, &cv, 0);
+    bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t1);
     struct hdr h = w->h;
     h.kind = K_SUM;
     h.unit = e->dest_v;
@@ -472,7 +475,9 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     s->sat = 0;
     s->n = n;
     struct conv cv = {.s = s};
+    __u64 t0 = bpf_ktime_get_ns();
     bpf_loop(VALUES / CONVERT_STEP, convert_in, &cv, 0);  /* x is 0 past the chunk: lanes past it add 0 */
+    bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t0);
     if (s->sat) {
         bump(C_SATURATED);
         h->flags |= 1;

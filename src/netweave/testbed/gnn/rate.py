@@ -6,9 +6,9 @@ increases additively.")
 
 The switch marks a packet that joins a queue longer than its threshold (:mod:`.ecn`); its
 receiver answers with a CNP to the packet's sender (DCQCN's notification point), which calls
-:meth:`RateControl.on_cnp`. As in DCQCN's reaction point, a burst of CNPs caused by one queue
-halves the rate once: a cut is followed by ``hold_s`` in which further CNPs change nothing (the
-queue needs that long to see the cut). Without a CNP for ``increase_s`` the rate grows by
+:meth:`RateControl.on_cnp`. A burst of CNPs caused by one queue halves the rate once: a cut is
+followed by ``hold_s`` in which further CNPs change nothing (the queue needs that long to see the
+cut; DCQCN gets the same effect by sending at most one CNP per flow per 50 µs). Without a CNP for ``increase_s`` the rate grows by
 ``step_bps``, up to the line rate. :meth:`RateControl.pace` spaces a sender's packets at the rate.
 """
 

@@ -10,7 +10,7 @@ simulator uses too (:mod:`netweave.sim.background`). Flows are TCP, as
 datacentre flows are: a flow's bytes are written, after those of the flows before it, to the one
 connection this host keeps to that peer, so the kernel's congestion control (the namespace's
 default: ``bbr`` on the testbed's machine) shares the links with the job's traffic instead of
-blasting the queues full (the paper's background flows are congestion-controlled too). Each role
+blasting the queues full (the paper does not say how its background flows are sent). Each role
 also drains what the others send it. It ends when its stdin closes (the launcher is done) or after
 ``duration_s``, and prints its totals as one JSON line.
 """

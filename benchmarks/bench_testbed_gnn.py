@@ -64,7 +64,8 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
     before, up_before, t0 = load(), uptime(), time.perf_counter()
     r = train_gnn_on_testbed(spec, workers=args.workers, exchange=exchange, memory_bytes=args.memory, gbps=args.gbps,
                              epochs=args.epochs, hidden=args.hidden, layers=args.layers, blocking=args.blocking,
-                             seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap, **options)
+                             seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap,
+                             transform_first=not args.aggregate_first, **options)
     s = r.summary()
     later = r.epochs[1:]
     bounds = [e.get("accounting_bound") for e in later]
@@ -106,7 +107,8 @@ def plot(results: dict, path: Path) -> None:
             ax.set_xticks(x, names)
             ax.set_title(f"{float(rate):g} Gb/s links: {title}", fontsize=9)
             ax.legend(fontsize=8)
-    fig.suptitle(f"GCN ({results['layers']} layers, {results['hidden']} hidden), {results['workers']} workers on an "
+    wire = "h W on the wire" if results.get("transform_first") else "layer inputs h on the wire"
+    fig.suptitle(f"GCN ({results['layers']} layers, {results['hidden']} hidden, {wire}), {results['workers']} workers on an "
                  f"emulated star (netns + HTB), switch memory {results['memory_bytes'] / 1e6:g} MB "
                  f"({results['blocking']} blocks)", fontsize=10)
     fig.tight_layout()
@@ -121,6 +123,8 @@ def main() -> None:
     ap.add_argument("--user-gbps", type=float, nargs="*", default=[0.25],
                     help="rates at which the userspace agent runs too (the data plane's ceiling beside the kernel's)")
     ap.add_argument("--overlap", action="store_true", help="double-buffered blocks (plan.overlap)")
+    ap.add_argument("--aggregate-first", action="store_true",
+                    help="exchange each layer's input h (d_in values a row) instead of h W where the layer narrows")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")
@@ -134,7 +138,8 @@ def main() -> None:
     args = ap.parse_args()
     results = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores", "workers": args.workers,
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,
-               "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap, "scale": 1.0, "rates": {}}
+               "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
+               "transform_first": not args.aggregate_first, "scale": 1.0, "rates": {}}
     rates = args.gbps
     for gbps in rates:
         args.gbps = gbps
@@ -164,7 +169,8 @@ def predict_all(results: dict, args, rates) -> None:
             continue
         with tempfile.TemporaryDirectory() as d:
             job = prepare_gnn_job(spec, args.workers, args.memory, d, hidden=args.hidden, layers=args.layers,
-                                  seed=args.seed, blocking=args.blocking, overlap=args.overlap)
+                                  seed=args.seed, blocking=args.blocking, overlap=args.overlap,
+                                  transform_first=not args.aggregate_first)
             for gbps in rates:
                 if time.perf_counter() - start > args.predict_budget_s:
                     print(f"prediction of {name} at {gbps:g} Gb/s skipped (budget)", flush=True)

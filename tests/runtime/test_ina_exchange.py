@@ -40,7 +40,18 @@ def plain_gcn(g, x, model):
     return h
 
 
-def distributed(g, x, parts, model, scale=None):
+class Recording:
+    """A transport that records the width of every exchange it carries."""
+
+    def __init__(self, inner, widths):
+        self.inner, self.widths = inner, widths
+
+    def exchange(self, layer, direction, rows):
+        self.widths.append((layer, direction, rows.shape[1]))
+        return self.inner.exchange(layer, direction, rows)
+
+
+def distributed(g, x, parts, model, scale=None, transform_first=False, widths=None):
     """Logits (global order) and summed parameter gradients of the 4 workers through the reference hub."""
     layouts = [sum_layout(g.indptr, g.indices, parts, r) for r in range(WORKERS)]
     if scale is not None:  # a deliberately wrong layout, for the test that must fail
@@ -53,9 +64,10 @@ def distributed(g, x, parts, model, scale=None):
 
     def worker(rank):
         lay = layouts[rank]
-        m = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
+        m = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0, transform_first)
         m.load_state_dict(state)
-        ex = SumExchange(lay, hub.transport(rank), len(m.convs))
+        transport = hub.transport(rank)
+        ex = SumExchange(lay, Recording(transport, widths) if widths is not None and rank == 0 else transport, len(m.convs))
         own = torch.from_numpy(lay.own)
         logits = m(torch.from_numpy(x[lay.own]), sum_local_tensors(lay), ex)
         mask = train[own]
@@ -81,7 +93,8 @@ def reference(g, x, model):
     return ref.detach().numpy(), [gr.numpy() for gr in grads]
 
 
-def test_logits_and_gradients_equal_single_process(cora):
+@pytest.mark.parametrize("transform_first", [False, True])
+def test_logits_and_gradients_equal_single_process(cora, transform_first):
     g, x, parts = cora
     torch.manual_seed(0)
     model = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
@@ -89,13 +102,19 @@ def test_logits_and_gradients_equal_single_process(cora):
         for p in model.parameters():
             p.mul_(4.0)
     ref_logits, ref_grads = reference(g, x, model)
-    logits, grads, calls = distributed(g, x, parts, model)
+    widths = []
+    logits, grads, calls = distributed(g, x, parts, model, transform_first=transform_first, widths=widths)
     assert np.abs(ref_logits).max() > 0.05
     np.testing.assert_allclose(logits, ref_logits, atol=1e-5, rtol=0)
     assert len(grads) == len(ref_grads)
     for a, b in zip(grads, ref_grads):
         np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
-    assert calls == [3] * WORKERS  # two forward exchanges, one backward (the features need no gradient)
+    if transform_first:  # h W on the wire: 16 and 7 values a row, forward and backward (W needs the gradient)
+        assert calls == [4] * WORKERS
+        assert sorted(widths) == [(0, 0, 16), (0, 1, 16), (1, 0, g.num_classes), (1, 1, g.num_classes)]
+    else:  # two forward exchanges, one backward (the features need no gradient)
+        assert calls == [3] * WORKERS
+        assert sorted(widths) == [(0, 0, x.shape[1]), (1, 0, 16), (1, 1, 16)]
 
 
 def test_a_wrong_scaling_is_caught(cora):

@@ -24,12 +24,12 @@ def dense_adjacency(g):
     return a
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_gcn_is_symmetric_normalised_propagation(seed):
+@pytest.mark.parametrize("seed,transform_first", [(0, False), (1, False), (0, True)])
+def test_gcn_is_symmetric_normalised_propagation(seed, transform_first):
     g = erdos_renyi(80, 300, seed=seed)
     tensors, exchange = whole_graph(g)
     torch.manual_seed(seed)
-    model = DistGNN("gcn", [6, 5, 3], dropout=0.0, seed=0).double().eval()
+    model = DistGNN("gcn", [6, 5, 3], dropout=0.0, seed=0, transform_first=transform_first).double().eval()
     x = torch.randn(g.num_nodes, 6, dtype=torch.float64)
     a_hat = dense_adjacency(g) + np.eye(g.num_nodes)
     d = a_hat.sum(axis=1)
@@ -76,3 +76,15 @@ def test_local_graph_targets_are_own_rows():
     d = g.degrees + 1.0
     np.testing.assert_allclose(gcn[dst, src], 1 / np.sqrt(d[gsrc] * d[gdst]), rtol=1e-6)
     np.testing.assert_allclose(np.diag(gcn[:, : t.num_local]), 1 / d[local.global_ids[: t.num_local]], rtol=1e-6)
+
+
+def test_exchange_widths_and_transform_first_is_gcn_only():
+    from netweave.errors import NetweaveError
+    from netweave.runtime.models import exchange_widths
+
+    assert exchange_widths([767, 128, 10], False) == [767, 128]
+    assert exchange_widths([767, 128, 10], True) == [128, 10]
+    assert exchange_widths([8, 16, 4], True) == [8, 4]  # a widening layer still sends its input
+    assert DistGNN("gcn", [8, 16, 4], 0.0, 0, transform_first=True).transform_first == [False, True]
+    with pytest.raises(NetweaveError, match="GCN"):
+        DistGNN("sage", [8, 16, 4], 0.0, 0, transform_first=True)

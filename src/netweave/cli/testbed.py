@@ -105,6 +105,7 @@ def testbed_gnn(
     background: float = typer.Option(0.0, "--background", help="Background flows between the hosts (Poisson arrivals, Hadoop sizes) at this fraction of the link rate, 0 to below 1."),
     switch_buffer_kb: float = typer.Option(0.0, "--switch-buffer-kb", help="Every switch port's queue in KB (a packet that finds it full is dropped); 0: 10,000 packets."),
     fast_pull: bool = typer.Option(True, "--fast-pull/--timeout-only", help="Pull a block's missing cells as soon as every worker's END came (each port is a FIFO: they were lost), or only after §3.4's timeout (the paper)."),
+    transform_first: bool = typer.Option(True, "--transform-first/--aggregate-first", help="Where a layer narrows, exchange h·W (PyG GCNConv's order: transform, then aggregate; d_out values a row, and a backward exchange for W) or the layer's input h (d_in values a row)."),
     as_json: bool = JsonOpt,
 ):
     """Train GCN full-graph with its embedding exchange through an emulated SwitchGNN switch (or peer to peer)."""
@@ -114,7 +115,8 @@ def testbed_gnn(
     result = TestbedGnnScenario(dataset=dataset, workers=workers, exchange=exchange, memory=memory, gbps=gbps,
                                 epochs=epochs, hidden=hidden, layers=layers, blocking=blocking, dataplane=dataplane,
                                 overlap=overlap, check=check, seed=seed, congestion_control=congestion_control,
-                                ecn_kb=ecn_kb, background=background, switch_buffer_kb=switch_buffer_kb, fast_pull=fast_pull).run()
+                                ecn_kb=ecn_kb, background=background, switch_buffer_kb=switch_buffer_kb, fast_pull=fast_pull,
+                                transform_first=transform_first).run()
     summary, r = result.summary(), result.run
     if as_json:
         return emit_json(summary)

@@ -6,6 +6,11 @@ own + halo rows, the PyG graph layer on ``G_d``, then only the own rows go on (d
 
 * GCN (Kipf & Welling): ``h_v' = W^T Σ_{u ∈ N(v) ∪ {v}} h_u / sqrt((d_u + 1)(d_v + 1)) + b`` with the
   degrees ``d`` of the *full* graph, so the distributed layer equals the single-process one.
+  With ``transform_first`` a layer that narrows (``d_out < d_in``) exchanges ``h W`` instead of
+  ``h`` — the same sum, ``Σ c_u (h_u W) = (Σ c_u h_u) W``, in PyG ``GCNConv``'s own order (its
+  ``lin``, then ``propagate``) and DGL ``GraphConv``'s rule: ``d_out`` values a row on the wire
+  instead of ``d_in``, and a backward exchange of ``d_out``-wide gradients (``W`` needs them)
+  where the first layer had none.
 * GraphSAGE (mean): ``h_v' = W_1 h_v + W_2 · mean_{u ∈ N(v)} h_u``.
 * GIN: ``h_v' = MLP((1 + ε) h_v + Σ_{u ∈ N(v)} h_u)`` with a two-layer MLP and ε = 0.
 """
@@ -69,6 +74,12 @@ def _csr(indptr: torch.Tensor, indices: torch.Tensor, values: torch.Tensor, shap
         return torch.sparse_csr_tensor(indptr, indices, values, size=shape)
 
 
+def exchange_widths(dims: list[int], transform_first: bool) -> list[int]:
+    """The row width each layer's exchange carries: ``dims[i]`` (the layer's input), or with
+    ``transform_first`` ``min(dims[i], dims[i + 1])`` (a narrowing layer sends ``h W``)."""
+    return [min(d, e) if transform_first else d for d, e in zip(dims[:-1], dims[1:])]
+
+
 class DistGNN(torch.nn.Module):
     """An ``L``-layer GNN whose layers see own + halo rows through an exchange.
 
@@ -77,14 +88,18 @@ class DistGNN(torch.nn.Module):
         dims: ``[in, hidden, ..., classes]``, ``L + 1`` widths.
         dropout: probability for the input of every layer (keyed by vertex, see :mod:`.dropout`).
         seed: dropout seed.
+        transform_first: GCN only: a layer that narrows exchanges ``h W`` (see the module);
+            :func:`exchange_widths` gives the widths on the wire.
     """
 
-    def __init__(self, model: str, dims: list[int], dropout: float, seed: int):
+    def __init__(self, model: str, dims: list[int], dropout: float, seed: int, transform_first: bool = False):
         super().__init__()
         from torch_geometric.nn import GCNConv, GINConv, SAGEConv
 
         if model not in MODELS:
             raise NetweaveError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
+        if transform_first and model != "gcn":
+            raise NetweaveError(f"transform_first is GCN's (its sum commutes with W); {model} exchanges its layer inputs")
         self.model, self.p, self.seed, self.step = model, dropout, seed, 0
         convs = []
         for d_in, d_out in zip(dims[:-1], dims[1:]):
@@ -96,16 +111,21 @@ class DistGNN(torch.nn.Module):
                 mlp = torch.nn.Sequential(torch.nn.Linear(d_in, d_out), torch.nn.ReLU(), torch.nn.Linear(d_out, d_out))
                 convs.append(GINConv(mlp, eps=0.0, train_eps=False))
         self.convs = torch.nn.ModuleList(convs)
+        self.transform_first = [model == "gcn" and w != d for w, d in zip(exchange_widths(dims, transform_first), dims)]
 
     def forward(self, x: torch.Tensor, g: LocalTensors, exchange) -> torch.Tensor:
         """``x``: ``(num_local, F)`` own input features → ``(num_local, C)`` logits of the own vertices."""
         h = x
         for layer, conv in enumerate(self.convs):
             h = vertex_dropout(h, g.own_ids, self.p, dropout_key(self.seed, self.step, layer), self.training)
-            h_all = exchange(h)  # own rows, then halo rows (graphAllgather)
-            if self.model == "gcn":
+            if self.transform_first[layer]:  # GCNConv's own steps (lin, propagate, bias), the exchange between them
+                hw_all = exchange(conv.lin(h))
+                h = conv.propagate(g.gcn_adj.to(hw_all.dtype), x=hw_all, edge_weight=None) + conv.bias
+            elif self.model == "gcn":
+                h_all = exchange(h)  # own rows, then halo rows (graphAllgather)
                 h = conv(h_all, g.gcn_adj.to(h_all.dtype))
             else:
+                h_all = exchange(h)
                 h = conv((h_all, h_all[: g.num_local]), g.adj.to(h_all.dtype))
             if layer < len(self.convs) - 1:
                 h = F.relu(h)

@@ -184,7 +184,8 @@ class TestbedGnnScenario:
     switch marks at ``ecn_kb`` KB of queue; kernel data plane); ``background`` adds Poisson flows of
     Hadoop sizes between the hosts at that fraction of the link rate (§6.5); ``switch_buffer_kb``
     bounds every switch port's queue (0: 10,000 packets); ``fast_pull`` pulls what is missing once
-    every worker's END of a block came (False: §3.4's timer alone)."""
+    every worker's END of a block came (False: §3.4's timer alone); ``transform_first`` exchanges
+    ``h W`` where a layer narrows, PyG ``GCNConv``'s order (False: the layer's input ``h``)."""
 
     __test__ = False
 
@@ -206,6 +207,7 @@ class TestbedGnnScenario:
     background: float = 0.0
     switch_buffer_kb: float = 0.0
     fast_pull: bool = True
+    transform_first: bool = True
 
     @property
     def memory_bytes(self) -> int:
@@ -232,7 +234,7 @@ class TestbedGnnScenario:
             epochs=self.epochs, hidden=self.hidden, layers=self.layers, seed=self.seed, blocking=self.blocking,
             dataplane=self.dataplane, overlap=self.overlap, check=self.check,
             congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background,
-            switch_buffer_kb=self.switch_buffer_kb, fast_pull=self.fast_pull))
+            switch_buffer_kb=self.switch_buffer_kb, fast_pull=self.fast_pull, transform_first=self.transform_first))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -246,4 +248,5 @@ class TestbedGnnResult:
     def summary(self) -> dict:
         s = self.scenario
         return {"dataset": s.dataset, "workers": s.workers, "memory_bytes": s.memory_bytes, "gbps": s.gbps,
+                "transform_first": s.transform_first,
                 **self.run.summary()}

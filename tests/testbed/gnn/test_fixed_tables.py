@@ -45,7 +45,7 @@ def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest()
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
-        prepare_gnn_job("cora", 4, 200_000, d)
+        prepare_gnn_job("cora", 4, 200_000, d, transform_first=False)  # wide rows in blocks
         plans = load_plans(f"{d}/plans.npz")
     t = switch_tables(plans, 200_000)
     assert t.layers.size == 2 and t.units.size == sum(p["unit_lo"].size for p in plans)

@@ -29,7 +29,7 @@ def test_ina_through_the_switch_follows_single_process():
     from netweave.testbed.gnn import train_gnn_on_testbed
 
     r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=200_000, gbps=1.0, epochs=2,
-                             timeout_s=120, dataplane="user")
+                             timeout_s=120, dataplane="user", transform_first=False)  # 1,433 values a row: blocks
     assert r.planned[0]["blocks"] > 1 and r.planned[0]["forwarded_destinations"] > 0
     assert r.switch["blocks"] >= 2 * r.planned[0]["blocks"]  # layer 0 forward, twice (an epoch and the evaluation)
     assert r.switch["sums"] > 0 and r.switch["copies"] > 0 and r.switch["aggregated_edges"] > 0
@@ -42,16 +42,20 @@ def test_ina_through_the_switch_follows_single_process():
 
 @needs_root
 @pytest.mark.slow
-def test_p2p_follows_single_process_and_sends_each_row_once_per_worker():
+@pytest.mark.parametrize("transform_first", [True, False], ids=["hW", "h"])
+def test_p2p_follows_single_process_and_sends_each_row_once_per_worker(transform_first):
     from netweave.testbed.gnn import train_gnn_on_testbed
 
     r = train_gnn_on_testbed("cora", workers=4, exchange="p2p", memory_bytes=200_000, gbps=1.0, epochs=2,
-                             timeout_s=120)
+                             timeout_s=120, transform_first=transform_first)
     assert r.max_logit_diff < 1e-4
     rows = r.planned[-1]["p2p_rows"]
-    # an epoch: layer 0 forward (1433 floats), layer 1 forward and backward (16 floats); ids and headers on top
-    payload = rows * 4 * (1433 + 16 + 16)
-    assert payload <= r.epochs[1]["exchange_bytes"] <= payload + rows * 4 * 3 + 3 * 12 * 40
+    # an epoch: with h W on the wire, each layer forward and backward (16 and 7 floats: cora's 7 classes);
+    # else layer 0 forward (1433 floats), layer 1 forward and backward (16 floats); ids and headers on top
+    widths = [16, 16, 7, 7] if transform_first else [1433, 16, 16]
+    assert [p["dim"] for p in r.planned[:2]] == ([16, 7] if transform_first else [1433, 16])
+    payload = rows * 4 * sum(widths)
+    assert payload <= r.epochs[1]["exchange_bytes"] <= payload + rows * 4 * len(widths) + len(widths) * 12 * 40
     assert r.switch["exchanges"] == 0 and r.switch["grad_steps"] == 2
     assert not _left_behind()
 
@@ -72,15 +76,19 @@ def test_bad_input_is_one_line():
 
 @needs_root
 @pytest.mark.slow
-@pytest.mark.parametrize("overlap", [False, True], ids=["blocks", "overlapped"])
-def test_ina_through_the_kernel_data_plane_follows_single_process(overlap):
+@pytest.mark.parametrize("overlap,transform_first,memory", [(False, False, 200_000), (True, False, 200_000),
+                                                          (False, True, 8_000)],
+                         ids=["blocks", "overlapped", "hW-blocks"])
+def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, transform_first, memory):
     """The switch as tc-BPF (gnn/bpf/gnn_switch.bpf.c): several blocks (overlapped: two in
     flight), forwarded destinations (copies), sums down as they complete; logits within 1e-5 of
-    single-process training."""
+    single-process training. With h W on the wire (16 and 7 values a row, every layer forward and
+    backward) in a switch of 8 KB, so that each layer still takes several blocks."""
     from netweave.testbed.gnn import train_gnn_on_testbed
 
-    r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=200_000, gbps=1.0, epochs=2,
-                             timeout_s=60, dataplane="xdp", overlap=overlap)
+    r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=memory, gbps=1.0, epochs=2,
+                             timeout_s=60, dataplane="xdp", overlap=overlap, transform_first=transform_first)
+    assert [p["dim"] for p in r.planned[:2]] == ([16, 7] if transform_first else [1433, 16])
     assert r.dataplane == "xdp" and r.planned[0]["blocks"] > 1 and r.planned[0]["overlap"] == overlap and r.planned[0]["forwarded_destinations"] > 0
     assert r.switch["kernel_sums"] > 0 and r.switch["kernel_copies"] > 0 and r.switch["kernel_aggregated"] > 0
     assert r.switch["kernel_bad"] == 0 and r.switch["kernel_saturated"] == 0 and r.switch["exchanges"] == 0

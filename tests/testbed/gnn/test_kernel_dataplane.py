@@ -125,8 +125,8 @@ def _prepare(tmp_path, workers=4, overlap=False):
     from netweave.testbed.gnn.job import prepare_gnn_job
 
     tmp_path.chmod(0o755)
-    job = prepare_gnn_job("cora", workers, MEMORY, str(tmp_path), blocking="paper",
-                          overlap=overlap)
+    job = prepare_gnn_job("cora", workers, MEMORY, str(tmp_path), blocking="paper", overlap=overlap,
+                          transform_first=False)  # 1,433 features on the wire: blocks, and rows of 3 chunks
     assert job.planned[0]["blocks"] > 1 and job.planned[0]["forwarded_destinations"] > 0
     return job
 

@@ -4,7 +4,9 @@ the same training in one process as the reference every run is checked against.
 * :func:`prepare_gnn_job` (in the launcher): load, normalise, METIS-partition, one
   :class:`~netweave.ina.plan.InaPlan` per layer (``switchgnn``, GAMR, ``forward=True``, sized to the
   layer's width in 8-byte aggregator lanes, double-buffered with ``overlap``), each worker's :class:`~netweave.runtime.ina_exchange.SumLayout` and its peer
-  tables; written as ``.npz`` files that the processes load with ``allow_pickle=False``.
+  tables; written as ``.npz`` files that the processes load with ``allow_pickle=False``. With
+  ``transform_first`` (the default) a layer's plan is sized to the width its exchange carries,
+  ``h W`` where the layer narrows (:func:`~netweave.runtime.models.exchange_widths`).
 * :func:`train_epochs`: full-graph GCN training (Adam, decay on the first layer) over any
   exchange, the trainer's step (:func:`netweave.runtime.trainer.forward_backward`) with the
   gradients and the loss summed by ``allreduce``.
@@ -33,6 +35,8 @@ class GnnJob:
     workers: int
     dims: list[int]
     num_train: int
+    transform_first: bool = True
+    widths: list[int] = field(default_factory=list)  # what each layer's exchange carries (exchange_widths)
     graph: object = None
     features: np.ndarray | None = None
     parts: np.ndarray | None = None
@@ -41,7 +45,8 @@ class GnnJob:
 
 
 def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, *, hidden: int = 16, layers: int = 2,
-                    seed: int = 0, blocking: str = "paper", overlap: bool = False) -> GnnJob:
+                    seed: int = 0, blocking: str = "paper", overlap: bool = False,
+                    transform_first: bool = True) -> GnnJob:
     """Everything the switch and the workers load (see the module docstring), in ``directory``."""
     import scipy.sparse as sp
 
@@ -51,6 +56,7 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
     from ...partition import Partition, metis_partition
     from ...runtime.ina_exchange import cross_adjacency, sum_layout
     from ...runtime.job import check_trainable, model_dims
+    from ...runtime.models import exchange_widths
     from ...runtime.recipe import feature_shift, normalize_rows
 
     if workers < 2:
@@ -65,14 +71,15 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
     parts = metis_partition(graph, workers, seed).parts.astype(np.int64)
     rel = boundary_relation(graph, Partition(parts, workers, "metis"))
     dims = model_dims(graph.feature_dim, hidden, layers, graph.num_classes)
+    widths = exchange_widths(dims, transform_first)
     plans, planned, ina_plans = [], [], []
-    for layer in range(layers):
+    for layer, width in enumerate(widths):
         # aggregators hold 8-byte fixed-point lanes (.fixed), placed as the kernel data plane does (.tables)
-        plan = ina_plan(rel, "switchgnn", AGGREGATOR_BYTES * footprint(dims[layer]), memory_bytes, "gamr", seed, blocking=blocking,
+        plan = ina_plan(rel, "switchgnn", AGGREGATOR_BYTES * footprint(width), memory_bytes, "gamr", seed, blocking=blocking,
                         forward=True, overlap=overlap)
-        plans.append(plan_arrays(plan, dims[layer]))
+        plans.append(plan_arrays(plan, width))
         ina_plans.append(plan)
-        planned.append({"layer": layer, "dim": dims[layer], "blocks": plan.num_blocks, "units": plan.num_units,
+        planned.append({"layer": layer, "dim": width, "blocks": plan.num_blocks, "units": plan.num_units,
                         "overlap": bool(plan.overlap),
                         "destinations": int(plan.dest_v.size), "cross_edges": int(plan.dst.size),
                         "forwarded_destinations": int(plan.forward.sum()) if plan.forward is not None else 0})
@@ -95,7 +102,8 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
                  y=graph.labels[own].astype(np.int64), train=np.asarray(graph.train_mask[own], bool))
     planned.append({"p2p_rows": int(u.size), "cross_edges": int(rel.num_cross_edges),
                     "boundary_vertices": int(rel.boundary().size)})
-    return GnnJob(directory, workers, dims, int(graph.train_mask.sum()), graph, x, parts, planned, ina_plans)
+    return GnnJob(directory, workers, dims, int(graph.train_mask.sum()), transform_first, widths, graph, x, parts, planned,
+                  ina_plans)
 
 
 def train_epochs(model, x, g, exchange, *, y, train, num_train: int, epochs: int, lr: float, weight_decay: float,
@@ -149,7 +157,7 @@ def single_process(job: GnnJob, epochs: int, lr: float = 0.01, weight_decay: flo
     whole = comm_relation(graph, Partition(np.zeros(graph.num_nodes, np.int32), 1, "one")).local_graph(graph, 0)
     ids = whole.global_ids[:whole.num_local]
     torch.manual_seed(seed)
-    model = DistGNN("gcn", job.dims, dropout, seed)
+    model = DistGNN("gcn", job.dims, dropout, seed, job.transform_first)
     losses = []
     logits = train_epochs(model, torch.from_numpy(np.ascontiguousarray(job.features[ids])),
                           local_tensors(whole, graph.degrees),

@@ -113,7 +113,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          dataplane: str = "auto", overlap: bool = False, loss: float = 0.0, duplicate: float = 0.0,
                          reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False,
                          congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
-                         switch_buffer_kb: float = 0.0, fast_pull: bool = True) -> GnnTestbedRun:
+                         switch_buffer_kb: float = 0.0, fast_pull: bool = True,
+                         transform_first: bool = True) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -123,7 +124,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     data plane only); ``background``: Poisson flows of Hadoop sizes between the hosts at that
     fraction of the link rate (:mod:`netweave.testbed.net.background`, §6.5); ``switch_buffer_kb``:
     every switch port's queue (KB; 0: 10,000 packets); ``fast_pull``: a worker pulls what is missing as
-    soon as every worker's END of the block came (beyond the paper; False: §3.4's timer alone)."""
+    soon as every worker's END of the block came (beyond the paper; False: §3.4's timer alone);
+    ``transform_first``: a layer that narrows exchanges ``h W`` (PyG ``GCNConv``'s order; False: its
+    input ``h``, :class:`~netweave.runtime.models.DistGNN`)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -165,7 +168,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     with tempfile.TemporaryDirectory(prefix="netweave-gnn-") as directory:
         os.chmod(directory, 0o755)
         job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden=hidden, layers=layers, seed=seed,
-                              blocking=blocking, overlap=overlap and exchange == "ina")
+                              blocking=blocking, overlap=overlap and exchange == "ina", transform_first=transform_first)
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None
@@ -201,7 +204,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    timeout_s=timeout_s, dataplane=dataplane if kernel else "user",
                                                    memory_bytes=memory_bytes, overlap=bool(overlap and kernel),
                                                    retransmit_s=retransmit_s, link_gbps=gbps,
-                                                   congestion_control=congestion_control, fast_pull=fast_pull))
+                                                   congestion_control=congestion_control, fast_pull=fast_pull,
+                                                   transform_first=transform_first))
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []
             last = [accountant.snapshot()]

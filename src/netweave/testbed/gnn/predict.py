@@ -8,9 +8,11 @@ testbed's wires carry.
 * p2p: the plan of the ``host`` strategy (every row once to every worker that needs it, summed at
   the receiver), float32 rows.
 
-An epoch of a ``L``-layer GCN exchanges layer 0 forward and layers 1..L-1 forward and backward
-(the first layer's input needs no gradient); its prediction is the sum of those layers'
-completion times (the blocks' barriers included, as the simulator models them).
+An epoch of a ``L``-layer GCN exchanges every layer forward and backward, at the width the job's
+exchange carries (``job.widths``), except the first layer's backward when it exchanges the
+features themselves (they need no gradient; with ``h W`` on the wire ``W`` needs one); its
+prediction is the sum of those exchanges' completion times (the blocks' barriers included, as the
+simulator models them).
 """
 
 from __future__ import annotations
@@ -45,11 +47,11 @@ def predict_epoch_exchange_s(job, workers: int, gbps: float, latency_us: float =
     config = SimConfig(horizon_s=horizon, bin_us=horizon / 1.5e6 * 1e6)
     layers, ina_s, p2p_s = [], 0.0, 0.0
     for layer, plan in enumerate(job.plans):
-        dim = job.dims[layer]
+        dim = job.widths[layer]
         ina = simulate(dataclasses.replace(plan, feature_bytes=wire_bytes(dim)), net, config).completion_time_s
         host = ina_plan(rel, "host", 4 * dim + 8, None)
         p2p = simulate(host, net, config).completion_time_s
-        times = 1 if layer == 0 else 2
+        times = 1 if layer == 0 and dim == job.dims[0] else 2
         layers.append({"layer": layer, "dim": dim, "ina_s": ina, "p2p_s": p2p, "times_per_epoch": times})
         ina_s += times * ina
         p2p_s += times * p2p

@@ -219,6 +219,7 @@ class WorkerConfig(RoleConfig):
     link_gbps: float = 0.0
     congestion_control: bool = False
     fast_pull: bool = True
+    transform_first: bool = True
 
 
 def worker(cfg: WorkerConfig) -> None:
@@ -299,7 +300,7 @@ def worker(cfg: WorkerConfig) -> None:
                 "received_bytes": sum(_exchange_bytes(c.received) for c in conns) + udp["received"]}
 
     torch.manual_seed(cfg.seed)
-    model = DistGNN("gcn", list(cfg.dims), cfg.dropout, cfg.seed)
+    model = DistGNN("gcn", list(cfg.dims), cfg.dropout, cfg.seed, cfg.transform_first)
     logits = train_epochs(model, torch.from_numpy(data["x"]), sum_local_tensors(layout), exchange,
                           y=torch.from_numpy(data["y"]), train=torch.from_numpy(data["train"]), num_train=cfg.num_train,
                           epochs=cfg.epochs, lr=cfg.lr, weight_decay=cfg.weight_decay, allreduce=allreduce,

@@ -13,9 +13,11 @@ Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of 
 * **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
 * **END** (beyond the paper): after its last unit of the block, END, which the switch copies to
   every worker. A port is a FIFO, so once every worker's END has come, every SUM and COPY of the
-  block has too: a cell still missing was lost, and the worker pulls it at once (``fast_pulls``)
-  rather than after ``retransmit_s`` (the timer stays, for a lost END or a lost resend).
-  ``fast_pull=False``: no END, the paper's timer alone;
+  block has too: a cell still missing was lost, and the worker pulls it (``fast_pulls``) after
+  :data:`END_GRACE_S` of quiet rather than after ``retransmit_s``. While an END is missing its
+  sender is not done (it started late, or the switch is slow): the timer then repeats the worker's
+  own END (``ends_again``; a lost END must not stall anyone) and pulls nothing; once every END is in
+  it pulls again for a lost PULL or RESEND. ``fast_pull=False``: no END, the paper's timer alone;
 * **§3.4** (loss): when nothing has come for ``retransmit_s``, cells are missing, and the block's
   units had time to go up (the slowest sender's at ``link_gbps``), the worker PULLs them: the switch copies the PULL to every other worker, each resends its contributions
   to those cells (RESEND, never aggregated), and the puller sums them itself and ignores a late
@@ -45,6 +47,7 @@ from .rate import RateControl
 from .tables import VALUES, layer_view
 
 BATCH = 256  # packets per sendmmsg between receives
+END_GRACE_S = 0.005  # quiet after the last END before a pull: far beyond a packet's time in the switch (≤ 0.12 ms)
 PACED = 16   # ... with a rate (congestion control): the bits of 16 packets, then the pause the rate asks
 STRIDE = HB + 4 * VALUES
 
@@ -111,7 +114,11 @@ class _Run:
         p = (kind == PULL) & (head["sender"] != t.rank)
         if p.any():
             t._serve_pulls(self.blk, head[p], data[p], self.tag["layer"], self.tag["direction"], self.b, rows)
-        self.progress = self.real = time.monotonic()
+        if not e.all():  # ENDs are no progress: workers repeat theirs while they wait (see tick)
+            self.progress = self.real = time.monotonic()
+
+    def end(self, t: "PacketTransport") -> None:
+        t._send([build(END, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **self.tag)])
 
     def _done(self, t: "PacketTransport") -> None:
         t._send([build(DONE, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **self.tag)])
@@ -119,17 +126,29 @@ class _Run:
     def tick(self, t: "PacketTransport", now: float) -> None:
         """DONE once complete; after ``wait`` with nothing come: PULL what is missing, or DONE again
         (§3.4). ``wait`` starts at ``retransmit_s`` and doubles after every pull (up to 16 times):
-        a switch or a link that is only slow must not be flooded with resends."""
+        a switch or a link that is only slow must not be flooded with resends.
+
+        With END (``t.fast_pull``): the pull comes once every worker's END is in and nothing more
+        has come for :data:`END_GRACE_S` (two CPUs may hand the switch a SUM after an END that
+        overtook it); while an END is missing its sender is not done — it started late, or the
+        switch is slow — and nothing is known lost, so the timer repeats this worker's own END
+        (a lost END must not stall anyone) instead of pulling: on a dense graph one needless pull
+        costs every contribution to its cells again."""
         complete = self.complete
         if complete and not self.done_sent:
             self._done(t)
             self.done_sent = now
-        if not complete and not self.fast_pulled and self.ends.all():  # everything sent came: the rest was lost
-            t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)
+        if not complete and not self.fast_pulled and self.ends.all() and now - self.progress >= END_GRACE_S:
+            t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)  # everything sent came: lost
             t.counters["fast_pulls"] += 1
             self.fast_pulled, self.progress = True, now
         if now - self.progress > self.wait:
-            if not complete and now - self.start < self.expected_s + self.wait:
+            if t.fast_pull and not self.next:
+                self.end(t)
+                t.counters["ends_again"] += 1
+            if not complete and t.fast_pull and not self.ends.all():
+                pass  # a sender is not done, or its END was lost (it repeats it): nothing is known lost yet
+            elif not complete and now - self.start < self.expected_s + self.wait:
                 pass  # its units may still be on their way up: nothing is lost yet
             elif not complete:
                 t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)
@@ -167,7 +186,7 @@ class PacketTransport:
         self.early: list[np.ndarray] = []
         self.record: list | None = None  # a probe's: (keys (k, 3) block, vertex, chunk; rows (k, VALUES)) per batch
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
-                                       "duplicates", "stale", "marked", "cnps_sent", "fast_pulls"), 0)
+                                       "duplicates", "stale", "marked", "cnps_sent", "fast_pulls", "ends_again"), 0)
         self.bytes = {"sent": 0, "received": 0}  # UDP payload (the 28-byte header included)
         batchio.set_receive_buffer(sock, 64 << 20)
         sock.setblocking(False)
@@ -262,7 +281,7 @@ class PacketTransport:
                     self._send_rows(data[at:at + step], lengths[at:at + step])
                     self._receive(handle, 0.0)
             if self.fast_pull:
-                self._send([build(END, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **runs[b].tag)])
+                runs[b].end(self)
 
         for b in range(min(window, B)):
             start(b)

@@ -32,8 +32,8 @@ Aggregators are admitted per received batch (a batch's completions free memory a
 slightly conservative against a per-packet switch; the exchange stays exact either way.
 
 The switch also sums the parameter gradients (GRAD → GRADSUM, an in-network all-reduce as in
-SwitchML/ATP), the same for the INA and the peer-to-peer exchange, so their epochs differ only in
-the embedding exchange.
+SwitchML/ATP; float32 on the wire, summed in float64), the same for the INA and the peer-to-peer
+exchange, so their epochs differ only in the embedding exchange.
 
 The wire format is :mod:`.wire`, the plans' arrays :mod:`.plans`.
 
@@ -235,11 +235,11 @@ class Switch:
             self.current, self.acc = None, None
 
     def _grad(self, m: Message) -> None:
-        (g,) = m.arrays((np.float64, m.count))
+        (g,) = m.arrays((np.float32, m.count))
         step = self._grads.setdefault(m.seq, {})
-        step[m.sender] = g
-        if len(step) == self.M:
-            total = np.sum([step[w] for w in sorted(step)], axis=0)  # a fixed order: every worker gets the same bits
+        step[m.sender] = g.astype(np.float64)
+        if len(step) == self.M:  # float64 in a fixed order, rounded once: every worker gets the same bits
+            total = np.sum([step[w] for w in sorted(step)], axis=0).astype(np.float32)
             for c in self.conns.values():
                 c.queue(GRADSUM, total, count=total.size, seq=m.seq)
             del self._grads[m.seq]

@@ -10,7 +10,8 @@ namespace. It runs :class:`~netweave.runtime.models.DistGNN` unchanged with the 
   streams that the switch's kernel forwards; the receiver sums them.
 
 Both send ``c_u h_u`` rows and deliver ``R_v = Σ c_u h_u``, so the model is the same; the parameter
-gradients are summed by the switch agent in both (GRAD/GRADSUM). Per epoch it prints one JSON line
+gradients are summed by the switch agent in both (GRAD/GRADSUM: float32 on the wire, summed in
+float64, rounded once — the bits float64 on the wire would give, in half the bytes). Per epoch it prints one JSON line
 (its time, its exchange time and bytes); its final logits go to the job's directory.
 """
 
@@ -151,7 +152,7 @@ class PeerTransport:
 def barrier(switch: Conn, rank: int, timeout_s: float) -> None:
     """Wait until every worker got here: a gradient sum of one zero (step 0) through the switch agent."""
     got = []
-    switch.queue(GRAD, np.zeros(1), sender=rank, count=1, seq=0)
+    switch.queue(GRAD, np.zeros(1, np.float32), sender=rank, count=1, seq=0)
     pump([switch], lambda: bool(got), lambda c, m: got.append(m) if m.kind == GRADSUM else None, timeout_s,
          "the other workers (start)")
 
@@ -281,7 +282,8 @@ def worker(cfg: WorkerConfig) -> None:
     def allreduce(flat: np.ndarray) -> np.ndarray:
         got = []
         steps[0] += 1
-        switch.queue(GRAD, flat, sender=rank, count=flat.size, seq=steps[0])
+        # float32 on the wire: the gradients' own precision (flat is their float64 copy, exact)
+        switch.queue(GRAD, flat.astype(np.float32), sender=rank, count=flat.size, seq=steps[0])
         def on_message(conn, m):
             if m.kind == GRADSUM:
                 got.append(m)
@@ -291,7 +293,7 @@ def worker(cfg: WorkerConfig) -> None:
                 raise ProtocolError(f"worker {rank}: unexpected message kind {m.kind} from the switch")
 
         pump([switch], lambda: bool(got), on_message, timeout, "the summed gradients")
-        return got[0].arrays((np.float64, flat.size))[0].copy()
+        return got[0].arrays((np.float32, flat.size))[0].astype(np.float64)
 
     def measure() -> dict:
         udp = getattr(transport, "bytes", {"sent": 0, "received": 0})

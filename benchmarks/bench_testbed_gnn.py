@@ -111,7 +111,7 @@ def plot(results: dict, path: Path) -> None:
     fig.suptitle(f"GCN ({results['layers']} layers, {results['hidden']} hidden, {wire}), {results['workers']} workers on an "
                  f"emulated star (netns + HTB), switch memory {results['memory_bytes'] / 1e6:g} MB "
                  f"({results['blocking']} blocks)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.98))  # the title above the top row's
     fig.savefig(path, dpi=100)
 
 

@@ -111,7 +111,7 @@ class DistGNN(torch.nn.Module):
                 mlp = torch.nn.Sequential(torch.nn.Linear(d_in, d_out), torch.nn.ReLU(), torch.nn.Linear(d_out, d_out))
                 convs.append(GINConv(mlp, eps=0.0, train_eps=False))
         self.convs = torch.nn.ModuleList(convs)
-        self.transform_first = [model == "gcn" and w != d for w, d in zip(exchange_widths(dims, transform_first), dims)]
+        self.transform_first = [w != d for w, d in zip(exchange_widths(dims, transform_first), dims)]  # per layer
 
     def forward(self, x: torch.Tensor, g: LocalTensors, exchange) -> torch.Tensor:
         """``x``: ``(num_local, F)`` own input features → ``(num_local, C)`` logits of the own vertices."""

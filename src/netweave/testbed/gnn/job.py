@@ -36,12 +36,18 @@ class GnnJob:
     dims: list[int]
     num_train: int
     transform_first: bool = True
-    widths: list[int] = field(default_factory=list)  # what each layer's exchange carries (exchange_widths)
     graph: object = None
     features: np.ndarray | None = None
     parts: np.ndarray | None = None
     planned: list[dict] = field(default_factory=list)
     plans: list = field(default_factory=list)  # the layers' InaPlans (the simulator's input: .predict)
+
+    @property
+    def widths(self) -> list[int]:
+        """What each layer's exchange carries (:func:`~netweave.runtime.models.exchange_widths`)."""
+        from ...runtime.models import exchange_widths
+
+        return exchange_widths(self.dims, self.transform_first)
 
 
 def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, *, hidden: int = 16, layers: int = 2,
@@ -102,8 +108,7 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
                  y=graph.labels[own].astype(np.int64), train=np.asarray(graph.train_mask[own], bool))
     planned.append({"p2p_rows": int(u.size), "cross_edges": int(rel.num_cross_edges),
                     "boundary_vertices": int(rel.boundary().size)})
-    return GnnJob(directory, workers, dims, int(graph.train_mask.sum()), transform_first, widths, graph, x, parts, planned,
-                  ina_plans)
+    return GnnJob(directory, workers, dims, int(graph.train_mask.sum()), transform_first, graph, x, parts, planned, ina_plans)
 
 
 def train_epochs(model, x, g, exchange, *, y, train, num_train: int, epochs: int, lr: float, weight_decay: float,

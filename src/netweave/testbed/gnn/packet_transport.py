@@ -117,11 +117,9 @@ class _Run:
         if not e.all():  # ENDs are no progress: workers repeat theirs while they wait (see tick)
             self.progress = self.real = time.monotonic()
 
-    def end(self, t: "PacketTransport") -> None:
-        t._send([build(END, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **self.tag)])
-
-    def _done(self, t: "PacketTransport") -> None:
-        t._send([build(DONE, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **self.tag)])
+    def signal(self, t: "PacketTransport", kind: int) -> None:
+        """A packet of ``kind`` (END, DONE) without values, with this block's header fields."""
+        t._send([build(kind, unit=0, chunk=0, values=np.zeros((1, 0), np.float32), **self.tag)])
 
     def tick(self, t: "PacketTransport", now: float) -> None:
         """DONE once complete; after ``wait`` with nothing come: PULL what is missing, or DONE again
@@ -136,7 +134,7 @@ class _Run:
         costs every contribution to its cells again."""
         complete = self.complete
         if complete and not self.done_sent:
-            self._done(t)
+            self.signal(t, DONE)
             self.done_sent = now
         if not complete and not self.fast_pulled and self.ends.all() and now - self.progress >= END_GRACE_S:
             t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)  # everything sent came: lost
@@ -144,7 +142,7 @@ class _Run:
             self.fast_pulled, self.progress = True, now
         if now - self.progress > self.wait:
             if t.fast_pull and not self.next:
-                self.end(t)
+                self.signal(t, END)
                 t.counters["ends_again"] += 1
             if not complete and t.fast_pull and not self.ends.all():
                 pass  # a sender is not done, or its END was lost (it repeats it): nothing is known lost yet
@@ -154,7 +152,7 @@ class _Run:
                 t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)
                 self.wait = min(2 * self.wait, 16 * t.retransmit_s)
             elif not self.next and now - self.done_sent > self.wait:
-                self._done(t)
+                self.signal(t, DONE)
                 t.counters["done_again"] += 1
                 self.done_sent = now
             self.progress = now - self.wait / 2  # the next try after half the wait
@@ -281,7 +279,7 @@ class PacketTransport:
                     self._send_rows(data[at:at + step], lengths[at:at + step])
                     self._receive(handle, 0.0)
             if self.fast_pull:
-                runs[b].end(self)
+                runs[b].signal(self, END)
 
         for b in range(min(window, B)):
             start(b)

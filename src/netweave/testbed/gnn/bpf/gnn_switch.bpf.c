@@ -42,8 +42,9 @@
  *         port's queue was longer than the threshold, §3.4/§4): forwarded to worker `target`, the
  *         sender named in that packet, which halves its rate (netweave/testbed/gnn/rate.py).
  * Anything else passes to the host path (TC_ACT_OK). Every field is checked against the tables
- * before it indexes anything. Counters per CPU, among them where the time goes: ns with cells
- * under their locks (clear on first touch, add, read a sum), ns inside bpf_clone_redirect, and ns
+ * before it indexes anything. Counters per CPU, among them where the time goes: ns walking the
+ * units' edges (lookups, locks, clearing an entry on first touch, adding, reading a sum; timed a
+ * unit at a time, less the sends of the sums it completed), ns inside bpf_clone_redirect, and ns
  * converting values to fixed point and sums back to float32.
  */
 #include <linux/bpf.h>
@@ -310,24 +311,34 @@ struct walk {
     struct hdr h;
     __u32 lo, n, base, stamp, frac;
     __u64 aggregated;
+    __u64 sent_ns;  /* ns sending the sums this unit completed */
 };
 
-#define ADD_CASE(N)                                              \
-    case N:                                                      \
-        {   /* a cell of N lanes starts at a multiple of N (tables.py): the mask is exact */ \
-            __s64 *d = g->v + (o & (VALUES - N));                \
-            for (__u32 j = 0; j < N; j++)                        \
-                d[j] += s->x[j];                                 \
-        }                                                        \
-        break;
-#define READ_CASE(N)                                             \
-    case N:                                                      \
-        {   /* a cell of N lanes starts at a multiple of N (tables.py): the mask is exact */ \
-            __s64 *d = g->v + (o & (VALUES - N));                \
-            for (__u32 j = 0; j < N; j++)                        \
-                s->sum[j] = d[j];                                \
-        }                                                        \
-        break;
+/* the first k aggregators of a cell at lane o of an entry (k: the chunk's values over LANES,
+ * rounded up; lanes past them stay 0 from the entry's clear, and x and sum past them are never
+ * read): LANES lanes unrolled a step, each step's index masked into the entry (exact: a cell starts
+ * at a multiple of LANES and o + n <= VALUES, checked in add_edge) */
+static __always_inline void add_cell(__s64 *v, const __s64 *x, __u32 o, __u32 k)
+{
+    for (__u32 a = 0; a < k && a < ENTRY_AGGS; a++) {
+        __s64 *d = v + ((o + a * LANES) & (VALUES - LANES));
+        const __s64 *y = x + ((a * LANES) & (VALUES - LANES));
+#pragma unroll
+        for (__u32 j = 0; j < LANES; j++)
+            d[j] += y[j];
+    }
+}
+
+static __always_inline void read_cell(const __s64 *v, __s64 *sum, __u32 o, __u32 k)
+{
+    for (__u32 a = 0; a < k && a < ENTRY_AGGS; a++) {
+        const __s64 *d = v + ((o + a * LANES) & (VALUES - LANES));
+        __s64 *y = sum + ((a * LANES) & (VALUES - LANES));
+#pragma unroll
+        for (__u32 j = 0; j < LANES; j++)
+            y[j] = d[j];
+    }
+}
 
 /* one edge of the unit: add the chunk into its destination's cell (under the entry's lock); the
  * packet whose count completes the cell sends the sum down */
@@ -346,12 +357,11 @@ static long add_edge(__u32 i, struct walk *w)
     __u32 o = ((agg % ENTRY_AGGS) * LANES) & (VALUES - 1);  /* the cell's first lane in the entry */
     __u32 slot = (agg % ENTRY_AGGS) & (ENTRY_AGGS - 1);
     __u32 n = w->n;
-    __u32 lanes = (chunk < full ? ENTRY_AGGS : w->L->part) * LANES;
+    __u32 k = (n + LANES - 1) / LANES;  /* aggregators holding values */
     struct entry *g = bpf_map_lookup_elem(&aggs, &at);
     if (!g || o + n > VALUES)
         return 1;
     int stale = 0, complete = 0, cleared = 0;
-    __u64 t0 = bpf_ktime_get_ns();
     bpf_spin_lock(&g->lock);
     if (g->stamp < w->stamp) {  /* contents of an earlier block: this block's now */
         g->stamp = w->stamp;
@@ -366,21 +376,13 @@ static long add_edge(__u32 i, struct walk *w)
         stale = 1;  /* a late unit of a finished block: the entry is a later block's */
     }
     if (!stale) {
-        /* the cell's lanes (a power of two, a constant trip count per case: one path each for the
-           verifier); x is 0 past the chunk, so lanes past it get zeros */
-        switch (lanes) {
-        ADD_CASE(512) ADD_CASE(256) ADD_CASE(128) ADD_CASE(64) ADD_CASE(32) ADD_CASE(16)
-        }
+        add_cell(g->v, s->x, o, k);
         g->count[slot] += 1;
         complete = g->count[slot] == e->need;
-        if (complete) {
-            switch (lanes) {
-            READ_CASE(512) READ_CASE(256) READ_CASE(128) READ_CASE(64) READ_CASE(32) READ_CASE(16)
-            }
-        }
+        if (complete)
+            read_cell(g->v, s->sum, o, k);
     }
     bpf_spin_unlock(&g->lock);
-    bump_by(C_CELL_NS, bpf_ktime_get_ns() - t0);  /* the cell's time in memory: clear, add, read */
     if (cleared)
         bump(C_CLEARED);
     if (stale)
@@ -392,7 +394,8 @@ static long add_edge(__u32 i, struct walk *w)
     struct conv cv = {.s = s};
     __u64 t1 = bpf_ktime_get_ns();
     bpf_loop((w->n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, &cv, 0);
-    bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t1);
+    __u64 t2 = bpf_ktime_get_ns();
+    bump_by(C_CONVERT_NS, t2 - t1);
     struct hdr h = w->h;
     h.kind = K_SUM;
     h.unit = e->dest_v;
@@ -403,6 +406,7 @@ static long add_edge(__u32 i, struct walk *w)
         return 1;
     if (send_to(w->skb, w->c, e->owner & 0xFFFF, 0) == 0)
         bump(C_SUMS);
+    w->sent_ns += bpf_ktime_get_ns() - t1;  /* counted in C_CONVERT_NS and C_CLONE_NS, not C_CELL_NS */
     return 0;
 }
 
@@ -476,7 +480,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     s->n = n;
     struct conv cv = {.s = s};
     __u64 t0 = bpf_ktime_get_ns();
-    bpf_loop(VALUES / CONVERT_STEP, convert_in, &cv, 0);  /* x is 0 past the chunk: lanes past it add 0 */
+    bpf_loop((n + CONVERT_STEP - 1) / CONVERT_STEP, convert_in, &cv, 0);  /* x is 0 past the chunk in its last step */
     bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t0);
     if (s->sat) {
         bump(C_SATURATED);
@@ -484,7 +488,9 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     }
     struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .lo = u->edge_lo, .n = n,
                      .base = parity * c->region, .stamp = stamp, .frac = frac};
+    __u64 t1 = bpf_ktime_get_ns();
     bpf_loop(u->edge_hi - u->edge_lo, add_edge, &w, 0);
+    bump_by(C_CELL_NS, bpf_ktime_get_ns() - t1 - w.sent_ns);  /* the walk, less the sums' sends */
     __u64 *agg = bpf_map_lookup_elem(&counters, &(__u32){C_AGGREGATED});
     if (agg)
         *agg += w.aggregated;

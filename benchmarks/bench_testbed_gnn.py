@@ -65,7 +65,7 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
     r = train_gnn_on_testbed(spec, workers=args.workers, exchange=exchange, memory_bytes=args.memory, gbps=args.gbps,
                              epochs=args.epochs, hidden=args.hidden, layers=args.layers, blocking=args.blocking,
                              seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap,
-                             transform_first=not args.aggregate_first, **options)
+                             transform_first=not args.aggregate_first, grad_chunk=args.grad_chunk, **options)
     s = r.summary()
     later = r.epochs[1:]
     bounds = [e.get("accounting_bound") for e in later]
@@ -125,6 +125,9 @@ def main() -> None:
     ap.add_argument("--overlap", action="store_true", help="double-buffered blocks (plan.overlap)")
     ap.add_argument("--aggregate-first", action="store_true",
                     help="exchange each layer's input h (d_in values a row) instead of h W where the layer narrows")
+    ap.add_argument("--grad-chunk", type=int, default=None,
+                    help="gradient values a message to the switch agent (0: the whole gradient in one message; "
+                         "default: netweave.testbed.gnn.wire.GRAD_CHUNK)")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")
@@ -136,10 +139,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(RESULTS / "testbed_gnn_kernel.json"))
     args = ap.parse_args()
+    if args.grad_chunk is None:
+        from netweave.testbed.gnn.wire import GRAD_CHUNK
+
+        args.grad_chunk = GRAD_CHUNK
     results = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores", "workers": args.workers,
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,
                "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
-               "transform_first": not args.aggregate_first, "scale": 1.0, "rates": {}}
+               "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk, "scale": 1.0, "rates": {}}
     rates = args.gbps
     for gbps in rates:
         args.gbps = gbps

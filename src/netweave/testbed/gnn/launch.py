@@ -23,6 +23,7 @@ from ..net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
 from ..net.supervisor import Supervisor, last_line
 from .job import prepare_gnn_job, single_process
 from .switch import SwitchConfig
+from .wire import GRAD_CHUNK
 from .worker import WorkerConfig
 
 EXCHANGES = ("ina", "p2p")
@@ -114,7 +115,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False,
                          congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
                          switch_buffer_kb: float = 0.0, fast_pull: bool = True,
-                         transform_first: bool = True) -> GnnTestbedRun:
+                         transform_first: bool = True, grad_chunk: int = GRAD_CHUNK) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -126,7 +127,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     every switch port's queue (KB; 0: 10,000 packets); ``fast_pull``: a worker pulls what is missing as
     soon as every worker's END of the block came (beyond the paper; False: §3.4's timer alone);
     ``transform_first``: a layer that narrows exchanges ``h W`` (PyG ``GCNConv``'s order; False: its
-    input ``h``, :class:`~netweave.runtime.models.DistGNN`)."""
+    input ``h``, :class:`~netweave.runtime.models.DistGNN`); ``grad_chunk``: gradient values a
+    message to the switch agent, whose sum comes down while later chunks go up (0: the whole
+    gradient in one message, summed once every worker's has come)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -205,7 +208,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    memory_bytes=memory_bytes, overlap=bool(overlap and kernel),
                                                    retransmit_s=retransmit_s, link_gbps=gbps,
                                                    congestion_control=congestion_control, fast_pull=fast_pull,
-                                                   transform_first=transform_first))
+                                                   transform_first=transform_first, grad_chunk=grad_chunk))
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []
             last = [accountant.snapshot()]

@@ -33,7 +33,9 @@ slightly conservative against a per-packet switch; the exchange stays exact eith
 
 The switch also sums the parameter gradients (GRAD → GRADSUM, an in-network all-reduce as in
 SwitchML/ATP; float32 on the wire, summed in float64), the same for the INA and the peer-to-peer
-exchange, so their epochs differ only in the embedding exchange.
+exchange, so their epochs differ only in the embedding exchange. It is streamed (beyond the
+paper): a chunk's sum (:data:`~.wire.GRAD_CHUNK` values) goes down as soon as every worker's
+chunk came, while the rest is still going up.
 
 The wire format is :mod:`.wire`, the plans' arrays :mod:`.plans`.
 
@@ -121,7 +123,7 @@ class Switch:
                                        "sums",
                                        "copies", "copied_edges", "bypassed_destinations", "peak_aggregators",
                                        "grad_steps", "aggregate_s"), 0)
-        self._grads: dict[int, dict[int, np.ndarray]] = {}
+        self._grads: dict[tuple[int, int], dict[int, np.ndarray]] = {}  # (step, offset) -> sender -> values
 
     # -- one block's state ----------------------------------------------------------------------
     def _start_block(self, b: int) -> None:
@@ -235,15 +237,25 @@ class Switch:
             self.current, self.acc = None, None
 
     def _grad(self, m: Message) -> None:
+        """One worker's chunk of a step's gradients (values ``offset`` .. ``offset + count`` of
+        ``dim``); once every worker's chunk is in, its sum goes down at once, while later chunks
+        may still be going up."""
+        if m.sender >= self.M or m.offset + m.count > m.dim or m.count == 0:
+            raise ProtocolError(f"worker {m.sender}: gradient values {m.offset}..{m.offset + m.count} of {m.dim}")
         (g,) = m.arrays((np.float32, m.count))
-        step = self._grads.setdefault(m.seq, {})
+        key = (m.seq, m.offset)
+        step = self._grads.setdefault(key, {})
+        if any(x.size != m.count for x in step.values()) or m.sender in step:
+            raise ProtocolError(f"worker {m.sender}: gradient chunk at {m.offset} of step {m.seq} does not match "
+                                "the other workers'")
         step[m.sender] = g.astype(np.float64)
         if len(step) == self.M:  # float64 in a fixed order, rounded once: every worker gets the same bits
             total = np.sum([step[w] for w in sorted(step)], axis=0).astype(np.float32)
             for c in self.conns.values():
-                c.queue(GRADSUM, total, count=total.size, seq=m.seq)
-            del self._grads[m.seq]
-            self.counters["grad_steps"] += 1
+                c.queue(GRADSUM, total, count=total.size, offset=m.offset, dim=m.dim, seq=m.seq)
+            del self._grads[key]
+            if m.offset + m.count == m.dim:  # a step's chunks complete in order (each stream is ordered)
+                self.counters["grad_steps"] += 1
 
 
 def _kernel(config: SwitchConfig, plans):

@@ -4,7 +4,8 @@
 A message is :data:`HEADER` (little-endian): magic ``NWGX``, kind, layer, direction, block,
 sender, count, dim, offset, seq, payload bytes; then the payload. Kinds: HELLO (a worker's rank),
 UNITS (a block's rows going up), SUMS and COPIES (coming down), DONE and NEXT (block
-synchronisation, §3.3), GRAD and GRADSUM (the parameter gradients, summed by the switch), ROWS (the
+synchronisation, §3.3), GRAD and GRADSUM (the parameter gradients, summed by the switch: ``count``
+float32 values from ``offset`` of ``dim`` in all, :data:`GRAD_CHUNK` a message), ROWS (the
 peer-to-peer exchange), BYE. :class:`Conn` queues messages and reassembles them from a
 non-blocking socket; :func:`pump` moves every connection until a condition holds.
 """
@@ -24,6 +25,7 @@ MAGIC = b"NWGX"
 HEADER = struct.Struct("<4sBBBxIIIIIIQ")  # 40 bytes
 HELLO, UNITS, SUMS, COPIES, DONE, NEXT, GRAD, GRADSUM, ROWS, BYE = range(1, 11)
 EXCHANGE_KINDS = (UNITS, SUMS, COPIES, DONE, NEXT, ROWS)
+GRAD_CHUNK = 8192  # gradient values a GRAD message (32 KB): a chunk's sum comes down while later chunks go up
 MAX_PAYLOAD = 1 << 32
 
 

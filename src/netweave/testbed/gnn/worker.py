@@ -30,7 +30,7 @@ from ..net.ports import GNN_DATA, GNN_DOWN, GNN_PEER
 from ..net.role import RoleConfig
 from .job import train_epochs
 from .plans import load_plans
-from .wire import (BYE, COPIES, DONE, EXCHANGE_KINDS, GRAD, GRADSUM, HEADER, HELLO, MAGIC, NEXT, ROWS, SUMS, UNITS, Conn,
+from .wire import (BYE, COPIES, DONE, EXCHANGE_KINDS, GRAD, GRAD_CHUNK, GRADSUM, HEADER, HELLO, MAGIC, NEXT, ROWS, SUMS, UNITS, Conn,
                    ProtocolError, pump)
 
 CHUNK_UNITS = 128  # units per UNITS message: the switch aggregates each message as it comes
@@ -149,12 +149,40 @@ class PeerTransport:
         return out.astype(np.float32)
 
 
+def grad_sum(switch: Conn, rank: int, values: np.ndarray, seq: int, timeout_s: float, *, chunk: int = GRAD_CHUNK,
+             on_other=None, what: str = "the summed gradients") -> np.ndarray:
+    """The sum over every worker of ``values`` (float32, ``(n,)``) through the switch agent: GRAD
+    messages of ``chunk`` values (0: one message) up, GRADSUM of each chunk down as soon as every
+    worker's came (beyond the paper: a streamed all-reduce, as SwitchML's slots, so that the sums
+    come down the links while the rest goes up). ``on_other(conn, message)``: any other message."""
+    values = np.ascontiguousarray(values, np.float32)
+    n = values.size
+    step = chunk if chunk > 0 else n
+    for at in range(0, n, step):
+        part = values[at:at + step]
+        switch.queue(GRAD, part, sender=rank, count=part.size, offset=at, dim=n, seq=seq)
+    out, have = np.empty(n, np.float32), [0]
+
+    def on_message(conn, m):
+        if m.kind != GRADSUM:
+            if on_other is None:
+                raise ProtocolError(f"worker {rank}: unexpected message kind {m.kind} from the switch")
+            on_other(conn, m)
+            return
+        if m.seq != seq or m.dim != n or m.offset + m.count > n:
+            raise ProtocolError(f"worker {rank}: a gradient sum of step {m.seq} ({m.offset}+{m.count} of {m.dim}) "
+                                f"while summing step {seq} ({n} values)")
+        out[m.offset:m.offset + m.count] = m.arrays((np.float32, m.count))[0]
+        have[0] += m.count
+
+    pump([switch], lambda: have[0] >= n, on_message, timeout_s, what)
+    return out
+
+
 def barrier(switch: Conn, rank: int, timeout_s: float) -> None:
     """Wait until every worker got here: a gradient sum of one zero (step 0) through the switch agent."""
-    got = []
-    switch.queue(GRAD, np.zeros(1, np.float32), sender=rank, count=1, seq=0)
-    pump([switch], lambda: bool(got), lambda c, m: got.append(m) if m.kind == GRADSUM else None, timeout_s,
-         "the other workers (start)")
+    grad_sum(switch, rank, np.zeros(1, np.float32), 0, timeout_s, on_other=lambda c, m: None,
+             what="the other workers (start)")
 
 
 def _connect(address: tuple[str, int], deadline: float) -> socket.socket:
@@ -221,6 +249,7 @@ class WorkerConfig(RoleConfig):
     congestion_control: bool = False
     fast_pull: bool = True
     transform_first: bool = True
+    grad_chunk: int = GRAD_CHUNK
 
 
 def worker(cfg: WorkerConfig) -> None:
@@ -280,20 +309,15 @@ def worker(cfg: WorkerConfig) -> None:
     steps = [0]
 
     def allreduce(flat: np.ndarray) -> np.ndarray:
-        got = []
+        def early(conn, m):  # sums of the next exchange may follow the gradients at once
+            if not isinstance(transport, SwitchTransport):
+                raise ProtocolError(f"worker {rank}: unexpected message kind {m.kind} from the switch")
+            transport.early.append(m)
+
         steps[0] += 1
         # float32 on the wire: the gradients' own precision (flat is their float64 copy, exact)
-        switch.queue(GRAD, flat.astype(np.float32), sender=rank, count=flat.size, seq=steps[0])
-        def on_message(conn, m):
-            if m.kind == GRADSUM:
-                got.append(m)
-            elif isinstance(transport, SwitchTransport):  # sums of the next exchange may follow it at once
-                transport.early.append(m)
-            else:
-                raise ProtocolError(f"worker {rank}: unexpected message kind {m.kind} from the switch")
-
-        pump([switch], lambda: bool(got), on_message, timeout, "the summed gradients")
-        return got[0].arrays((np.float32, flat.size))[0].astype(np.float64)
+        return grad_sum(switch, rank, flat.astype(np.float32), steps[0], timeout, chunk=cfg.grad_chunk,
+                        on_other=early).astype(np.float64)
 
     def measure() -> dict:
         udp = getattr(transport, "bytes", {"sent": 0, "received": 0})

@@ -65,11 +65,12 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
     r = train_gnn_on_testbed(spec, workers=args.workers, exchange=exchange, memory_bytes=args.memory, gbps=args.gbps,
                              epochs=args.epochs, hidden=args.hidden, layers=args.layers, blocking=args.blocking,
                              seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap,
-                             transform_first=not args.aggregate_first, grad_chunk=args.grad_chunk, **options)
+                             transform_first=not args.aggregate_first, grad_chunk=args.grad_chunk,
+                             pin_switch=not args.no_pin_switch, **options)
     s = r.summary()
     later = r.epochs[1:]
     bounds = [e.get("accounting_bound") for e in later]
-    return {"exchange": exchange, "dataplane": r.dataplane, "load_before": before, "load_after": load(),
+    return {"exchange": exchange, "dataplane": r.dataplane, "switch_cpu": r.switch_cpu, "load_before": before, "load_after": load(),
             "uptime_before": up_before, "uptime_after": uptime(), "scale": 1.0, "wall_s": time.perf_counter() - t0,
             "bound": max(set(bounds), key=bounds.count) if bounds else None, "ceiling": ceiling(r.switch),
             "transport": r.transport, "background": r.background,
@@ -128,6 +129,8 @@ def main() -> None:
     ap.add_argument("--grad-chunk", type=int, default=None,
                     help="gradient values a message to the switch agent (0: the whole gradient in one message; "
                          "default: netweave.testbed.gnn.wire.GRAD_CHUNK)")
+    ap.add_argument("--no-pin-switch", action="store_true",
+                    help="the kernel data plane on whichever CPU a packet arrives (default: on the last CPU)")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")
@@ -146,7 +149,8 @@ def main() -> None:
     results = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores", "workers": args.workers,
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,
                "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
-               "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk, "scale": 1.0, "rates": {}}
+               "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk,
+               "pin_switch": not args.no_pin_switch, "scale": 1.0, "rates": {}}
     rates = args.gbps
     for gbps in rates:
         args.gbps = gbps

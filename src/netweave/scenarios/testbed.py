@@ -185,7 +185,8 @@ class TestbedGnnScenario:
     Hadoop sizes between the hosts at that fraction of the link rate (§6.5); ``switch_buffer_kb``
     bounds every switch port's queue (0: 10,000 packets); ``fast_pull`` pulls what is missing once
     every worker's END of a block came (False: §3.4's timer alone); ``transform_first`` exchanges
-    ``h W`` where a layer narrows, PyG ``GCNConv``'s order (False: the layer's input ``h``)."""
+    ``h W`` where a layer narrows, PyG ``GCNConv``'s order (False: the layer's input ``h``);
+    ``pin_switch`` runs the kernel data plane on one CPU (False: wherever a packet arrives)."""
 
     __test__ = False
 
@@ -208,6 +209,7 @@ class TestbedGnnScenario:
     switch_buffer_kb: float = 0.0
     fast_pull: bool = True
     transform_first: bool = True
+    pin_switch: bool = True
 
     @property
     def memory_bytes(self) -> int:
@@ -234,7 +236,8 @@ class TestbedGnnScenario:
             epochs=self.epochs, hidden=self.hidden, layers=self.layers, seed=self.seed, blocking=self.blocking,
             dataplane=self.dataplane, overlap=self.overlap, check=self.check,
             congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background,
-            switch_buffer_kb=self.switch_buffer_kb, fast_pull=self.fast_pull, transform_first=self.transform_first))
+            switch_buffer_kb=self.switch_buffer_kb, fast_pull=self.fast_pull, transform_first=self.transform_first,
+            pin_switch=self.pin_switch))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -3,8 +3,10 @@
 blocks, forwarded destinations) and peer to peer; nothing is left behind (needs root and
 iproute2, torch and PyG: skipped otherwise)."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,8 +88,12 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, trans
     backward) in a switch of 8 KB, so that each layer still takes several blocks."""
     from netweave.testbed.gnn import train_gnn_on_testbed
 
+    backlog = Path("/proc/sys/net/core/netdev_max_backlog").read_text()
     r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=memory, gbps=1.0, epochs=2,
                              timeout_s=60, dataplane="xdp", overlap=overlap, transform_first=transform_first)
+    # the data plane ran on the last CPU (RPS on the switch's ports); the input queue is put back
+    assert r.switch_cpu == max(os.sched_getaffinity(0))
+    assert Path("/proc/sys/net/core/netdev_max_backlog").read_text() == backlog
     assert [p["dim"] for p in r.planned[:2]] == ([16, 7] if transform_first else [1433, 16])
     assert r.dataplane == "xdp" and r.planned[0]["blocks"] > 1 and r.planned[0]["overlap"] == overlap and r.planned[0]["forwarded_destinations"] > 0
     assert r.switch["kernel_sums"] > 0 and r.switch["kernel_copies"] > 0 and r.switch["kernel_aggregated"] > 0

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...errors import NetweaveError
 from ..net.bpf import TcObject, compile_program
+from ..net.steering import steer_receive
 from .tables import MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
@@ -64,10 +65,11 @@ def _mac(text: str) -> bytes:
 
 
 class KernelSwitch(TcObject):
-    """The data plane loaded with ``tables``, attached to ``ports`` (rank → :class:`Port`)."""
+    """The data plane loaded with ``tables``, attached to ``ports`` (rank → :class:`Port`); with
+    ``cpu``, the ports' packets are all handled on that CPU (:func:`~..net.steering.steer_receive`)."""
 
     def __init__(self, tables: SwitchTables, ports: dict[int, Port], address: str, switch_port: int, worker_port: int,
-                 obj: Path | None = None):
+                 obj: Path | None = None, cpu: int | None = None):
         if not ports or len(ports) > MAX_WORKERS or sorted(ports) != list(range(len(ports))):
             raise NetweaveError(f"the kernel data plane needs ports for workers 0..n-1 (n <= {MAX_WORKERS})")
         tables.check(len(ports))
@@ -82,6 +84,8 @@ class KernelSwitch(TcObject):
         try:
             self._configure(address, switch_port, worker_port)
             self.attach_tc([p.interface for p in self.ports.values()], egress=False)
+            if cpu is not None:  # one CPU runs the data plane (no aggregator shared by two cores)
+                steer_receive([p.interface for p in self.ports.values()], cpu)
         except BaseException:
             self.close()
             raise

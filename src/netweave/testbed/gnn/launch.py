@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,6 +55,7 @@ class GnnTestbedRun:
     switch: dict = field(default_factory=dict)
     veth: dict = field(default_factory=dict)
     planned: list[dict] = field(default_factory=list)
+    switch_cpu: int | None = None  # the CPU the kernel data plane ran on (None: wherever packets arrived)
     logits: np.ndarray | None = None
     single_logits: np.ndarray | None = None
     single_losses: list[float] = field(default_factory=list)
@@ -73,7 +75,8 @@ class GnnTestbedRun:
         later = self.epochs[1:] or self.epochs
         med = {k: float(np.median([e[k] for e in later])) for k in ("epoch_s", "exchange_s", "exchange_bytes")} \
             if later else {}
-        return {"exchange": self.exchange, "dataplane": self.dataplane, "transport": self.transport,
+        return {"exchange": self.exchange, "dataplane": self.dataplane, "switch_cpu": self.switch_cpu,
+                "transport": self.transport,
                 "predicted": self.predicted, "background": self.background,
                 "median_epoch_s": med.get("epoch_s"),
                 "median_exchange_s": med.get("exchange_s"), "median_exchange_bytes": med.get("exchange_bytes"),
@@ -115,7 +118,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          reorder: float = 0.0, retransmit_s: float = 0.2, predict: bool = False,
                          congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
                          switch_buffer_kb: float = 0.0, fast_pull: bool = True,
-                         transform_first: bool = True, grad_chunk: int = GRAD_CHUNK) -> GnnTestbedRun:
+                         transform_first: bool = True, grad_chunk: int = GRAD_CHUNK,
+                         pin_switch: bool = True) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -129,7 +133,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     ``transform_first``: a layer that narrows exchanges ``h W`` (PyG ``GCNConv``'s order; False: its
     input ``h``, :class:`~netweave.runtime.models.DistGNN`); ``grad_chunk``: gradient values a
     message to the switch agent, whose sum comes down while later chunks go up (0: the whole
-    gradient in one message, summed once every worker's has come)."""
+    gradient in one message, summed once every worker's has come); ``pin_switch``: the kernel data
+    plane runs on one CPU, the last (:mod:`netweave.testbed.net.steering`; False: on whichever CPU
+    a packet arrives)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -138,6 +144,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     from ..net.netns import require
 
     from ..net.accounting import Accountant, bpf_stats
+    from ..net.steering import backlog_at_least, last_cpu
     from ..net.impair import Impairment
 
     if exchange not in EXCHANGES:
@@ -175,10 +182,11 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None
+        kernel = exchange == "ina" and dataplane == "xdp"
+        switch_cpu = last_cpu() if kernel and pin_switch else -1
         with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment, switch_buffer_bytes=buffer)) as cluster, \
-                Supervisor(timeout_s) as supervisor:
+                Supervisor(timeout_s) as supervisor, backlog_at_least() if switch_cpu >= 0 else nullcontext():
             switch_name, hosts = cluster.switches[0], cluster.hosts
-            kernel = exchange == "ina" and dataplane == "xdp"
             before = _veth_bytes(cluster)
             accountant = Accountant(cluster)
             agent = supervisor.start("the switch agent", cluster.namespace[switch_name], "netweave.testbed.gnn.switch",
@@ -190,7 +198,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                   data_port=GNN_DATA, worker_port=GNN_DOWN,
                                                   overlap=bool(overlap and kernel),
                                                   ecn_bytes=int(ecn_kb * 1000) if congestion_control else 0,
-                                                  link_kbit=cluster.shaping[switch_name, hosts[0]].rate_kbit),
+                                                  link_kbit=cluster.shaping[switch_name, hosts[0]].rate_kbit,
+                                                  switch_cpu=switch_cpu),
                                      ready=True)
             noise = [supervisor.start(f"background traffic ({h})", cluster.namespace[h], "netweave.testbed.net.background",
                                       BackgroundConfig(address=cluster.address[h], link_gbps=gbps, load=background,
@@ -234,6 +243,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         ends = [lead[-1]] + [json.loads(last_line(r.stdout)) for r in ranks[1:]]
         run.transport = [end.get("transport", {}) for end in ends]
         run.dataplane = dataplane if kernel else "user"
+        run.switch_cpu = switch_cpu if switch_cpu >= 0 else None
         for e in range(epochs):
             rows = [w[e] for w in per_worker]
             run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),

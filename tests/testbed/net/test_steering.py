@@ -1,0 +1,76 @@
+"""One CPU for the switch's packets: the RPS masks written in the kernel's bitmap format, bad
+interface names refused, and the input queue raised for a run and put back. No root: a
+directory stands in for ``/sys/class/net`` and a file for the sysctl."""
+
+from __future__ import annotations
+
+import pytest
+
+from netweave.errors import NetweaveError
+from netweave.testbed.net.steering import backlog_at_least, last_cpu, steer_receive
+
+
+def _sysfs(tmp_path, names, queues=2):
+    for name in names:
+        for q in range(queues):
+            d = tmp_path / name / "queues" / f"rx-{q}"
+            d.mkdir(parents=True)
+            (d / "rps_cpus").write_text("00000000\n")
+        (tmp_path / name / "queues" / "tx-0").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize("cpu, text", [(0, "00000001"), (1, "00000002"), (31, "80000000"), (33, "00000002,00000000")])
+def test_every_receive_queue_gets_the_cpu(tmp_path, cpu, text):
+    sysfs = _sysfs(tmp_path, ["e0", "e1"])
+    steer_receive(["e0", "e1"], cpu, sysfs)
+    for name in ("e0", "e1"):
+        for q in (0, 1):
+            assert (sysfs / name / "queues" / f"rx-{q}" / "rps_cpus").read_text() == text
+            # the kernel reads the same mask back: bit `cpu` of the comma-separated 32-bit words
+            assert int(text.replace(",", ""), 16) == 1 << cpu
+    assert not (sysfs / "e0" / "queues" / "tx-0" / "rps_cpus").exists()
+
+
+@pytest.mark.parametrize("name", ["../e0", "", "..", "e0/queues"])
+def test_an_interface_name_that_is_a_path_is_refused(tmp_path, name):
+    sysfs = _sysfs(tmp_path, ["e0"])
+    with pytest.raises(NetweaveError):
+        steer_receive([name], 0, sysfs)
+
+
+def test_an_interface_without_queues_or_a_bad_cpu_is_refused(tmp_path):
+    with pytest.raises(NetweaveError, match="no receive queues"):
+        steer_receive(["e9"], 0, _sysfs(tmp_path, ["e0"]))
+    with pytest.raises(NetweaveError, match="CPU -1"):
+        steer_receive(["e0"], -1, tmp_path)
+
+
+def test_last_cpu_is_one_this_process_may_use():
+    import os
+
+    assert last_cpu() in os.sched_getaffinity(0)
+
+
+def test_the_backlog_is_raised_for_the_block_and_put_back(tmp_path):
+    f = tmp_path / "netdev_max_backlog"
+    f.write_text("1000\n")
+    with backlog_at_least(65536, f):
+        assert f.read_text() == "65536"
+    assert f.read_text() == "1000"
+    f.write_text("200000\n")  # already larger: left alone
+    with backlog_at_least(65536, f):
+        assert f.read_text() == "200000\n"
+    assert f.read_text() == "200000\n"
+
+
+def test_a_backlog_someone_else_changed_meanwhile_stays(tmp_path):
+    f = tmp_path / "netdev_max_backlog"
+    f.write_text("1000\n")
+    with backlog_at_least(65536, f):
+        f.write_text("5000")
+    assert f.read_text() == "5000"
+    missing = tmp_path / "nothing"
+    with backlog_at_least(65536, missing):  # no such sysctl (or no right to it): nothing happens
+        pass
+    assert not missing.exists()

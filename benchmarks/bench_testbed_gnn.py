@@ -109,6 +109,9 @@ def plot(results: dict, path: Path) -> None:
             ax.set_title(f"{float(rate):g} Gb/s links: {title}", fontsize=9)
             ax.legend(fontsize=8)
     wire = "h W on the wire" if results.get("transform_first") else "layer inputs h on the wire"
+    if "pin_switch" in results:
+        wire += (f", switch on {'one CPU' if results['pin_switch'] else 'any CPU'}, gradients "
+                 f"{'streamed' if results.get('grad_chunk') else 'in one message'}")
     fig.suptitle(f"GCN ({results['layers']} layers, {results['hidden']} hidden, {wire}), {results['workers']} workers on an "
                  f"emulated star (netns + HTB), switch memory {results['memory_bytes'] / 1e6:g} MB "
                  f"({results['blocking']} blocks)", fontsize=10)

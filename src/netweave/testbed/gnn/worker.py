@@ -161,7 +161,7 @@ def grad_sum(switch: Conn, rank: int, values: np.ndarray, seq: int, timeout_s: f
     for at in range(0, n, step):
         part = values[at:at + step]
         switch.queue(GRAD, part, sender=rank, count=part.size, offset=at, dim=n, seq=seq)
-    out, have = np.empty(n, np.float32), [0]
+    out, have = np.empty(n, np.float32), np.zeros(n, bool)
 
     def on_message(conn, m):
         if m.kind != GRADSUM:
@@ -173,9 +173,9 @@ def grad_sum(switch: Conn, rank: int, values: np.ndarray, seq: int, timeout_s: f
             raise ProtocolError(f"worker {rank}: a gradient sum of step {m.seq} ({m.offset}+{m.count} of {m.dim}) "
                                 f"while summing step {seq} ({n} values)")
         out[m.offset:m.offset + m.count] = m.arrays((np.float32, m.count))[0]
-        have[0] += m.count
+        have[m.offset:m.offset + m.count] = True
 
-    pump([switch], lambda: have[0] >= n, on_message, timeout_s, what)
+    pump([switch], lambda: bool(have.all()), on_message, timeout_s, what)
     return out
 
 
@@ -222,6 +222,8 @@ class WorkerConfig(RoleConfig):
         :mod:`.packet_transport`, with the switch's ``memory_bytes``, ``overlap``, the pulls'
         ``retransmit_s``, the links' rate ``link_gbps``, ``congestion_control``: §3.4's ECN-driven
         rate, :mod:`.rate`; ``fast_pull``: pull as soon as every worker's END came); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
+        transform_first: exchange ``h W`` where a layer narrows; grad_chunk: gradient values a GRAD
+        message (:func:`grad_sum`);
         num_train: training vertices of the whole graph; epochs, lr, weight_decay, dropout, seed:
         the recipe; timeout_s: how long it waits for a peer or the switch.
     """

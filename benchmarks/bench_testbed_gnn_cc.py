@@ -32,6 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_testbed_gnn import DATASETS, RESULTS, run_one
 
+from netweave.testbed.gnn.wire import GRAD_CHUNK
+
 VARIANTS = {"p2p": ("p2p", False, False), "ina": ("ina", False, False), "ina_cc": ("ina", True, False),
             "ina_fast": ("ina", False, True), "ina_cc_fast": ("ina", True, True)}  # exchange, ECN, END pulls
 LABELS = {"p2p": "p2p (BNS-GCN, TCP)", "ina": "INA, §3.4 timer, no congestion control",
@@ -108,11 +110,13 @@ def main() -> None:
         plot(json.loads(out.read_text()), out.with_suffix(".png"))
         return
     args.layers, args.blocking, args.overlap = 2, "paper", False
+    args.aggregate_first, args.grad_chunk, args.pin_switch = False, GRAD_CHUNK, False  # the testbed's defaults
     spec = DATASETS.get(args.dataset, args.dataset)
     results = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores", "dataset": args.dataset,
                "workers": args.workers, "gbps": args.gbps, "memory_bytes": args.memory, "ecn_kb": args.ecn_kb,
                "switch_buffer_kb": args.switch_buffer_kb,
-               "epochs": args.epochs, "hidden": args.hidden, "layers": 2, "loads": {}}
+               "epochs": args.epochs, "hidden": args.hidden, "layers": 2, "transform_first": True,
+               "grad_chunk": GRAD_CHUNK, "pin_switch": False, "loads": {}}
     for x in args.loads:
         row = results["loads"][str(x)] = {}
         for key in args.variants:

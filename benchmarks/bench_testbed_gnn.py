@@ -66,7 +66,7 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
                              epochs=args.epochs, hidden=args.hidden, layers=args.layers, blocking=args.blocking,
                              seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap,
                              transform_first=not args.aggregate_first, grad_chunk=args.grad_chunk,
-                             pin_switch=args.pin_switch, **options)
+                             pin_switch=not args.no_pin_switch, **options)
     s = r.summary()
     later = r.epochs[1:]
     bounds = [e.get("accounting_bound") for e in later]
@@ -132,8 +132,8 @@ def main() -> None:
     ap.add_argument("--grad-chunk", type=int, default=None,
                     help="gradient values a message to the switch agent (0: the whole gradient in one message; "
                          "default: netweave.testbed.gnn.wire.GRAD_CHUNK)")
-    ap.add_argument("--pin-switch", action="store_true",
-                    help="the kernel data plane on one CPU, the last (default: on whichever CPU a packet arrives)")
+    ap.add_argument("--no-pin-switch", action="store_true",
+                    help="the kernel data plane on whichever CPU a packet arrives (default: on one CPU, the last)")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")
@@ -153,7 +153,7 @@ def main() -> None:
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,
                "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
                "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk,
-               "pin_switch": args.pin_switch, "scale": 1.0, "rates": {}}
+               "pin_switch": not args.no_pin_switch, "scale": 1.0, "rates": {}}
     rates = args.gbps
     for gbps in rates:
         args.gbps = gbps

@@ -106,7 +106,7 @@ def testbed_gnn(
     switch_buffer_kb: float = typer.Option(0.0, "--switch-buffer-kb", help="Every switch port's queue in KB (a packet that finds it full is dropped); 0: 10,000 packets."),
     fast_pull: bool = typer.Option(True, "--fast-pull/--timeout-only", help="Pull a block's missing cells as soon as every worker's END came (each port is a FIFO: they were lost), or only after §3.4's timeout (the paper)."),
     transform_first: bool = typer.Option(True, "--transform-first/--aggregate-first", help="Where a layer narrows, exchange h·W (PyG GCNConv's order: transform, then aggregate; d_out values a row, and a backward exchange for W) or the layer's input h (d_in values a row)."),
-    pin_switch: bool = typer.Option(False, "--pin-switch/--no-pin-switch", help="Run the kernel data plane on one CPU, the last (Receive Packet Steering on the switch's ports: no aggregator shared by two cores), or on whichever CPU a packet arrives (faster where the CPUs bind)."),
+    pin_switch: bool = typer.Option(True, "--pin-switch/--no-pin-switch", help="Run the kernel data plane on one CPU, the last (Receive Packet Steering on the switch's ports: no aggregator shared by two cores, the same cost a cell every run), or on whichever CPU a packet arrives (two cores, but a cell's cost doubles in some runs)."),
     as_json: bool = JsonOpt,
 ):
     """Train GCN full-graph with its embedding exchange through an emulated SwitchGNN switch (or peer to peer)."""

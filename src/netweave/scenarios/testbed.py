@@ -209,7 +209,7 @@ class TestbedGnnScenario:
     switch_buffer_kb: float = 0.0
     fast_pull: bool = True
     transform_first: bool = True
-    pin_switch: bool = False
+    pin_switch: bool = True
 
     @property
     def memory_bytes(self) -> int:

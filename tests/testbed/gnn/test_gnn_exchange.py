@@ -86,15 +86,15 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, trans
     flight), forwarded destinations (copies), sums down as they complete; logits within 1e-5 of
     single-process training. With h W on the wire (16 and 7 values a row, every layer forward and
     backward) in a switch of 8 KB, so that each layer still takes several blocks. The overlapped
-    run's switch is pinned to one CPU (``pin_switch``)."""
+    run's switch is not pinned to one CPU (``pin_switch=False``), the others' are."""
     from netweave.testbed.gnn import train_gnn_on_testbed
 
     backlog = Path("/proc/sys/net/core/netdev_max_backlog").read_text()
     r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=memory, gbps=1.0, epochs=2,
                              timeout_s=60, dataplane="xdp", overlap=overlap, transform_first=transform_first,
-                             pin_switch=overlap)
+                             pin_switch=not overlap)
     # pinned: the data plane ran on the last CPU (RPS on the switch's ports); the input queue is put back
-    assert r.switch_cpu == (max(os.sched_getaffinity(0)) if overlap else None)
+    assert r.switch_cpu == (None if overlap else max(os.sched_getaffinity(0)))
     assert Path("/proc/sys/net/core/netdev_max_backlog").read_text() == backlog
     assert [p["dim"] for p in r.planned[:2]] == ([16, 7] if transform_first else [1433, 16])
     assert r.dataplane == "xdp" and r.planned[0]["blocks"] > 1 and r.planned[0]["overlap"] == overlap and r.planned[0]["forwarded_destinations"] > 0

@@ -1,11 +1,10 @@
 """Where the kernel processes an emulated switch's packets: one CPU, as a switch's pipeline is one
-resource of its own (issue 32; ``pin_switch``, off by default).
+resource of its own (issue 32; ``pin_switch``, the default).
 
 On this machine a switch port's packets are handled on whichever CPU sent them or whose HTB timer
 released them; a data plane whose aggregators two CPUs update at once can spend half its time
-moving their cache lines between the cores and waiting on their locks (measured on reddit-like at
-0.1 Gb/s with the gradients' sum in one message: 166 against 83 ns a cell; with it streamed, 88
-against 85, and two cores finish an epoch sooner than one). :func:`steer_receive` sets Receive
+moving their cache lines between the cores and waiting on their locks (measured on reddit-like:
+85-95 ns a cell in some runs, 158-170 in others, against a steady 83-85 ns on one CPU). :func:`steer_receive` sets Receive
 Packet Steering (``rps_cpus``) on the switch's own ports so that one CPU runs all of it; :class:`backlog_at_least` raises the kernel's
 per-CPU input queue (``net.core.netdev_max_backlog``, 1,000 packets by default, global) for the
 run, since the one CPU now queues what eight ports deliver at once and a full queue drops.

@@ -115,8 +115,8 @@ def main() -> None:
     results = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores", "dataset": args.dataset,
                "workers": args.workers, "gbps": args.gbps, "memory_bytes": args.memory, "ecn_kb": args.ecn_kb,
                "switch_buffer_kb": args.switch_buffer_kb,
-               "epochs": args.epochs, "hidden": args.hidden, "layers": 2, "transform_first": True,
-               "grad_chunk": GRAD_CHUNK, "pin_switch": False, "loads": {}}
+               "epochs": args.epochs, "hidden": args.hidden, "layers": 2, "transform_first": not args.aggregate_first,
+               "grad_chunk": args.grad_chunk, "pin_switch": not args.no_pin_switch, "loads": {}}
     for x in args.loads:
         row = results["loads"][str(x)] = {}
         for key in args.variants:

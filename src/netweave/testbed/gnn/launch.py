@@ -183,9 +183,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None
         kernel = exchange == "ina" and dataplane == "xdp"
-        switch_cpu = last_cpu() if kernel and pin_switch else -1
+        switch_cpu = last_cpu() if kernel and pin_switch else None
         with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment, switch_buffer_bytes=buffer)) as cluster, \
-                Supervisor(timeout_s) as supervisor, backlog_at_least() if switch_cpu >= 0 else nullcontext():
+                Supervisor(timeout_s) as supervisor, backlog_at_least() if switch_cpu is not None else nullcontext():
             switch_name, hosts = cluster.switches[0], cluster.hosts
             before = _veth_bytes(cluster)
             accountant = Accountant(cluster)
@@ -243,7 +243,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         ends = [lead[-1]] + [json.loads(last_line(r.stdout)) for r in ranks[1:]]
         run.transport = [end.get("transport", {}) for end in ends]
         run.dataplane = dataplane if kernel else "user"
-        run.switch_cpu = switch_cpu if switch_cpu >= 0 else None
+        run.switch_cpu = switch_cpu
         for e in range(epochs):
             rows = [w[e] for w in per_worker]
             run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),

@@ -83,7 +83,7 @@ class SwitchConfig(RoleConfig):
     overlap: bool = False
     ecn_bytes: int = 0  # xdp: mark SwitchGNN packets leaving a port whose queue is longer (0: no marking)
     link_kbit: int = 0  # xdp with ecn_bytes: the ports' HTB rate
-    switch_cpu: int = -1  # xdp: the CPU that handles the ports' packets (-1: wherever they arrive)
+    switch_cpu: int | None = None  # xdp: the CPU that handles the ports' packets (None: wherever they arrive)
 
 
 class _Layer:
@@ -268,8 +268,7 @@ def _kernel(config: SwitchConfig, plans):
         raise ValueError("the kernel data plane needs the switch's ports and the data plane's UDP ports")
     tables = switch_tables(plans, config.memory_bytes, config.overlap)
     ports = {r: Port(*p) for r, p in config.ports.items()}
-    return KernelSwitch(tables, ports, config.address, config.data_port, config.worker_port,
-                        cpu=config.switch_cpu if config.switch_cpu >= 0 else None)
+    return KernelSwitch(tables, ports, config.address, config.data_port, config.worker_port, cpu=config.switch_cpu)
 
 
 def serve(config: SwitchConfig) -> dict:

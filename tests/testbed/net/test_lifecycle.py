@@ -2,6 +2,7 @@
 behind on any exit path (needs root: skipped otherwise, with the reason)."""
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -223,3 +224,24 @@ def test_down_all_removes_a_marked_namespace_without_a_record(tmp_path, monkeypa
         assert not netns.namespaces(plan.prefix + "-")
     finally:
         netns.delete(plan.namespace.values())
+
+
+@needs_root
+def test_a_signal_during_the_removal_waits_for_it(monkeypatch):
+    """``timeout`` signals a whole process group: the workers die, their owner starts removing the
+    cluster, and the same SIGTERM reaches it in the middle (it left namespaces behind)."""
+    plan = plan_cluster(load_topology_spec("star:n=3"))
+    real = lifecycle.remove
+
+    def remove(prefix, namespaces):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(prefix, namespaces)
+
+    monkeypatch.setattr(lifecycle, "remove", remove)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as raised:
+        with Testbed(plan):
+            assert len(netns.namespaces(plan.prefix + "-")) == 4
+    assert raised.value.code == 128 + signal.SIGTERM
+    assert not netns.namespaces(plan.prefix + "-")
+    assert signal.getsignal(signal.SIGTERM) == before

@@ -221,6 +221,7 @@ class Testbed:
         self.plan = plan
         self._previous = {}
         self._removed = False
+        self._pending: int | None = None  # a signal that came while the cluster was being removed
 
     def __enter__(self) -> ClusterPlan:
         netns.require()
@@ -241,14 +242,22 @@ class Testbed:
         self._remove()
 
     def _on_signal(self, signum, frame) -> None:
-        self._remove()
-        raise SystemExit(128 + signum) if signum != signal.SIGINT else KeyboardInterrupt()
+        self._pending = signum
+        self._remove()  # returns at once while a removal is under way: that one ends the process when done
 
     def _remove(self) -> None:
+        """Remove the cluster once. A signal that comes meanwhile waits for the removal to end, then
+        ends the process (``timeout`` signals a whole process group: the workers die, their owner
+        starts removing the cluster, and the same signal reaches the owner in the middle of it)."""
         if self._removed:
             return
         self._removed = True
-        remove(self.plan.prefix, self.plan.namespace.values())
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        atexit.unregister(self._remove)
+        try:
+            remove(self.plan.prefix, self.plan.namespace.values())
+        finally:
+            for sig, handler in self._previous.items():
+                signal.signal(sig, handler)
+            atexit.unregister(self._remove)
+        signum, self._pending = self._pending, None
+        if signum is not None:
+            raise SystemExit(128 + signum) if signum != signal.SIGINT else KeyboardInterrupt()

@@ -22,6 +22,8 @@ def test_the_bound_is_the_links_when_busy_else_the_cpus_when_busy_else_neither()
     assert bound(NETWORK_BUSY, 1.0) == "network"  # a busy link wins even on busy CPUs
     assert bound(NETWORK_BUSY - 0.01, CPU_BUSY) == "cpu"
     assert bound(0.5, CPU_BUSY - 0.01) == "neither"
+    assert bound(0.5, 0.2, CPU_BUSY) == "data-plane"  # one pinned CPU saturated, the others idle
+    assert bound(0.5, CPU_BUSY, CPU_BUSY) == "cpu" and bound(NETWORK_BUSY, 0.2, 2.0) == "network"
 
 
 def test_the_links_share_is_of_the_time_the_steps_were_not_computing():
@@ -34,6 +36,20 @@ def test_the_links_share_is_of_the_time_the_steps_were_not_computing():
     computing = Accountant(cluster).interval(a, b, steps=10, compute_s=0.4)
     assert computing["busiest_link_busy_exchanging"] == pytest.approx(0.5 / 0.6) and computing["bound"] == "network"
     assert computing["busiest_link_s_per_step"] == pytest.approx(0.05)
+
+
+def test_the_data_plane_is_the_bound_when_it_ran_through_the_exchange_on_idle_cpus():
+    """The switch's program ran 0.57 s (kernel accounting) in a 1 s step whose exchange took 0.6 s:
+    95 % of the exchange on one pinned CPU, on a machine 20 % busy (16 cores), links 10 % busy."""
+    cluster = SimpleNamespace(shaping={("A", "B"): SimpleNamespace(rate_kbit=1000)})
+    a = Snapshot(0.0, {("A", "B"): 0}, 0.0, {"gnn_switch": (0, 0)})
+    b = Snapshot(1.0, {("A", "B"): 12_500}, 0.2, {"gnn_switch": (570_000_000, 1000)})
+    interval = Accountant(cluster).interval(a, b, steps=1, exchange_s=0.6)
+    assert interval["data_plane_busy"] == pytest.approx(0.95) and interval["data_plane_cpu_s_per_step"] == pytest.approx(0.57)
+    assert interval["data_plane_ns_per_packet"] == {"gnn_switch": pytest.approx(570_000)}
+    assert interval["cpu_busy"] <= 0.2 and interval["bound"] == "data-plane"
+    slower = Accountant(cluster).interval(a, b, steps=1, exchange_s=1.0)  # the same work over a longer exchange
+    assert slower["data_plane_busy"] == pytest.approx(0.57) and slower["bound"] != "data-plane"
 
 
 def test_a_cpu_bound_run_is_told_a_scale_at_which_its_links_would_bind():
@@ -69,4 +85,4 @@ def test_busy_time_is_the_bytes_sent_at_the_shaped_rate():
     assert total * 8 / 1e8 <= interval["busiest_link_s_per_step"] <= 1.06 * total * 8 / 1e8
     assert 0 < interval["busiest_link_busy"] <= 1.05  # of the interval's wall time (python's start included)
     assert interval["busiest_link_busy_exchanging"] == min(1.0, interval["busiest_link_busy"])  # no compute given
-    assert interval["bound"] == bound(interval["busiest_link_busy"], interval["cpu_busy"])  # the machine's load decides
+    assert interval["bound"] == bound(interval["busiest_link_busy"], interval["cpu_busy"], interval["data_plane_busy"])  # the machine's load decides

@@ -226,7 +226,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                 lead.append(record)
                 if "epoch" in record:
                     now = accountant.snapshot()
-                    accounting.append(accountant.interval(last[0], now, 1, record["epoch_s"]))
+                    accounting.append(accountant.interval(last[0], now, 1, record["epoch_s"],
+                                                          exchange_s=record.get("exchange_s")))
                     last[0] = now
                 return "done" in record
 

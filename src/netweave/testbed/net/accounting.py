@@ -17,7 +17,10 @@ and :func:`bound` names what limited the interval: ``network`` when its busiest 
 at least :data:`NETWORK_BUSY` of the time the steps were not computing (the workers' forward and
 backward passes, which a real cluster runs on its accelerators: what is left is the exchange the
 links are measured against), ``cpu`` when the CPUs were at least :data:`CPU_BUSY` busy and the
-links were not, else ``neither`` (waits: latency, timeouts, stragglers, senders below the links'
+links were not, ``data-plane`` when neither but the data plane's programs ran at least
+:data:`CPU_BUSY` of the exchange's time (a switch pinned to one CPU, the GNN testbed's default,
+saturated that CPU while the others idled: on 16 cores the machine is 20 % busy and the switch is
+what binds), else ``neither`` (waits: latency, timeouts, stragglers, senders below the links'
 rates).
 """
 
@@ -109,10 +112,12 @@ class Accountant:
         return snap
 
     def interval(self, a: Snapshot, b: Snapshot, steps: int, busy_s: float | None = None,
-                 compute_s: float = 0.0) -> dict:
+                 compute_s: float = 0.0, exchange_s: float | None = None) -> dict:
         """What limited the interval between snapshots ``a`` and ``b`` of ``steps`` steps, of which
         ``busy_s`` (default: all of it) were the steps themselves and ``compute_s`` their compute
-        (the links' share is of the steps, and for :func:`bound` of the steps less their compute)."""
+        (the links' share is of the steps, and for :func:`bound` of the steps less their compute);
+        ``exchange_s`` (default: the steps less their compute) is the time the data plane had
+        work, which its CPU seconds are a share of."""
         wall = b.t - a.t
         busy = {}
         for key in b.sent:
@@ -124,21 +129,26 @@ class Accountant:
                       b.bpf.get(name, (0, 0))[1] - a.bpf.get(name, (0, 0))[1]) for name in b.bpf}
         steps_s = busy_s if busy_s else wall
         link_share = link_s / steps_s if steps_s > 0 else 0.0
-        exchange_s = steps_s - compute_s
-        exchange_share = min(1.0, link_s / exchange_s) if exchange_s > 0 else link_share
+        stepping_s = steps_s - compute_s
+        exchange_share = min(1.0, link_s / stepping_s) if stepping_s > 0 else link_share
+        data_plane_s = sum(t for t, _ in bpf.values()) / 1e9
+        window = stepping_s if exchange_s is None else exchange_s
+        data_plane_share = data_plane_s / window if window > 0 else 0.0
         return {"busiest_link": f"{node}->{peer}", "busiest_link_s_per_step": link_s / max(steps, 1),
                 "busiest_link_busy": link_share, "busiest_link_busy_exchanging": exchange_share, "cpu_busy": cpu_share,
-                "data_plane_cpu_s_per_step": sum(t for t, _ in bpf.values()) / 1e9 / max(steps, 1),
+                "data_plane_cpu_s_per_step": data_plane_s / max(steps, 1), "data_plane_busy": data_plane_share,
                 "data_plane_ns_per_packet": {name: t / n for name, (t, n) in bpf.items() if n},
-                "bound": bound(exchange_share, cpu_share)}
+                "bound": bound(exchange_share, cpu_share, data_plane_share)}
 
 
-def bound(link_share: float, cpu_share: float) -> str:
-    """``network``, ``cpu`` or ``neither`` (see the module docstring)."""
+def bound(link_share: float, cpu_share: float, data_plane_share: float = 0.0) -> str:
+    """``network``, ``cpu``, ``data-plane`` or ``neither`` (see the module docstring)."""
     if link_share >= NETWORK_BUSY:
         return "network"
     if cpu_share >= CPU_BUSY:
         return "cpu"
+    if data_plane_share >= CPU_BUSY:
+        return "data-plane"
     return "neither"
 
 

@@ -114,8 +114,8 @@ def plot(results: dict, path: Path) -> None:
                  f"{'streamed' if results.get('grad_chunk') else 'in one message'}")
     fig.suptitle(f"GCN ({results['layers']} layers, {results['hidden']} hidden, {wire}), {results['workers']} workers on an "
                  f"emulated star (netns + HTB), switch memory {results['memory_bytes'] / 1e6:g} MB "
-                 f"({results['blocking']} blocks)", fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.98))  # the title above the top row's
+                 f"({results['blocking']} blocks)\n{results.get('machine', '')}", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))  # the title (two lines) above the top row's
     fig.savefig(path, dpi=100)
 
 

@@ -103,11 +103,18 @@ def plot(results: dict, path: Path) -> None:
             row[2].bar(x + (i - 0.5) * width,
                        [(r["median_exchange_sent_bytes"] + r["median_exchange_received_bytes"]) / 1e6 for r in runs],
                        width, label=label)
+        for key, style, label in (("bound_epoch_s", "-", "bound: p2p × (bytes + 0.15)"),
+                                  ("ina_epoch_floor_s", "--", "INA at best: rest + sim. exchange")):
+            at = [(j, data[n][key]) for j, n in enumerate(names) if key in data[n]]
+            for k, (j, y) in enumerate(at):
+                row[0].hlines(y, j + 0.5 * width - 0.6 * width, j + 0.5 * width + 0.6 * width, colors="k",
+                              linestyles=style, label=label if k == 0 else None)
         for ax, title in zip(row, ("epoch time (s, median)", "exchange s per worker (median)",
                                    "exchange MB per epoch (up + down)")):
             ax.set_xticks(x, names)
             ax.set_title(f"{float(rate):g} Gb/s links: {title}", fontsize=9)
-            ax.legend(fontsize=8)
+            ax.set_ylim(top=ax.get_ylim()[1] * (1.8 if ax is row[0] else 1.4))  # room for the legend above the bars
+            ax.legend(fontsize=7, loc="upper left")
     wire = "h W on the wire" if results.get("transform_first") else "layer inputs h on the wire"
     if "pin_switch" in results:
         wire += (f", switch on {'one CPU' if results['pin_switch'] else 'any CPU'}, gradients "

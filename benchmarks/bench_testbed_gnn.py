@@ -66,11 +66,12 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
                              epochs=args.epochs, hidden=args.hidden, layers=args.layers, blocking=args.blocking,
                              seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap,
                              transform_first=not args.aggregate_first, grad_chunk=args.grad_chunk,
-                             pin_switch=not args.no_pin_switch, **options)
+                             pin_switch=not args.no_pin_switch, switch_cpus=args.switch_cpus, **options)
     s = r.summary()
     later = r.epochs[1:]
     bounds = [e.get("accounting_bound") for e in later]
-    return {"exchange": exchange, "dataplane": r.dataplane, "switch_cpu": r.switch_cpu, "load_before": before, "load_after": load(),
+    return {"exchange": exchange, "dataplane": r.dataplane, "switch_cpu": r.switch_cpu, "switch_cpus": r.switch_cpus,
+            "load_before": before, "load_after": load(),
             "uptime_before": up_before, "uptime_after": uptime(), "scale": 1.0, "wall_s": time.perf_counter() - t0,
             "bound": max(set(bounds), key=bounds.count) if bounds else None, "ceiling": ceiling(r.switch),
             "transport": r.transport, "background": r.background,
@@ -141,6 +142,7 @@ def main() -> None:
                          "default: netweave.testbed.gnn.wire.GRAD_CHUNK)")
     ap.add_argument("--no-pin-switch", action="store_true",
                     help="the kernel data plane on whichever CPU a packet arrives (default: on one CPU, the last)")
+    ap.add_argument("--switch-cpus", type=int, default=1, help="CPUs the switch's aggregators are spread over")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")
@@ -160,7 +162,7 @@ def main() -> None:
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,
                "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
                "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk,
-               "pin_switch": not args.no_pin_switch, "scale": 1.0, "rates": {}}
+               "pin_switch": not args.no_pin_switch, "switch_cpus": args.switch_cpus, "scale": 1.0, "rates": {}}
     rates = args.gbps
     for gbps in rates:
         args.gbps = gbps
@@ -214,13 +216,13 @@ def predict_all(results: dict, args, rates) -> None:
                 # epoch, the kernel's accounting), whichever is longer: what the switch alone allows
                 dp = sorted(e["accounting_data_plane_cpu_s_per_step"] for e in ina["epochs"][1:])
                 if ina.get("switch_cpu") is not None and dp:
-                    ina["switch_limited_exchange_s"] = max(pred["ina_s"], dp[len(dp) // 2])
+                    ina["switch_limited_exchange_s"] = max(pred["ina_s"], dp[len(dp) // 2] / ina.get("switch_cpus", 1))
                     ina["measured_over_switch_limited"] = ina["median_exchange_s"] / ina["switch_limited_exchange_s"]
                 print(f"{gbps:g} Gb/s {name}: predicted exchange ina {pred['ina_s']:.3f} s "
                       f"(measured {entry['ina']['median_exchange_s']:.3f}), p2p {pred['p2p_s']:.3f} s "
                       f"(measured {entry['p2p']['median_exchange_s']:.3f}); INA epoch at best "
                       f"{entry['ina_epoch_floor_s']:.3f} s against the bound's {entry['bound_epoch_s']:.3f} s; the "
-                      f"switch's one CPU allows {ina.get('switch_limited_exchange_s', float('nan')):.3f} s", flush=True)
+                      f"switch's CPUs allow {ina.get('switch_limited_exchange_s', float('nan')):.3f} s", flush=True)
         Path(args.out).write_text(json.dumps(results, indent=1))
 
 

@@ -186,7 +186,8 @@ class TestbedGnnScenario:
     bounds every switch port's queue (0: 10,000 packets); ``fast_pull`` pulls what is missing once
     every worker's END of a block came (False: §3.4's timer alone); ``transform_first`` exchanges
     ``h W`` where a layer narrows, PyG ``GCNConv``'s order (False: the layer's input ``h``);
-    ``pin_switch`` runs the kernel data plane on one CPU (False: wherever a packet arrives)."""
+    ``pin_switch`` runs the kernel data plane on one CPU (False: wherever a packet arrives);
+    ``switch_cpus`` spreads its aggregators over that many CPUs, the last ones."""
 
     __test__ = False
 
@@ -210,6 +211,7 @@ class TestbedGnnScenario:
     fast_pull: bool = True
     transform_first: bool = True
     pin_switch: bool = True
+    switch_cpus: int = 1
 
     @property
     def memory_bytes(self) -> int:
@@ -237,7 +239,7 @@ class TestbedGnnScenario:
             dataplane=self.dataplane, overlap=self.overlap, check=self.check,
             congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background,
             switch_buffer_kb=self.switch_buffer_kb, fast_pull=self.fast_pull, transform_first=self.transform_first,
-            pin_switch=self.pin_switch))
+            pin_switch=self.pin_switch, switch_cpus=self.switch_cpus))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -68,7 +68,9 @@ def test_bad_input_is_one_line():
                         (["cora", "--workers", "1"], "at least 2"),
                         (["cora", "--background", "1.5"], "fraction of the link rate"),
                         (["cora", "--switch-buffer-kb", "-4"], "a switch port's queue"),
-                        (["cora", "--congestion-control", "--ecn-kb", "0"], "marking threshold")):
+                        (["cora", "--congestion-control", "--ecn-kb", "0"], "marking threshold"),
+                        (["cora", "--switch-cpus", "99"], "this machine's CPUs"),
+                        (["cora", "--switch-cpus", "2", "--no-pin-switch"], "CPUs of their own")):
         done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", *args], capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == 2, done.stderr
@@ -78,23 +80,25 @@ def test_bad_input_is_one_line():
 
 @needs_root
 @pytest.mark.slow
-@pytest.mark.parametrize("overlap,transform_first,memory", [(False, False, 200_000), (True, False, 200_000),
-                                                          (False, True, 8_000)],
-                         ids=["blocks", "overlapped", "hW-blocks"])
-def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, transform_first, memory):
+@pytest.mark.parametrize("overlap,transform_first,memory,cpus", [(False, False, 200_000, 1), (True, False, 200_000, 1),
+                                                               (False, True, 8_000, 1), (False, True, 8_000, 2)],
+                         ids=["blocks", "overlapped", "hW-blocks", "hW-sharded"])
+def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, transform_first, memory, cpus):
     """The switch as tc-BPF (gnn/bpf/gnn_switch.bpf.c): several blocks (overlapped: two in
     flight), forwarded destinations (copies), sums down as they complete; logits within 1e-5 of
     single-process training. With h W on the wire (16 and 7 values a row, every layer forward and
     backward) in a switch of 8 KB, so that each layer still takes several blocks. The overlapped
-    run's switch is not pinned to one CPU (``pin_switch=False``), the others' are."""
+    run's switch is not pinned to one CPU (``pin_switch=False``), the others' are; the sharded
+    run's aggregators are spread over two CPUs."""
     from netweave.testbed.gnn import train_gnn_on_testbed
 
     backlog = Path("/proc/sys/net/core/netdev_max_backlog").read_text()
     r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=memory, gbps=1.0, epochs=2,
                              timeout_s=60, dataplane="xdp", overlap=overlap, transform_first=transform_first,
-                             pin_switch=not overlap)
+                             pin_switch=not overlap, switch_cpus=cpus)
     # pinned: the data plane ran on the last CPU (RPS on the switch's ports); the input queue is put back
-    assert r.switch_cpu == (None if overlap else max(os.sched_getaffinity(0)))
+    assert r.switch_cpu == (None if overlap else max(os.sched_getaffinity(0))) and r.switch_cpus == cpus
+    assert (r.switch["kernel_sharded"] > 0) == (cpus > 1)
     assert Path("/proc/sys/net/core/netdev_max_backlog").read_text() == backlog
     assert [p["dim"] for p in r.planned[:2]] == ([16, 7] if transform_first else [1433, 16])
     assert r.dataplane == "xdp" and r.planned[0]["blocks"] > 1 and r.planned[0]["overlap"] == overlap and r.planned[0]["forwarded_destinations"] > 0

@@ -17,7 +17,8 @@ needs_root = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None,
 MEMORY = 200_000
 
 
-def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overlap=False, rounds=1, memory=MEMORY):
+def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overlap=False, rounds=1, memory=MEMORY,
+               shards=1):
     from netweave.testbed.gnn.launch import _ports
     from netweave.testbed.gnn.probe import ProbeConfig
     from netweave.testbed.gnn.switch import SwitchConfig
@@ -25,6 +26,7 @@ def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overl
     from netweave.testbed.net.impair import Impairment
     from netweave.testbed.net.lifecycle import Testbed
     from netweave.testbed.net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
+    from netweave.testbed.net.steering import last_cpu
     from netweave.testbed.net.supervisor import Supervisor, last_line
     from netweave.topology import load_topology_spec
 
@@ -36,7 +38,9 @@ def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overl
                           SwitchConfig(address=cluster.address[sw], port=GNN_SWITCH, workers=workers,
                                        memory_bytes=memory, plans=f"{directory}/plans.npz", timeout_s=60,
                                        dataplane="xdp", ports=_ports(cluster, sw), data_port=GNN_DATA,
-                                       worker_port=GNN_DOWN, overlap=overlap), ready=True)
+                                       worker_port=GNN_DOWN, overlap=overlap,
+                                       switch_cpu=last_cpu() if shards > 1 else None, switch_shards=shards),
+                          ready=True)
         probes = [sup.start(f"probe {r}", cluster.namespace[h], "netweave.testbed.gnn.probe",
                             ProbeConfig(rank=r, address=cluster.address[h], switch=(cluster.address[sw], GNN_SWITCH),
                                         directory=directory, memory_bytes=memory, overlap=overlap, rounds=rounds,
@@ -133,15 +137,18 @@ def _prepare(tmp_path, workers=4, overlap=False):
 
 @needs_root
 @pytest.mark.slow
-@pytest.mark.parametrize("overlap", [False, True], ids=["blocks", "overlapped"])
-def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap):
+@pytest.mark.parametrize("overlap,shards", [(False, 1), (True, 1), (True, 2)], ids=["blocks", "overlapped", "sharded"])
+def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, shards):
     """Overlapped: block b + 1 goes up while block b comes down, in the other parity's half of the
-    aggregators (the plan's blocks sized to half the memory)."""
+    aggregators (the plan's blocks sized to half the memory). Sharded: the aggregators spread over
+    two CPUs, a unit handed to each that holds one of its destinations (the integer sums do not
+    depend on which CPU adds first)."""
     job = _prepare(tmp_path, overlap=overlap)
     assert job.planned[0]["overlap"] == overlap
-    switch, results, outs = _probe_run(str(tmp_path), overlap=overlap)
+    switch, results, outs = _probe_run(str(tmp_path), overlap=overlap, shards=shards)
     ref, exact = _reference(str(tmp_path), 4)
     assert switch["kernel_sums"] > 0 and switch["kernel_bad"] == 0 and switch["kernel_stale"] == 0
+    assert (switch["kernel_sharded"] > 0) == (shards > 1)  # units handed to the shards' CPUs
     total = 0
     for i in range(len(ref)):
         for r in range(4):

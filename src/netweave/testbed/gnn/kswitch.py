@@ -1,7 +1,9 @@
 """Loading the kernel data plane (``gnn/bpf/gnn_switch.bpf.c``) into the switch's namespace:
 libbpf through ctypes, the maps sized to the plan and to the switch's memory, the tables written
 (:mod:`.tables`), the program attached at the tc ingress of every port (clsact, direct action;
-detached and its hook removed at :meth:`KernelSwitch.close`).
+detached and its hook removed at :meth:`KernelSwitch.close`). With several shards (beyond the
+paper) the switch also makes a device per shard, each handled on its own CPU, whose ingress
+the program hands a unit to for that shard's edges; they go at :meth:`KernelSwitch.close`.
 
 The switch agent (:mod:`.switch`) does this when its ``dataplane`` is ``xdp`` and keeps it loaded
 while it serves; :meth:`KernelSwitch.counters` and :meth:`KernelSwitch.run_stats` (the kernel's
@@ -19,14 +21,17 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import NetweaveError
+from ..net import netns
 from ..net.bpf import TcObject, compile_program
 from ..net.steering import steer_receive
-from .tables import MAX_WORKERS, SwitchTables
+from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
-            "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns")  # the counters enum of the bpf source
+            "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
+            "sharded")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
+SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
 
 
 class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to run_cnt
@@ -66,14 +71,20 @@ def _mac(text: str) -> bytes:
 
 class KernelSwitch(TcObject):
     """The data plane loaded with ``tables``, attached to ``ports`` (rank → :class:`Port`); with
-    ``cpu``, the ports' packets are all handled on that CPU (:func:`~..net.steering.steer_receive`)."""
+    ``cpu``, the ports' packets are all handled on that CPU (:func:`~..net.steering.steer_receive`).
+    With ``shards`` > 1 (tables made for as many) the aggregators are spread over the CPUs
+    ``cpu - shards + 1 .. cpu``, one a shard, and the ports' packets over the same CPUs."""
 
     def __init__(self, tables: SwitchTables, ports: dict[int, Port], address: str, switch_port: int, worker_port: int,
-                 obj: Path | None = None, cpu: int | None = None):
+                 obj: Path | None = None, *, cpu: int | None = None, shards: int = 1):
         if not ports or len(ports) > MAX_WORKERS or sorted(ports) != list(range(len(ports))):
             raise NetweaveError(f"the kernel data plane needs ports for workers 0..n-1 (n <= {MAX_WORKERS})")
+        if shards > 1 and (cpu is None or cpu - shards + 1 < 0 or shards > MAX_SHARDS):
+            raise NetweaveError(f"{shards} shards need as many CPUs below the switch's (CPU {cpu}), at most "
+                                f"{MAX_SHARDS}")
         tables.check(len(ports))
-        self.tables, self.ports = tables, ports
+        self.tables, self.ports, self.shards = tables, ports, shards
+        self.shard_devices: list[str] = []
         sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries, "seen": tables.seen}
         super().__init__(obj or compile_program(SOURCE), "gnn_switch", [], sizes, "the GNN switch's data plane")
         for fn, res, args in (("bpf_obj_get_info_by_fd", ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]),
@@ -82,13 +93,39 @@ class KernelSwitch(TcObject):
             f = getattr(self.lib, fn)
             f.restype, f.argtypes = res, args
         try:
+            if shards > 1:
+                self._make_shard_devices()
             self._configure(address, switch_port, worker_port)
-            self.attach_tc([p.interface for p in self.ports.values()], egress=False)
-            if cpu is not None:  # one CPU runs the data plane (no aggregator shared by two cores)
-                steer_receive([p.interface for p in self.ports.values()], cpu)
+            self.attach_tc([p.interface for p in self.ports.values()] + self.shard_devices, egress=False)
+            if cpu is not None:  # one CPU runs the data plane (no aggregator shared by two cores), or one a shard
+                cpus = list(range(cpu - shards + 1, cpu + 1))
+                steer_receive([p.interface for p in self.ports.values()], cpus)
+                for device, c in zip(self.shard_devices, cpus):
+                    steer_receive([device], c)
         except BaseException:
             self.close()
             raise
+
+    def _make_shard_devices(self) -> None:
+        """A device a shard (a veth pair whose other end is unused: kernels without the dummy
+        device have veth), up, in this namespace (the switch's); recorded as made here."""
+        for i in range(self.shards):
+            name = SHARD_DEVICE.format(i)
+            netns.run(["ip", "link", "add", name, "type", "veth", "peer", "name", name + "p"])
+            self.shard_devices.append(name)
+            for end in (name, name + "p"):
+                netns.run(["ip", "link", "set", "dev", end, "up"])
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            for name in self.shard_devices:  # only the devices this switch made (its namespace's end takes them too)
+                try:
+                    netns.run(["ip", "link", "del", "dev", name])
+                except NetweaveError:
+                    pass
+            self.shard_devices = []
 
     def _write(self, name: str, values: np.ndarray) -> None:
         """Entries ``0..len-1`` of array map ``name``, in batches."""
@@ -105,8 +142,10 @@ class KernelSwitch(TcObject):
     def _configure(self, address: str, switch_port: int, worker_port: int) -> None:
         t, n = self.tables, len(self.ports)
         self.update("cfg", struct.pack("<I", 0),
-                    struct.pack("<III4sQII", switch_port, worker_port, n, socket.inet_aton(address), (1 << n) - 1,
-                                t.region, int(t.overlap)))
+                    struct.pack("<III4sQIIII", switch_port, worker_port, n, socket.inet_aton(address), (1 << n) - 1,
+                                t.region, int(t.overlap), self.shards, 0))
+        for i, name in enumerate(self.shard_devices):
+            self.update("shard_dev", struct.pack("<I", i), struct.pack("<I", socket.if_nametoindex(name)))
         for rank, p in self.ports.items():
             self.update("ports", struct.pack("<I", rank),
                         PORT.pack(socket.if_nametoindex(p.interface), socket.inet_aton(p.address), _mac(p.mac),

@@ -24,6 +24,7 @@ from ..net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
 from ..net.supervisor import Supervisor, last_line
 from .job import prepare_gnn_job, single_process
 from .switch import SwitchConfig
+from .tables import MAX_SHARDS
 from .wire import GRAD_CHUNK
 from .worker import WorkerConfig
 
@@ -56,6 +57,7 @@ class GnnTestbedRun:
     veth: dict = field(default_factory=dict)
     planned: list[dict] = field(default_factory=list)
     switch_cpu: int | None = None  # the CPU the kernel data plane ran on (None: wherever packets arrived)
+    switch_cpus: int = 1  # ... and the CPUs below it its aggregators were spread over
     logits: np.ndarray | None = None
     single_logits: np.ndarray | None = None
     single_losses: list[float] = field(default_factory=list)
@@ -76,6 +78,7 @@ class GnnTestbedRun:
         med = {k: float(np.median([e[k] for e in later])) for k in ("epoch_s", "exchange_s", "exchange_bytes")} \
             if later else {}
         return {"exchange": self.exchange, "dataplane": self.dataplane, "switch_cpu": self.switch_cpu,
+                "switch_cpus": self.switch_cpus,
                 "transport": self.transport,
                 "predicted": self.predicted, "background": self.background,
                 "median_epoch_s": med.get("epoch_s"),
@@ -119,7 +122,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
                          switch_buffer_kb: float = 0.0, fast_pull: bool = True,
                          transform_first: bool = True, grad_chunk: int = GRAD_CHUNK,
-                         pin_switch: bool = True) -> GnnTestbedRun:
+                         pin_switch: bool = True, switch_cpus: int = 1) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -135,7 +138,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     message to the switch agent, whose sum comes down while later chunks go up (0: the whole
     gradient in one message, summed once every worker's has come); ``pin_switch``: the kernel data
     plane runs on one CPU, the last (:mod:`netweave.testbed.net.steering`; False: on whichever CPU
-    a packet arrives: two cores, but a cell costs 85-95 or 160-170 ns from run to run)."""
+    a packet arrives: two cores, but a cell costs 85-95 or 160-170 ns from run to run); ``switch_cpus``:
+    with ``pin_switch``, the aggregators spread over that many CPUs, the last ones, each adding
+    into its own (beyond the paper: :func:`~.tables.edge_shard`)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -173,6 +178,12 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         raise NetweaveError(f"--epochs {epochs}: give at least 1")
     if memory_bytes < 0:
         raise NetweaveError(f"--memory {memory_bytes}: give a non-negative size")
+    if not 1 <= switch_cpus <= min(MAX_SHARDS, len(os.sched_getaffinity(0))):
+        raise NetweaveError(f"--switch-cpus {switch_cpus}: give 1 to {min(MAX_SHARDS, len(os.sched_getaffinity(0)))} "
+                            "(this machine's CPUs, at most 8)")
+    if switch_cpus > 1 and not pin_switch:
+        raise NetweaveError(f"--switch-cpus {switch_cpus} --no-pin-switch: the shards need CPUs of their own; "
+                            "drop --no-pin-switch")
     require()
     run = GnnTestbedRun(exchange)
     with tempfile.TemporaryDirectory(prefix="netweave-gnn-") as directory:
@@ -199,7 +210,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                   overlap=bool(overlap and kernel),
                                                   ecn_bytes=int(ecn_kb * 1000) if congestion_control else 0,
                                                   link_kbit=cluster.shaping[switch_name, hosts[0]].rate_kbit,
-                                                  switch_cpu=switch_cpu),
+                                                  switch_cpu=switch_cpu,
+                                                  switch_shards=switch_cpus if switch_cpu is not None else 1),
                                      ready=True)
             noise = [supervisor.start(f"background traffic ({h})", cluster.namespace[h], "netweave.testbed.net.background",
                                       BackgroundConfig(address=cluster.address[h], link_gbps=gbps, load=background,
@@ -220,6 +232,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    transform_first=transform_first, grad_chunk=grad_chunk))
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []
+            dp_cpus = (switch_cpus if switch_cpu is not None else os.cpu_count() or 1) if kernel else 1
             last = [accountant.snapshot()]
 
             def on_line(record: dict) -> bool:  # worker 0's epochs, as they end: what bound each
@@ -227,7 +240,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                 if "epoch" in record:
                     now = accountant.snapshot()
                     accounting.append(accountant.interval(last[0], now, 1, record["epoch_s"],
-                                                          exchange_s=record.get("exchange_s")))
+                                                          exchange_s=record.get("exchange_s"),
+                                                          data_plane_cpus=dp_cpus))
                     last[0] = now
                 return "done" in record
 
@@ -245,6 +259,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         run.transport = [end.get("transport", {}) for end in ends]
         run.dataplane = dataplane if kernel else "user"
         run.switch_cpu = switch_cpu
+        run.switch_cpus = switch_cpus if switch_cpu is not None else 1
         for e in range(epochs):
             rows = [w[e] for w in per_worker]
             run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),

@@ -84,6 +84,7 @@ class SwitchConfig(RoleConfig):
     ecn_bytes: int = 0  # xdp: mark SwitchGNN packets leaving a port whose queue is longer (0: no marking)
     link_kbit: int = 0  # xdp with ecn_bytes: the ports' HTB rate
     switch_cpu: int | None = None  # xdp: the CPU that handles the ports' packets (None: wherever they arrive)
+    switch_shards: int = 1  # xdp: the aggregators spread over CPUs switch_cpu - shards + 1 .. switch_cpu
 
 
 class _Layer:
@@ -266,9 +267,10 @@ def _kernel(config: SwitchConfig, plans):
 
     if not config.ports or not config.data_port or not config.worker_port:
         raise ValueError("the kernel data plane needs the switch's ports and the data plane's UDP ports")
-    tables = switch_tables(plans, config.memory_bytes, config.overlap)
+    tables = switch_tables(plans, config.memory_bytes, config.overlap, shards=config.switch_shards)
     ports = {r: Port(*p) for r, p in config.ports.items()}
-    return KernelSwitch(tables, ports, config.address, config.data_port, config.worker_port, cpu=config.switch_cpu)
+    return KernelSwitch(tables, ports, config.address, config.data_port, config.worker_port, cpu=config.switch_cpu,
+                        shards=config.switch_shards)
 
 
 def serve(config: SwitchConfig) -> dict:

@@ -35,8 +35,10 @@ MAX_CHUNKS = 8  # chunks per row: rows up to 4096 values (bpf: MAX_CHUNKS)
 MAX_WORKERS = 64
 MAX_LAYERS = 8
 MAX_BLOCKS = 4096  # the stamp holds 12 bits of block (bpf: stamp_of)
+MAX_SHARDS = 8  # CPUs the aggregators are spread over (bpf: MAX_SHARDS)
 
-UNIT = np.dtype([("copy_mask", "<u8"), ("edge_lo", "<u4"), ("edge_hi", "<u4"), ("block", "<u4"), ("sender", "<u4")])
+UNIT = np.dtype([("copy_mask", "<u8"), ("edge_lo", "<u4"), ("edge_hi", "<u4"), ("block", "<u4"), ("sender", "<u4"),
+                 ("cut", "<u4", (MAX_SHARDS + 1,)), ("pad", "<u4")])
 EDGE = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4"), ("pbase", "<u4")])
 LAYER = np.dtype([(k, "<u4") for k in ("unit_base", "edge_base", "dim", "chunks", "full", "units", "blocks",
                                        "frac", "edges", "frac_back", "part", "pad")])
@@ -155,12 +157,29 @@ class SwitchTables:
         return max(1, self.units.size * MAX_CHUNKS)
 
 
-def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap: bool = False) -> SwitchTables:
+def edge_shard(v: "LayerView", k: np.ndarray, shards: int) -> np.ndarray:
+    """The shard (``0..shards-1``) whose CPU adds into the cells of the plan edges whose slots are
+    ``k``: their destination's map entry modulo ``shards`` — the entry of its partial cell, which
+    destinations share (so an entry, its lock and its cache lines stay on one CPU), else its
+    position (its full chunks' entries are its own). ``shards`` for an edge not aggregated here
+    (forwarded or bypassed: the owner sums its copies), which no shard walks."""
+    entry = (v.pbase[k] + v.pos[k] * v.part) // ENTRY_AGGS if v.part else v.pos[k]
+    return np.where(v.copy[k], shards, entry % shards)
+
+
+def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap: bool = False,
+                  shards: int = 1) -> SwitchTables:
     """The tables of every layer's plan (see the module docstring): per unit its sender, block,
     edge range and the workers that get a copy; per edge its destination's position, count,
-    vertex and owner (with :data:`COPY_BIT` when the destination is not aggregated here)."""
+    vertex and owner (with :data:`COPY_BIT` when the destination is not aggregated here).
+
+    With ``shards`` > 1 (beyond the paper: a switch whose aggregators several CPUs hold, as a
+    Tofino's pipelines each hold their own) a unit's edges are ordered by :func:`edge_shard` and
+    ``cut`` says where each shard's begin: shard ``s`` walks ``cut[s]..cut[s+1]``."""
     if len(plans) > MAX_LAYERS:
         raise ValueError(f"{len(plans)} layers: the kernel data plane takes at most {MAX_LAYERS}")
+    if not 1 <= shards <= MAX_SHARDS:
+        raise ValueError(f"{shards} shards: the kernel data plane takes 1 to {MAX_SHARDS}")
     layers = np.zeros(len(plans), LAYER)
     units, edges = [], []
     unit_base = edge_base = 0
@@ -184,6 +203,13 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
             mask = np.zeros(nu, np.uint64)
             np.bitwise_or.at(mask, ue, bits.astype(np.uint64))
             u["copy_mask"] = mask
+        u["cut"] = p["unit_hi"][:, None]
+        u["cut"][:, 0] = p["unit_lo"]
+        if nu and shards > 1:
+            sh = edge_shard(v, k[ce], shards)
+            e[ce] = e[ce[np.lexsort((sh, ue))]]  # a unit's edges shard by shard (its range is contiguous)
+            per = np.bincount(ue * (shards + 1) + sh, minlength=nu * (shards + 1)).reshape(nu, shards + 1)
+            u["cut"][:, 1:shards + 1] = p["unit_lo"][:, None] + np.cumsum(per[:, :shards], axis=1)
         layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.full, nu, B, frac_bits(0), ne, frac_bits(1), v.part, 0)
         units.append(u)
         edges.append(e)

@@ -112,12 +112,12 @@ class Accountant:
         return snap
 
     def interval(self, a: Snapshot, b: Snapshot, steps: int, busy_s: float | None = None,
-                 compute_s: float = 0.0, exchange_s: float | None = None) -> dict:
+                 compute_s: float = 0.0, exchange_s: float | None = None, data_plane_cpus: int = 1) -> dict:
         """What limited the interval between snapshots ``a`` and ``b`` of ``steps`` steps, of which
         ``busy_s`` (default: all of it) were the steps themselves and ``compute_s`` their compute
         (the links' share is of the steps, and for :func:`bound` of the steps less their compute);
         ``exchange_s`` (default: the steps less their compute) is the time the data plane had
-        work, which its CPU seconds are a share of."""
+        work on its ``data_plane_cpus`` CPUs, which its CPU seconds are a share of."""
         wall = b.t - a.t
         busy = {}
         for key in b.sent:
@@ -133,7 +133,7 @@ class Accountant:
         exchange_share = min(1.0, link_s / stepping_s) if stepping_s > 0 else link_share
         data_plane_s = sum(t for t, _ in bpf.values()) / 1e9
         window = stepping_s if exchange_s is None else exchange_s
-        data_plane_share = data_plane_s / window if window > 0 else 0.0
+        data_plane_share = data_plane_s / (window * data_plane_cpus) if window > 0 else 0.0
         return {"busiest_link": f"{node}->{peer}", "busiest_link_s_per_step": link_s / max(steps, 1),
                 "busiest_link_busy": link_share, "busiest_link_busy_exchanging": exchange_share, "cpu_busy": cpu_share,
                 "data_plane_cpu_s_per_step": data_plane_s / max(steps, 1), "data_plane_busy": data_plane_share,

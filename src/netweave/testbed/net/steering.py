@@ -26,13 +26,15 @@ def last_cpu() -> int:
     return max(os.sched_getaffinity(0))
 
 
-def steer_receive(interfaces: list[str], cpu: int, sysfs: Path = Path("/sys/class/net")) -> None:
+def steer_receive(interfaces: list[str], cpu: int | list[int], sysfs: Path = Path("/sys/class/net")) -> None:
     """Every receive queue of ``interfaces`` (in the caller's network namespace, whose ``/sys`` this
-    is: ``ip netns exec`` mounts it) handled on ``cpu``. The interfaces are the run's own, created
-    with its namespace and removed with it: nothing to restore."""
-    if not 0 <= cpu < 1024:
+    is: ``ip netns exec`` mounts it) handled on ``cpu`` (a list: on those CPUs, a flow to each by
+    its hash). The interfaces are the run's own, created with its namespace and removed with it:
+    nothing to restore."""
+    cpus = [cpu] if isinstance(cpu, int) else list(cpu)
+    if not cpus or not all(0 <= c < 1024 for c in cpus):
         raise NetweaveError(f"CPU {cpu}: not a CPU of this machine")
-    mask = 1 << cpu
+    mask = sum(1 << c for c in set(cpus))
     words = []
     while True:  # the kernel's bitmap format: 32-bit hex words, most significant first, comma-separated
         words.append(f"{mask & 0xFFFFFFFF:08x}")

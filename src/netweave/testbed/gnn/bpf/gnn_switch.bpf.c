@@ -62,6 +62,8 @@
 #define MAX_CHUNKS 8
 #define MAX_WORKERS 64
 #define MAX_LAYERS 8
+#define MAX_SHARDS 8               /* CPUs the aggregators are spread over */
+#define F_SHARD 4                  /* flags: a unit handed to shard `target` (only from a shard device) */
 #define MAX_EDGES (1 << 20)        /* edges of one unit, at most (bpf_loop) */
 #define ETH 14
 #define IPH 20
@@ -76,7 +78,7 @@
 
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
-       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_MAX };
+       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_SHARDED, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -96,6 +98,8 @@ struct config {
     __u64 all_mask;     /* a bit per worker */
     __u32 region;       /* aggregators per parity (all of them without overlap) */
     __u32 overlap;      /* 1: block b uses parity b & 1 */
+    __u32 shards;       /* 1: the port's CPU walks every edge; else each shard's device (shard_dev) */
+    __u32 pad;
 };
 struct port {
     __u32 ifindex;
@@ -111,6 +115,9 @@ struct layer {
 struct unit {
     __u64 copy_mask;
     __u32 edge_lo, edge_hi, block, sender;
+    __u32 cut[MAX_SHARDS + 1];  /* shard s walks edges cut[s]..cut[s+1]; cut[0] = edge_lo, and the edges
+                                   after cut[shards] are not aggregated here (the copies carry them) */
+    __u32 pad;
 };
 struct edge {
     __u32 pos, need, dest_v, owner;  /* owner | 1 << 16: forwarded or bypassed (host path) */
@@ -122,6 +129,8 @@ struct entry {              /* ENTRY_AGGS aggregators of 128 bytes (16 int64 lan
     __u32 stamp;
     __u32 count[ENTRY_AGGS];   /* per cell, at its first aggregator's slot */
     __s64 v[VALUES];
+    __u8 pad[56];              /* 4,288 bytes, a multiple of 64: two CPUs adding into neighbouring
+                                  entries (shards) share no cache line */
 };
 struct cell {
     struct bpf_spin_lock lock;
@@ -154,6 +163,7 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, _
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct entry); } aggs SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct cell); } seen SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 2); __type(key, __u32); __type(value, struct sync); } syncs SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_SHARDS); __type(key, __u32); __type(value, __u32); } shard_dev SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, C_MAX); __type(key, __u32); __type(value, __u64); } counters SEC(".maps");
 
@@ -410,6 +420,40 @@ static long add_edge(__u32 i, struct walk *w)
     return 0;
 }
 
+struct hand {
+    struct __sk_buff *skb;
+    struct unit *u;
+    struct config *c;
+};
+
+/* the unit to worker w as a COPY, if w sums one of its destinations itself */
+static long copy_to(__u32 w, struct hand *hd)
+{
+    if ((hd->u->copy_mask >> (w & (MAX_WORKERS - 1))) & 1) {
+        if (send_to(hd->skb, hd->c, w, 0) == 0)
+            bump(C_COPIES);
+    }
+    return 0;
+}
+
+/* shard i's copy of the unit, to its device's ingress (handled on its CPU), if it holds any of the
+ * unit's destinations */
+static long hand_to_shard(__u32 i, struct hand *hd)
+{
+    __u32 sh = i & (MAX_SHARDS - 1);
+    __u32 *dev = bpf_map_lookup_elem(&shard_dev, &(__u32){sh});
+    if (!dev || hd->u->cut[sh] == hd->u->cut[sh + 1])
+        return 0;
+    bpf_skb_store_bytes(hd->skb, HDR_AT + 24, &sh, 4, 0);
+    __u64 t0 = bpf_ktime_get_ns();
+    if (bpf_clone_redirect(hd->skb, *dev, BPF_F_INGRESS))
+        bump(C_CLONE_DROPPED);
+    else
+        bump(C_SHARDED);
+    bump_by(C_CLONE_NS, bpf_ktime_get_ns() - t0);
+    return 0;
+}
+
 static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, struct hdr *h)
 {
     __u32 li = h->layer;
@@ -440,6 +484,28 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         bump(C_STALE);
         return TC_ACT_SHOT;
     }
+    __u32 lo = u->edge_lo, hi = u->edge_hi;
+    if (h->flags & F_SHARD) {  /* a shard's copy (seen, copied and counted at the port): its edges */
+        __u32 sh = h->target;
+        if (sh >= MAX_SHARDS || sh >= c->shards) {
+            bump(C_BAD);
+            return TC_ACT_SHOT;
+        }
+        __u32 key = sh;  /* sh stays in a register, bounded */
+        __u32 *dev = bpf_map_lookup_elem(&shard_dev, &key);
+        if (!dev || *dev != skb->ifindex) {  /* only the switch hands a unit to a shard */
+            bump(C_BAD);
+            return TC_ACT_SHOT;
+        }
+        lo = u->cut[sh & (MAX_SHARDS - 1)];
+        hi = u->cut[(sh & (MAX_SHARDS - 1)) + 1];
+        __u64 got = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;
+        if (lo < u->edge_lo || hi > u->edge_hi || hi < lo || bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, got) < 0)
+            return TC_ACT_SHOT;
+        h->flags &= ~F_SHARD;
+        h->target = 0;
+        goto walk;
+    }
     __u32 si = ui * MAX_CHUNKS + h->chunk;
     struct cell *seen_at = bpf_map_lookup_elem(&seen, &si);
     if (!seen_at)
@@ -459,21 +525,25 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     if (bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, bytes) < 0)
         return TC_ACT_SHOT;
     /* the copies first, while the packet still holds the unit */
-    __u64 mask = u->copy_mask;
-    if (mask) {
+    if (u->copy_mask) {
         __u8 kind = K_COPY;
         bpf_skb_store_bytes(skb, HDR_AT + 4, &kind, 1, 0);
-        for (__u32 w = 0; w < MAX_WORKERS; w++) {
-            if (w >= c->workers)
-                break;
-            if ((mask >> w) & 1) {
-                if (send_to(skb, c, w, 0) == 0)
-                    bump(C_COPIES);
-            }
-        }
+        struct hand hd = {.skb = skb, .u = u, .c = c};
+        bpf_loop(c->workers < MAX_WORKERS ? c->workers : MAX_WORKERS, copy_to, &hd, 0);
     }
     if (u->edge_hi == u->edge_lo)
         return TC_ACT_SHOT;
+    if (c->shards > 1) {  /* each shard's CPU walks its own edges: a copy to its device's ingress */
+        __u8 kind = K_UNIT, flags = h->flags | F_SHARD;  /* a COPY above may have readdressed the packet */
+        __u16 dport = bpf_htons((__u16)c->switch_port);
+        bpf_skb_store_bytes(skb, L4 + 2, &dport, 2, 0);
+        bpf_skb_store_bytes(skb, HDR_AT + 4, &kind, 1, 0);
+        bpf_skb_store_bytes(skb, HDR_AT + 7, &flags, 1, 0);
+        struct hand hd = {.skb = skb, .u = u};
+        bpf_loop(c->shards < MAX_SHARDS ? c->shards : MAX_SHARDS, hand_to_shard, &hd, 0);
+        return TC_ACT_SHOT;
+    }
+walk:;
     __u32 frac = h->direction ? L->frac_back : L->frac;
     s->frac = frac;
     s->sat = 0;
@@ -486,10 +556,10 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         bump(C_SATURATED);
         h->flags |= 1;
     }
-    struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .lo = u->edge_lo, .n = n,
+    struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .lo = lo, .n = n,
                      .base = parity * c->region, .stamp = stamp, .frac = frac};
     __u64 t1 = bpf_ktime_get_ns();
-    bpf_loop(u->edge_hi - u->edge_lo, add_edge, &w, 0);
+    bpf_loop(hi - lo, add_edge, &w, 0);
     bump_by(C_CELL_NS, bpf_ktime_get_ns() - t1 - w.sent_ns);  /* the walk, less the sums' sends */
     __u64 *agg = bpf_map_lookup_elem(&counters, &(__u32){C_AGGREGATED});
     if (agg)

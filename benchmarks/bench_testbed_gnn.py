@@ -45,9 +45,10 @@ def uptime() -> str:
 def ceiling(switch: dict) -> dict:
     """The data plane's cost per packet: the kernel's (BPF run-time statistics) or the userspace
     agent's (its aggregation time per chunk of 512 values, the kernel plane's packet)."""
-    if switch.get("bpf_run_cnt"):
-        ns = switch["bpf_run_time_ns"] / switch["bpf_run_cnt"]
-        return {"dataplane": "kernel (tc-BPF)", "packets": switch["bpf_run_cnt"], "ns_per_packet": ns,
+    if switch.get("bpf_run_cnt"):  # a unit handed to shards runs the program again on each: one packet
+        packets = switch["bpf_run_cnt"] - switch.get("kernel_sharded", 0)
+        ns = switch["bpf_run_time_ns"] / packets
+        return {"dataplane": "kernel (tc-BPF)", "packets": packets, "ns_per_packet": ns,
                 "packets_per_s_one_core": 1e9 / ns}
     if switch.get("unit_values"):
         packets = switch["unit_values"] / 512
@@ -118,7 +119,9 @@ def plot(results: dict, path: Path) -> None:
             ax.legend(fontsize=7, loc="upper left")
     wire = "h W on the wire" if results.get("transform_first") else "layer inputs h on the wire"
     if "pin_switch" in results:
-        wire += (f", switch on {'one CPU' if results['pin_switch'] else 'any CPU'}, gradients "
+        cpus = results.get("switch_cpus", 1)
+        where = (f"{cpus} CPUs (sharded)" if cpus > 1 else "one CPU") if results["pin_switch"] else "any CPU"
+        wire += (f", switch on {where}, gradients "
                  f"{'streamed' if results.get('grad_chunk') else 'in one message'}")
     fig.suptitle(f"GCN ({results['layers']} layers, {results['hidden']} hidden, {wire}), {results['workers']} workers on an "
                  f"emulated star (netns + HTB), switch memory {results['memory_bytes'] / 1e6:g} MB "

@@ -157,7 +157,7 @@ class SwitchTables:
         return max(1, self.units.size * MAX_CHUNKS)
 
 
-def edge_shard(v: "LayerView", k: np.ndarray, shards: int) -> np.ndarray:
+def edge_shard(v: LayerView, k: np.ndarray, shards: int) -> np.ndarray:
     """The shard (``0..shards-1``) whose CPU adds into the cells of the plan edges whose slots are
     ``k``: their destination's map entry modulo ``shards`` — the entry of its partial cell, which
     destinations share (so an entry, its lock and its cache lines stay on one CPU), else its

@@ -195,6 +195,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None
         kernel = exchange == "ina" and dataplane == "xdp"
         switch_cpu = last_cpu() if kernel and pin_switch else None
+        shards = switch_cpus if switch_cpu is not None else 1  # the CPUs below switch_cpu its aggregators take
         with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment, switch_buffer_bytes=buffer)) as cluster, \
                 Supervisor(timeout_s) as supervisor, backlog_at_least() if switch_cpu is not None else nullcontext():
             switch_name, hosts = cluster.switches[0], cluster.hosts
@@ -211,7 +212,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                   ecn_bytes=int(ecn_kb * 1000) if congestion_control else 0,
                                                   link_kbit=cluster.shaping[switch_name, hosts[0]].rate_kbit,
                                                   switch_cpu=switch_cpu,
-                                                  switch_shards=switch_cpus if switch_cpu is not None else 1),
+                                                  switch_shards=shards),
                                      ready=True)
             noise = [supervisor.start(f"background traffic ({h})", cluster.namespace[h], "netweave.testbed.net.background",
                                       BackgroundConfig(address=cluster.address[h], link_gbps=gbps, load=background,
@@ -232,7 +233,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    transform_first=transform_first, grad_chunk=grad_chunk))
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []
-            dp_cpus = (switch_cpus if switch_cpu is not None else os.cpu_count() or 1) if kernel else 1
+            dp_cpus = shards if switch_cpu is not None else os.cpu_count() or 1  # where the data plane may run
             last = [accountant.snapshot()]
 
             def on_line(record: dict) -> bool:  # worker 0's epochs, as they end: what bound each
@@ -259,7 +260,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         run.transport = [end.get("transport", {}) for end in ends]
         run.dataplane = dataplane if kernel else "user"
         run.switch_cpu = switch_cpu
-        run.switch_cpus = switch_cpus if switch_cpu is not None else 1
+        run.switch_cpus = shards
         for e in range(epochs):
             rows = [w[e] for w in per_worker]
             run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),

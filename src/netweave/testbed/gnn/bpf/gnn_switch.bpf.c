@@ -41,6 +41,12 @@
  *  CNP    a worker got a packet whose ECN flag the egress of its port set (ecn_mark.bpf.c: the
  *         port's queue was longer than the threshold, §3.4/§4): forwarded to worker `target`, the
  *         sender named in that packet, which halves its rate (netweave/testbed/gnn/rate.py).
+ *  shards (beyond the paper; cfg.shards > 1, netweave/testbed/gnn/tables.py: edge_shard): the
+ *         aggregators' map entries are spread over several CPUs. The port checks, deduplicates and
+ *         copies a UNIT as above, then clones it to the ingress of each shard's device (shard_dev,
+ *         steered to that shard's CPU) whose edge range (unit.cut) is not empty, flagged F_SHARD with
+ *         the shard in `target`; there the program walks only that range. A flagged unit from
+ *         anywhere but its shard's device is dropped as bad.
  * Anything else passes to the host path (TC_ACT_OK). Every field is checked against the tables
  * before it indexes anything. Counters per CPU, among them where the time goes: ns walking the
  * units' edges (lookups, locks, clearing an entry on first touch, adding, reading a sum; timed a

@@ -72,12 +72,12 @@ def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest()
 def test_sharded_tables_give_each_entry_to_one_shard_and_keep_every_edge():
     """Three shards: a unit's edges are the same set, shard by shard; every edge in shard s's range
     adds into an entry whose index is s modulo 3 (worked out here from the edge's own position and
-    base), so no entry, lock or cache line is shared by two CPUs; the edges nobody aggregates
-    (copies) come after the shards'."""
+    base) in the run of SHARD_RUN entries s, s + 3, … , so no entry, lock or cache line is shared by
+    two CPUs; the edges nobody aggregates (copies) come after the shards'."""
     pytest.importorskip("pymetis")
     from netweave.testbed.gnn.job import prepare_gnn_job
     from netweave.testbed.gnn.plans import load_plans
-    from netweave.testbed.gnn.tables import COPY_BIT, ENTRY_AGGS, switch_tables
+    from netweave.testbed.gnn.tables import COPY_BIT, ENTRY_AGGS, SHARD_RUN, switch_tables
 
     import tempfile
 
@@ -102,7 +102,7 @@ def test_sharded_tables_give_each_entry_to_one_shard_and_keep_every_edge():
                 e = three.edges[L["edge_base"] + cut[s]:L["edge_base"] + cut[s + 1]]
                 assert not (e["owner"] & COPY_BIT).any()
                 entry = (e["pbase"].astype(int) + e["pos"].astype(int) * part) // ENTRY_AGGS if part else e["pos"]
-                assert (entry % 3 == s).all()
+                assert ((entry // SHARD_RUN) % 3 == s).all()
                 walked += e.size
             assert (three.edges[L["edge_base"] + cut[3]:L["edge_base"] + hi]["owner"] & COPY_BIT).all()
     assert walked == int(((one.edges["owner"] & COPY_BIT) == 0).sum())

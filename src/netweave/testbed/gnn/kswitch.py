@@ -24,7 +24,7 @@ from ...errors import NetweaveError
 from ..net import netns
 from ..net.bpf import TcObject, compile_program
 from ..net.steering import steer_receive
-from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
+from .tables import MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
@@ -72,16 +72,16 @@ def _mac(text: str) -> bytes:
 class KernelSwitch(TcObject):
     """The data plane loaded with ``tables``, attached to ``ports`` (rank → :class:`Port`); with
     ``cpu``, the ports' packets are all handled on that CPU (:func:`~..net.steering.steer_receive`).
-    With ``shards`` > 1 (tables made for as many) the aggregators are spread over the CPUs
+    With tables made for ``shards`` > 1 the aggregators are spread over the CPUs
     ``cpu - shards + 1 .. cpu``, one a shard, and the ports' packets over the same CPUs."""
 
     def __init__(self, tables: SwitchTables, ports: dict[int, Port], address: str, switch_port: int, worker_port: int,
-                 obj: Path | None = None, *, cpu: int | None = None, shards: int = 1):
+                 obj: Path | None = None, *, cpu: int | None = None):
         if not ports or len(ports) > MAX_WORKERS or sorted(ports) != list(range(len(ports))):
             raise NetweaveError(f"the kernel data plane needs ports for workers 0..n-1 (n <= {MAX_WORKERS})")
-        if shards > 1 and (cpu is None or cpu - shards + 1 < 0 or shards > MAX_SHARDS):
-            raise NetweaveError(f"{shards} shards need as many CPUs below the switch's (CPU {cpu}), at most "
-                                f"{MAX_SHARDS}")
+        shards = tables.shards
+        if shards > 1 and (cpu is None or cpu - shards + 1 < 0):
+            raise NetweaveError(f"{shards} shards need as many CPUs up to the switch's (CPU {cpu})")
         tables.check(len(ports))
         self.tables, self.ports, self.shards = tables, ports, shards
         self.shard_devices: list[str] = []

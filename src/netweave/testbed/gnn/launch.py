@@ -178,9 +178,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         raise NetweaveError(f"--epochs {epochs}: give at least 1")
     if memory_bytes < 0:
         raise NetweaveError(f"--memory {memory_bytes}: give a non-negative size")
-    if not 1 <= switch_cpus <= min(MAX_SHARDS, len(os.sched_getaffinity(0))):
-        raise NetweaveError(f"--switch-cpus {switch_cpus}: give 1 to {min(MAX_SHARDS, len(os.sched_getaffinity(0)))} "
-                            "(this machine's CPUs, at most 8)")
+    most = min(MAX_SHARDS, len(os.sched_getaffinity(0)))
+    if not 1 <= switch_cpus <= most:
+        raise NetweaveError(f"--switch-cpus {switch_cpus}: give 1 to {most} (this machine's CPUs, at most {MAX_SHARDS})")
     if switch_cpus > 1 and not pin_switch:
         raise NetweaveError(f"--switch-cpus {switch_cpus} --no-pin-switch: the shards need CPUs of their own; "
                             "drop --no-pin-switch")

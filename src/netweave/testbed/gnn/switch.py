@@ -269,8 +269,7 @@ def _kernel(config: SwitchConfig, plans):
         raise ValueError("the kernel data plane needs the switch's ports and the data plane's UDP ports")
     tables = switch_tables(plans, config.memory_bytes, config.overlap, shards=config.switch_shards)
     ports = {r: Port(*p) for r, p in config.ports.items()}
-    return KernelSwitch(tables, ports, config.address, config.data_port, config.worker_port, cpu=config.switch_cpu,
-                        shards=config.switch_shards)
+    return KernelSwitch(tables, ports, config.address, config.data_port, config.worker_port, cpu=config.switch_cpu)
 
 
 def serve(config: SwitchConfig) -> dict:

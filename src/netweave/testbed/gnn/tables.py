@@ -132,7 +132,7 @@ class SwitchTables:
     """What ``bpf/gnn_switch.bpf.c`` reads: ``layers`` (:data:`LAYER`), ``units`` (:data:`UNIT`),
     ``edges`` (:data:`EDGE`), and the sizes of its maps (``entries``: the memory's, in entries of
     :data:`ENTRY_AGGS` aggregators; ``region``: entries per parity; ``seen``: a stamp per unit
-    chunk)."""
+    chunk); ``shards``: the CPUs the units' edges are ordered for (:func:`edge_shard`)."""
 
     layers: np.ndarray
     units: np.ndarray
@@ -140,6 +140,7 @@ class SwitchTables:
     entries: int
     region: int
     overlap: bool
+    shards: int = 1
 
     def check(self, workers: int) -> None:
         """Refuse tables the program would misread (it checks the packets, these are the plan's)."""
@@ -222,4 +223,4 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
     region = region_of(memory_bytes, overlap)
     return SwitchTables(layers, np.concatenate(units) if units else np.zeros(0, UNIT),
                         np.concatenate(edges) if edges else np.zeros(0, EDGE), max(1, region * (2 if overlap else 1)),
-                        region, overlap)
+                        region, overlap, shards)

@@ -491,6 +491,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         return TC_ACT_SHOT;
     }
     __u32 lo = u->edge_lo, hi = u->edge_hi;
+    __u64 bytes = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
     if (h->flags & F_SHARD) {  /* a shard's copy (seen, copied and counted at the port): its edges */
         __u32 sh = h->target;
         if (sh >= MAX_SHARDS || sh >= c->shards) {
@@ -505,8 +506,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         }
         lo = u->cut[sh & (MAX_SHARDS - 1)];
         hi = u->cut[(sh & (MAX_SHARDS - 1)) + 1];
-        __u64 got = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;
-        if (lo < u->edge_lo || hi > u->edge_hi || hi < lo || bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, got) < 0)
+        if (lo < u->edge_lo || hi > u->edge_hi || hi < lo || bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, bytes) < 0)
             return TC_ACT_SHOT;
         h->flags &= ~F_SHARD;
         h->target = 0;
@@ -527,7 +527,6 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         return TC_ACT_SHOT;
     }
     bump(C_UNITS);
-    __u64 bytes = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;
     if (bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, bytes) < 0)
         return TC_ACT_SHOT;
     /* the copies first, while the packet still holds the unit */

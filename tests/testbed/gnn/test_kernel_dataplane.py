@@ -4,7 +4,10 @@ per link (and duplication, reordering: tc-BPF impairments) every exchange still 
 exact sums (switchgnn.txt §3.4: timeouts, pulls, bypass). Needs root, clang and libbpf."""
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -18,7 +21,9 @@ MEMORY = 200_000
 
 
 def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overlap=False, rounds=1, memory=MEMORY,
-               shards=1):
+               shards=1, pin=False, then=None):
+    """The agent with the kernel data plane (``pin``: on the last CPU, its aggregators added into
+    without locks), then ``then(cluster, switch)`` if given, then a probe per worker."""
     from netweave.testbed.gnn.launch import _ports
     from netweave.testbed.gnn.probe import ProbeConfig
     from netweave.testbed.gnn.switch import SwitchConfig
@@ -39,8 +44,10 @@ def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overl
                                        memory_bytes=memory, plans=f"{directory}/plans.npz", timeout_s=60,
                                        dataplane="xdp", ports=_ports(cluster, sw), data_port=GNN_DATA,
                                        worker_port=GNN_DOWN, overlap=overlap,
-                                       switch_cpu=last_cpu() if shards > 1 else None, switch_shards=shards),
+                                       switch_cpu=last_cpu() if pin or shards > 1 else None, switch_shards=shards),
                           ready=True)
+        if then is not None:
+            then(cluster, sw)
         probes = [sup.start(f"probe {r}", cluster.namespace[h], "netweave.testbed.gnn.probe",
                             ProbeConfig(rank=r, address=cluster.address[h], switch=(cluster.address[sw], GNN_SWITCH),
                                         directory=directory, memory_bytes=memory, overlap=overlap, rounds=rounds,
@@ -139,16 +146,18 @@ def _prepare(tmp_path, workers=4, overlap=False):
 @pytest.mark.slow
 @pytest.mark.parametrize("overlap,shards", [(False, 1), (True, 1), (True, 2)], ids=["blocks", "overlapped", "sharded"])
 def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, shards):
-    """Overlapped: block b + 1 goes up while block b comes down, in the other parity's half of the
-    aggregators (the plan's blocks sized to half the memory). Sharded: the aggregators spread over
-    two CPUs, a unit handed to each that holds one of its destinations (the integer sums do not
-    depend on which CPU adds first)."""
+    """Blocks: the switch unpinned, its entries under their locks. Overlapped: block b + 1 goes up
+    while block b comes down, in the other parity's half of the aggregators (the plan's blocks sized
+    to half the memory); the switch pinned to one CPU, which adds without locks. Sharded: the
+    aggregators spread over two CPUs, a unit handed to each that holds one of its destinations (the
+    integer sums do not depend on which CPU adds first), each adding without locks."""
     job = _prepare(tmp_path, overlap=overlap)
     assert job.planned[0]["overlap"] == overlap
-    switch, results, outs = _probe_run(str(tmp_path), overlap=overlap, shards=shards)
+    switch, results, outs = _probe_run(str(tmp_path), overlap=overlap, shards=shards, pin=overlap)
     ref, exact = _reference(str(tmp_path), 4)
     assert switch["kernel_sums"] > 0 and switch["kernel_bad"] == 0 and switch["kernel_stale"] == 0
     assert (switch["kernel_sharded"] > 0) == (shards > 1)  # units handed to the shards' CPUs
+    assert switch["kernel_off_cpu"] == 0
     total = 0
     for i in range(len(ref)):
         for r in range(4):
@@ -160,6 +169,34 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
             _close(outs[r][f"out{i}"], exact[i][r])
     assert total > 100
     assert all(res["transport"]["pulls"] == 0 for res in results)
+
+
+@needs_root
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs a second CPU to steer the ports to")
+def test_a_unit_walked_on_another_cpu_than_the_lockless_ones_is_dropped_and_pulled(tmp_path):
+    """The switch pinned to the last CPU adds without locks; its ports' packets steered to another
+    CPU instead (as a misconfigured machine might): no unit is added there (two CPUs adding
+    without locks would race); each is dropped, counted, and the workers pull every cell from
+    their peers (§3.4), so the results stay exact."""
+    from netweave.testbed.net.steering import last_cpu
+
+    other = min(c for c in os.sched_getaffinity(0) if c != last_cpu())
+
+    def steer_elsewhere(cluster, sw):
+        names = [cluster.interface[sw, h] for h in cluster.hosts]
+        subprocess.run(["ip", "netns", "exec", cluster.namespace[sw], sys.executable, "-c",
+                        "import sys; from netweave.testbed.net.steering import steer_receive; "
+                        "steer_receive(sys.argv[1:-1], int(sys.argv[-1]))", *names, str(other)], check=True)
+
+    _prepare(tmp_path)
+    switch, results, outs = _probe_run(str(tmp_path), pin=True, then=steer_elsewhere)
+    _, exact = _reference(str(tmp_path), 4)
+    assert switch["kernel_off_cpu"] > 0 and switch["kernel_aggregated"] == 0 and switch["kernel_sums"] == 0
+    assert sum(res["transport"]["pulls"] for res in results) > 0
+    for i in range(len(exact)):
+        for r in range(4):
+            _close(outs[r][f"out{i}"], exact[i][r])
 
 
 @needs_root

@@ -24,12 +24,12 @@ from ...errors import NetweaveError
 from ..net import netns
 from ..net.bpf import TcObject, compile_program
 from ..net.steering import steer_receive
-from .tables import MAX_WORKERS, SwitchTables
+from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
             "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
-            "sharded")  # the counters enum of the bpf source
+            "sharded", "off_cpu")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
 
@@ -73,7 +73,8 @@ class KernelSwitch(TcObject):
     """The data plane loaded with ``tables``, attached to ``ports`` (rank → :class:`Port`); with
     ``cpu``, the ports' packets are all handled on that CPU (:func:`~..net.steering.steer_receive`).
     With tables made for ``shards`` > 1 the aggregators are spread over the CPUs
-    ``cpu - shards + 1 .. cpu``, one a shard, and the ports' packets over the same CPUs."""
+    ``cpu - shards + 1 .. cpu``, one a shard, and the ports' packets over the same CPUs. With
+    ``cpu``, each shard's CPU alone adds into its aggregators, without their locks."""
 
     def __init__(self, tables: SwitchTables, ports: dict[int, Port], address: str, switch_port: int, worker_port: int,
                  obj: Path | None = None, *, cpu: int | None = None):
@@ -84,9 +85,10 @@ class KernelSwitch(TcObject):
             raise NetweaveError(f"{shards} shards need as many CPUs up to the switch's (CPU {cpu})")
         tables.check(len(ports))
         self.tables, self.ports, self.shards = tables, ports, shards
+        self.cpus = list(range(cpu - shards + 1, cpu + 1)) if cpu is not None else []  # shard i's CPU
         self.shard_devices: list[str] = []
         sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries, "seen": tables.seen}
-        super().__init__(obj or compile_program(SOURCE), "gnn_switch", [], sizes, "the GNN switch's data plane")
+        super().__init__(obj or compile_program(SOURCE, {"LOCKLESS": int(bool(self.cpus))}), "gnn_switch", [], sizes, "the GNN switch's data plane")
         for fn, res, args in (("bpf_obj_get_info_by_fd", ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]),
                               ("bpf_map_update_batch", ctypes.c_int,
                                [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p])):
@@ -97,10 +99,9 @@ class KernelSwitch(TcObject):
                 self._make_shard_devices()
             self._configure(address, switch_port, worker_port)
             self.attach_tc([p.interface for p in self.ports.values()] + self.shard_devices, egress=False)
-            if cpu is not None:  # one CPU runs the data plane (no aggregator shared by two cores), or one a shard
-                cpus = list(range(cpu - shards + 1, cpu + 1))
-                steer_receive([p.interface for p in self.ports.values()], cpus)
-                for device, c in zip(self.shard_devices, cpus):
+            if self.cpus:  # one CPU runs the data plane (no aggregator shared by two cores), or one a shard
+                steer_receive([p.interface for p in self.ports.values()], self.cpus)
+                for device, c in zip(self.shard_devices, self.cpus):
                     steer_receive([device], c)
         except BaseException:
             self.close()
@@ -141,9 +142,10 @@ class KernelSwitch(TcObject):
 
     def _configure(self, address: str, switch_port: int, worker_port: int) -> None:
         t, n = self.tables, len(self.ports)
+        cpus = (self.cpus + [0] * MAX_SHARDS)[:MAX_SHARDS]
         self.update("cfg", struct.pack("<I", 0),
-                    struct.pack("<III4sQIIII", switch_port, worker_port, n, socket.inet_aton(address), (1 << n) - 1,
-                                t.region, int(t.overlap), self.shards, 0))
+                    struct.pack(f"<III4sQIIII{MAX_SHARDS}I", switch_port, worker_port, n, socket.inet_aton(address),
+                                (1 << n) - 1, t.region, int(t.overlap), self.shards, 0, *cpus))
         for i, name in enumerate(self.shard_devices):
             self.update("shard_dev", struct.pack("<I", i), struct.pack("<I", socket.if_nametoindex(name)))
         for rank, p in self.ports.items():

@@ -130,6 +130,18 @@ def plot(results: dict, path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
+def _cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), or the architecture: a cell's cost differs by 1.7x
+    between two VMs of this project (BENCHMARKS.md issue 32)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "cpu unknown"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
@@ -161,7 +173,8 @@ def main() -> None:
         from netweave.testbed.gnn.wire import GRAD_CHUNK
 
         args.grad_chunk = GRAD_CHUNK
-    results = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores", "workers": args.workers,
+    results = {"machine": f"{platform.node()} {platform.machine()}, {_cpu_model()}, {os.cpu_count()} cores",
+               "workers": args.workers,
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,
                "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
                "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk,

@@ -88,7 +88,8 @@ class KernelSwitch(TcObject):
         self.cpus = list(range(cpu - shards + 1, cpu + 1)) if cpu is not None else []  # shard i's CPU
         self.shard_devices: list[str] = []
         sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries, "seen": tables.seen}
-        super().__init__(obj or compile_program(SOURCE, {"LOCKLESS": int(bool(self.cpus))}), "gnn_switch", [], sizes, "the GNN switch's data plane")
+        obj = obj or compile_program(SOURCE, {"LOCKLESS": int(bool(self.cpus))})  # pinned: no locks (see the source)
+        super().__init__(obj, "gnn_switch", [], sizes, "the GNN switch's data plane")
         for fn, res, args in (("bpf_obj_get_info_by_fd", ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]),
                               ("bpf_map_update_batch", ctypes.c_int,
                                [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p])):

@@ -19,8 +19,9 @@
  *         aggregator must not count twice). Else: a COPY to each worker of copy_mask; its values are
  *         converted to int64 fixed point (netweave/testbed/gnn/fixed.py, bit for bit) and added into
  *         the cell (the destination's chunk) of each aggregated destination: 128-byte aggregators of
- *         16 int64 lanes, 32 to a map entry under one spin lock (see locks) (a full chunk's cell, or several
- *         destinations' partial cells of a power of two of aggregators; placed statically by
+ *         16 int64 lanes, 32 to a map entry under one spin lock (none when pinned: see locks; a
+ *         full chunk's cell, or several destinations' partial cells of a power of two of
+ *         aggregators; placed statically by
  *         netweave/testbed/gnn/tables.py within the parity's half with overlapped blocks), with the
  *         stamp (exchange, block) of its contents (stale contents are zeroed on first touch:
  *         nothing to release) and a count per cell; the packet whose count completes a cell sends
@@ -47,10 +48,10 @@
  *         steered to that shard's CPU) whose edge range (unit.cut) is not empty, flagged F_SHARD with
  *         the shard in `target`; there the program walks only that range. A flagged unit from
  *         anywhere but its shard's device is dropped as bad.
- *  locks  (beyond the paper; built with LOCKLESS=1, the switch pinned): CPU cfg.cpu[s] alone walks shard s's
- *         edges (the receive of the ports, or of shard s's device, steered to it), so it adds into
- *         the entries without their lock: a lock with its interrupt save cost 60 of a cell's 160 ns
- *         on an AMD VM. A unit walked on any other CPU is dropped (C_OFF_CPU), a loss §3.4 recovers.
+ *  locks  (beyond the paper; built with LOCKLESS=1, the switch pinned): CPU cfg.cpu[s] alone walks
+ *         shard s's edges (the receive of the ports, or of shard s's device, steered to it), so it
+ *         adds into the entries without their lock: a lock with its interrupt save cost 60 of a
+ *         cell's 160 ns on an AMD VM. A unit walked on any other CPU is dropped (C_OFF_CPU), a loss §3.4 recovers.
  * Anything else passes to the host path (TC_ACT_OK). Every field is checked against the tables
  * before it indexes anything. Counters per CPU, among them where the time goes: ns walking the
  * units' edges (lookups, locks, clearing an entry on first touch, adding, reading a sum; timed a
@@ -91,7 +92,8 @@
 
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
-       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_SHARDED, C_OFF_CPU, C_MAX };
+       C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_SHARDED,
+       C_OFF_CPU, C_MAX };
 
 struct hdr {
     __u32 magic;

@@ -6,7 +6,6 @@ exact sums (switchgnn.txt §3.4: timeouts, pulls, bypass). Needs root, clang and
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -185,9 +184,9 @@ def test_a_unit_walked_on_another_cpu_than_the_lockless_ones_is_dropped_and_pull
 
     def steer_elsewhere(cluster, sw):
         names = [cluster.interface[sw, h] for h in cluster.hosts]
-        subprocess.run(["ip", "netns", "exec", cluster.namespace[sw], sys.executable, "-c",
-                        "import sys; from netweave.testbed.net.steering import steer_receive; "
-                        "steer_receive(sys.argv[1:-1], int(sys.argv[-1]))", *names, str(other)], check=True)
+        netns.run(["ip", "netns", "exec", cluster.namespace[sw], sys.executable, "-c",
+                   "import sys; from netweave.testbed.net.steering import steer_receive; "
+                   "steer_receive(sys.argv[1:-1], int(sys.argv[-1]))", *names, str(other)])
 
     _prepare(tmp_path)
     switch, results, outs = _probe_run(str(tmp_path), pin=True, then=steer_elsewhere)

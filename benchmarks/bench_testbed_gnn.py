@@ -168,7 +168,14 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(RESULTS / "testbed_gnn_kernel.json"))
+    ap.add_argument("--predict-into", nargs="*", metavar="JSON", default=[],
+                    help="run nothing: add the simulator's predictions (and the floor) to these results, measured "
+                         "with --no-predict (e.g. on another machine), with the settings they record")
     args = ap.parse_args()
+    for path in args.predict_into:
+        predict_into(Path(path), args)
+    if args.predict_into:
+        return
     if args.grad_chunk is None:
         from netweave.testbed.gnn.wire import GRAD_CHUNK
 
@@ -193,6 +200,20 @@ def main() -> None:
     print(f"wrote {out} and {out.with_suffix('.png')}")
 
 
+def predict_into(path: Path, args) -> None:
+    """:func:`predict_all` for results already measured: the simulator's exchange depends on the
+    plan, the star and the rate only, not on the machine that ran the workers."""
+    results = json.loads(path.read_text())
+    args.workers, args.memory, args.blocking = results["workers"], results["memory_bytes"], results["blocking"]
+    args.hidden, args.layers, args.overlap = results["hidden"], results["layers"], results["overlap"]
+    args.aggregate_first, args.out = not results["transform_first"], str(path)
+    rates = [float(r) for r in results["rates"]]
+    args.datasets = list(results["rates"][str(rates[0])]["datasets"])
+    predict_all(results, args, rates)
+    plot(results, path.with_suffix(".png"))
+    print(f"wrote {path} and {path.with_suffix('.png')}")
+
+
 def predict_all(results: dict, args, rates) -> None:
     """The simulator's exchange per epoch beside each measured one (after every timed run)."""
     import tempfile
@@ -202,7 +223,7 @@ def predict_all(results: dict, args, rates) -> None:
 
     start = time.perf_counter()
     for name in args.datasets:
-        spec = DATASETS.get(name, name)
+        spec = results["rates"][str(rates[0])]["datasets"][name]["spec"]
         if time.perf_counter() - start > args.predict_budget_s:
             print(f"prediction of {name} skipped (budget)", flush=True)
             continue

@@ -137,3 +137,43 @@ def test_packets_round_trip_and_malformed_ones_are_left_out():
     assert head["unit"].tolist() == [5, 6, 7] and (head["seq"] == 7).all() and (head["kind"] == UNIT).all()
     np.testing.assert_array_equal(buf[idx, HB:HB + 16].copy().view(np.float32), vals)
     assert SUM != UNIT
+
+
+def test_a_packet_carries_as_many_rows_as_fit_at_aggregator_boundaries():
+    from netweave.testbed.gnn.tables import rows_per_packet, unit_packets
+
+    # rows start at an aggregator (16 lanes) in the switch's 512-lane scratch
+    assert [rows_per_packet(d) for d in (1, 10, 16, 17, 41, 128, 256, 257, 512, 513, 1433)] == \
+        [32, 32, 32, 16, 10, 4, 2, 1, 1, 1, 1]
+    for d in range(1, 600):
+        r = rows_per_packet(d)
+        assert r * 16 * -(-min(d, 512) // 16) <= 512 or d > 512
+        assert d > 256 or (r + 1) * 16 * -(-d // 16) > 512  # no room for one more
+    # runs of one copy mask, cut every `per` units; every unit in exactly one packet, in order
+    masks = np.array([0, 0, 0, 0, 0, 4, 4, 0, 0, 1], np.uint64)
+    first, rows = unit_packets(masks, 2)
+    assert first.tolist() == [0, 2, 4, 5, 7, 9] and rows.tolist() == [2, 2, 1, 2, 2, 1]
+    for f, r in zip(first, rows):
+        assert (masks[f:f + r] == masks[f]).all()
+    assert unit_packets(np.zeros(0, np.uint64), 4)[0].size == 0
+
+
+def test_a_copy_of_several_rows_splits_into_one_packet_a_row():
+    from netweave.testbed.gnn.packet import COPY, HB, build, parse, split_rows
+
+    dim = 3
+    many = np.arange(4 * dim, dtype=np.float32).reshape(1, 4 * dim)  # units 7..10
+    one = np.full((1, dim), -1, np.float32)  # unit 2, alone
+    a, la = build(COPY, layer=1, direction=0, seq=1, block=0, sender=5, unit=7, chunk=0, values=many)
+    b, lb = build(COPY, layer=1, direction=0, seq=1, block=0, sender=5, unit=2, chunk=0, values=one)
+    buf = np.zeros((2, HB + 4 * 512), np.uint8)
+    buf[0, :a.shape[1]], buf[1, :b.shape[1]] = a[0], b[0]
+    head, idx = parse(buf, np.r_[la, lb], 2)
+    h, d = split_rows(head, buf[idx], dim)
+    assert h["unit"].tolist() == [7, 8, 9, 10, 2] and (h["count"] == dim).all() and (h["sender"] == 5).all()
+    got = np.ascontiguousarray(d[:, HB:HB + 4 * dim]).view(np.float32)
+    np.testing.assert_array_equal(got, np.r_[many.reshape(4, dim), one])
+    # not a whole number of rows: left as it came (the transport's count check refuses it)
+    head["count"][0] = 4 * dim - 1
+    h, _ = split_rows(head, buf[idx], dim)
+    assert h["unit"].tolist() == [7, 2]

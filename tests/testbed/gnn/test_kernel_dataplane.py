@@ -157,6 +157,7 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
     assert switch["kernel_sums"] > 0 and switch["kernel_bad"] == 0 and switch["kernel_stale"] == 0
     assert (switch["kernel_sharded"] > 0) == (shards > 1)  # units handed to the shards' CPUs
     assert switch["kernel_off_cpu"] == 0
+    assert switch["kernel_packed"] > 0  # layer 1's 16-value rows go up to 32 a packet (layer 0's: a chunk a packet)
     total = 0
     for i in range(len(ref)):
         for r in range(4):

@@ -29,7 +29,7 @@ from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
             "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
-            "sharded", "off_cpu")  # the counters enum of the bpf source
+            "sharded", "off_cpu", "packed")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
 

@@ -2,7 +2,9 @@
 time as rows of a ``uint8`` array (:mod:`netweave.testbed.net.batchio`).
 
 A packet is UDP: a 28-byte little-endian :data:`HEADER`, then ``count`` float32 values (chunk
-``chunk`` of a row, :data:`~.tables.VALUES` values a chunk)::
+``chunk`` of a row, :data:`~.tables.VALUES` values a chunk; or, in a UNIT or COPY of a layer whose
+rows are one chunk, ``count / dim`` whole rows: units ``unit``, ``unit + 1``, … of one sender and
+block with one copy mask, :func:`~.tables.unit_packets`, beyond the paper)::
 
     magic "NWGU" | kind u8 | layer u8 | direction u8 | flags u8 | seq u32 | block u16 | sender u16 |
     unit u32 | chunk u16 | count u16 | target u32 | values
@@ -22,6 +24,8 @@ longer than the threshold (:mod:`.ecn`). ``seq`` numbers the exchanges of a run,
 from __future__ import annotations
 
 import numpy as np
+
+from .tables import VALUES
 
 MAGIC = b"NWGU"
 UNIT, SUM, COPY, DONE, NEXT, PULL, RESEND, CNP, END = range(1, 10)
@@ -56,3 +60,24 @@ def parse(rows: np.ndarray, lengths: np.ndarray, k: int) -> tuple[np.ndarray, np
     head = np.ascontiguousarray(rows[idx, :HB]).view(HEADER).reshape(idx.size)
     ok = (head["magic"] == MAGIC) & (lengths[idx] == HB + 4 * head["count"].astype(np.int64))
     return head[ok], idx[ok]
+
+
+def split_rows(head: np.ndarray, data: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Packets of several rows of ``dim`` ≤ :data:`~.tables.VALUES` values (``count`` a multiple of
+    ``dim``) as one packet a row: units ``unit``, ``unit + 1``, … with ``count = dim``, as rows
+    ``(m, HB + 4 dim)``; the others keep their header and their first ``dim`` values."""
+    count = head["count"].astype(np.int64)
+    rows = np.where((dim <= VALUES) & (count > dim) & (count % dim == 0) & (count <= VALUES), count // dim, 1)
+    if (rows == 1).all():
+        return head, data
+    which = np.repeat(np.arange(head.size), rows)
+    j = np.arange(which.size) - np.repeat(np.cumsum(rows) - rows, rows)
+    out = head[which]
+    packed = rows[which] > 1
+    out["unit"] += j.astype(np.uint32)
+    out["count"][packed] = dim
+    cols = HB + 4 * dim * j[:, None] + np.arange(4 * dim)[None, :]  # row j of its packet: within its length
+    split = np.empty((which.size, HB + 4 * dim), np.uint8)
+    split[:, :HB] = data[which, :HB]
+    split[:, HB:] = data[which[:, None], cols]
+    return out, split

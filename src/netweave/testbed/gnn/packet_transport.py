@@ -40,11 +40,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..net import batchio
-from .packet import CNP, COPY, DONE, ECN, END, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse
+from .packet import CNP, COPY, DONE, ECN, END, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse, split_rows
 from .plans import edge_ranges
 from .predict import wire_bytes
 from .rate import RateControl
-from .tables import VALUES, layer_view
+from .tables import VALUES, copy_masks, layer_view, rows_per_packet, unit_packets
 
 BATCH = 256  # packets per sendmmsg between receives
 END_GRACE_S = 0.005  # quiet after the last END before a pull: far beyond a packet's time in the switch (≤ 0.12 ms)
@@ -71,6 +71,8 @@ class _Block:
     pull_v: np.ndarray      # (P,) destinations (any owner) my units feed, sorted
     pull_unit: np.ndarray   # (P,) the unit
     pull_row: np.ndarray    # (P,) its row
+    packet_first: np.ndarray  # (Q,) my UNIT packets: their first unit (index into units)
+    packet_rows: np.ndarray   # (Q,) and how many units each carries (tables.unit_packets)
 
 
 class _Run:
@@ -110,7 +112,8 @@ class _Run:
             t._sums(self.blk, head[s], data[s], self.chunks, self.mode, self.left, out, dim=dim)
         c = (kind == COPY) | ((kind == RESEND) & (head["target"] == t.rank))
         if c.any():
-            t._copies(self.blk, head[c], data[c], self.chunks, self.mode, self.left, self.got, out=out, dim=dim)
+            hc, dc = split_rows(head[c], data[c], dim)  # a COPY of several units: one a row
+            t._copies(self.blk, hc, dc, self.chunks, self.mode, self.left, self.got, out=out, dim=dim)
         p = (kind == PULL) & (head["sender"] != t.rank)
         if p.any():
             t._serve_pulls(self.blk, head[p], data[p], self.tag["layer"], self.tag["direction"], self.b, rows)
@@ -172,6 +175,7 @@ class PacketTransport:
         self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
         self.overlap, self.link_gbps = overlap, link_gbps
         self.views = [layer_view(p, memory_bytes, overlap) for p in plans]
+        self.masks = [copy_masks(p, v) for p, v in zip(plans, self.views)]  # per unit: who gets its COPY
         self.unit_of_edge = []
         for p in plans:
             edges, which = edge_ranges(p["unit_lo"], p["unit_hi"])
@@ -184,7 +188,8 @@ class PacketTransport:
         self.early: list[np.ndarray] = []
         self.record: list | None = None  # a probe's: (keys (k, 3) block, vertex, chunk; rows (k, VALUES)) per batch
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
-                                       "duplicates", "stale", "marked", "cnps_sent", "fast_pulls", "ends_again"), 0)
+                                       "duplicates", "stale", "marked", "cnps_sent", "fast_pulls", "ends_again",
+                                       "receive_batches", "received_packets"), 0)
         self.bytes = {"sent": 0, "received": 0}  # UDP payload (the 28-byte header included)
         batchio.set_receive_buffer(sock, 64 << 20)
         sock.setblocking(False)
@@ -212,9 +217,10 @@ class PacketTransport:
         pv = p["dst"][mine].astype(np.int64)
         po = np.argsort(pv, kind="stable")
         pu = self.unit_of_edge[layer][mine][po]
+        first, rows = unit_packets(self.masks[layer][units], rows_per_packet(v.dim))
         blk = _Block(units, unit_rows, slot_v, np.searchsorted(self.boundary, slot_v), v.copy[slots],
                      v.need[slots], e_unit[o], where[v.slot_of_edge[e]][o], pv[po], pu,
-                     np.searchsorted(self.boundary, p["src"][p["unit_lo"][pu]]))
+                     np.searchsorted(self.boundary, p["src"][p["unit_lo"][pu]]), first, rows)
         self.blocks[key] = blk
         return blk
 
@@ -265,11 +271,8 @@ class PacketTransport:
                 data = np.stack(early)
                 handle(data[:, :HB].copy().view(HEADER).reshape(len(early)), data)
             blk = runs[b].blk
-            units = np.repeat(blk.units, chunks)
-            unit_rows = np.repeat(blk.unit_rows, chunks)
-            cidx = np.tile(np.arange(chunks), blk.units.size)
             step = PACED if self.rate else BATCH
-            for data, lengths in self._packets(UNIT, layer, direction, b, units, unit_rows, cidx, rows=rows):
+            for data, lengths in self._unit_packets(layer, direction, b, blk, chunks, rows):
                 for at in range(0, len(data), step):  # up, receiving in between
                     if self.rate:  # wait for the rate, receiving meanwhile
                         now = time.monotonic()
@@ -301,6 +304,20 @@ class PacketTransport:
             self._receive(handle, min(self.retransmit_s / 4, 0.05))
         return out.astype(np.float32)
 
+    def _unit_packets(self, layer, direction, b, blk, chunks, rows):
+        """My UNIT packets of block ``b``: a row's chunks one a packet, or several whole rows a
+        packet (``blk.packet_first``, ``blk.packet_rows``)."""
+        if chunks > 1 or (blk.packet_rows <= 1).all():
+            return self._packets(UNIT, layer, direction, b, np.repeat(blk.units, chunks),
+                                 np.repeat(blk.unit_rows, chunks), np.tile(np.arange(chunks), blk.units.size), rows=rows)
+        parts = []
+        for r in np.unique(blk.packet_rows).tolist():
+            first = blk.packet_first[blk.packet_rows == r]
+            values = rows[blk.unit_rows[first[:, None] + np.arange(r)]].reshape(first.size, r * rows.shape[1])
+            parts.append(build(UNIT, layer=layer, direction=direction, seq=self.seq, block=b, sender=self.rank,
+                               unit=blk.units[first], chunk=0, values=values))
+        return parts
+
     def _packets(self, kind, layer, direction, b, units, unit_rows, chunks, *, rows, target=0):
         """Packets of ``units`` (rows ``unit_rows`` of ``rows``), chunk ``chunks[i]`` each."""
         dim = rows.shape[1]
@@ -326,6 +343,8 @@ class PacketTransport:
             k = batchio.recv_batch(self.sock, self.rows, self.lengths, timeout_s)
             if k <= 0:
                 return
+            self.counters["receive_batches"] += 1
+            self.counters["received_packets"] += k
             head, idx = parse(self.rows, self.lengths, k)
             self.bytes["received"] += int(self.lengths[idx].sum())
             if self.rate is not None and head.size:

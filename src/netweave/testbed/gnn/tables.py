@@ -17,6 +17,12 @@ go to the owner as copies and the owner sums them (the host path).
 A packet carries one *chunk* of a row (:data:`VALUES` values); a destination's chunk ``c`` is a
 *cell*: its aggregators from ``c · VALUES / 16``, its own count; a complete cell's sum goes down
 as one packet.
+
+**Several rows a packet** (beyond the paper, which sends a row a packet): where a row is one chunk,
+a UNIT packet carries up to :func:`rows_per_packet` consecutive units of one sender and block with
+one copy mask (:func:`unit_packets`): a packet's fixed costs (a system call's share, the UDP and
+HTB path, the switch's parse, deduplication and copies) are paid once for them. The switch still
+sends each destination's sum down as a packet of its own.
 """
 
 from __future__ import annotations
@@ -63,6 +69,41 @@ def footprint(dim: int) -> int:
     """Aggregators (128 bytes each) one destination of width ``dim`` takes."""
     full, part = cell_shape(dim)
     return full * ENTRY_AGGS + part
+
+
+def rows_per_packet(dim: int) -> int:
+    """Units of ``dim`` values a UNIT packet carries: as many as fit :data:`VALUES` values when each
+    row starts at an aggregator (the switch converts them into 16-lane-aligned rows: ``rows ·
+    16 · ⌈dim / 16⌉ ≤ VALUES``); 1 for rows of several chunks."""
+    if dim > VALUES:
+        return 1
+    return VALUES // (LANES * math.ceil(dim / LANES))
+
+
+def unit_packets(masks: np.ndarray, per: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, rows)``: the UNIT packets of one sender's consecutive units of one block whose copy
+    masks are ``masks`` ``(U,)``: runs of equal masks, cut every ``per`` units; ``first`` indexes
+    ``masks``."""
+    n = masks.size
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    run = np.flatnonzero(np.r_[True, masks[1:] != masks[:-1]])
+    at = np.arange(n) - np.repeat(run, np.diff(np.r_[run, n]))  # position within its run
+    first = np.flatnonzero(at % per == 0)
+    return first, np.diff(np.r_[first, n])
+
+
+def copy_masks(p: dict[str, np.ndarray], v: "LayerView") -> np.ndarray:
+    """``(units,)`` uint64: per unit of plan ``p``, a bit per worker that sums one of its
+    destinations itself (forwarded or bypassed) and so gets the unit as a COPY."""
+    nu = p["unit_lo"].size
+    mask = np.zeros(nu, np.uint64)
+    if nu:
+        ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
+        k = v.slot_of_edge[ce]
+        bits = np.where(v.copy[k], np.left_shift(np.uint64(1), v.owner[k].astype(np.uint64)), np.uint64(0))
+        np.bitwise_or.at(mask, ue, bits.astype(np.uint64))
+    return mask
 
 
 def region_of(memory_bytes: int, overlap: bool) -> int:
@@ -202,15 +243,11 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
         e["pos"], e["need"], e["dest_v"] = v.pos[k], v.need[k], p["dst"]
         e["owner"] = v.owner[k] | np.where(v.copy[k], COPY_BIT, 0)
         e["pbase"] = v.pbase[k]
-        if nu:
-            ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
-            bits = np.where(v.copy[k[ce]], np.left_shift(np.uint64(1), v.owner[k[ce]].astype(np.uint64)), np.uint64(0))
-            mask = np.zeros(nu, np.uint64)
-            np.bitwise_or.at(mask, ue, bits.astype(np.uint64))
-            u["copy_mask"] = mask
+        u["copy_mask"] = copy_masks(p, v)
         u["cut"] = p["unit_hi"][:, None]
         u["cut"][:, 0] = p["unit_lo"]
         if nu and shards > 1:
+            ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
             sh = edge_shard(v, k[ce], shards)
             e[ce] = e[ce[np.lexsort((sh, ue))]]  # a unit's edges shard by shard (its range is contiguous)
             per = np.bincount(ue * (shards + 1) + sh, minlength=nu * (shards + 1)).reshape(nu, shards + 1)

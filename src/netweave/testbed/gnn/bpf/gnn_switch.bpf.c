@@ -10,7 +10,11 @@
  * (magic "NWGU", kind, layer, direction, flags, seq, block, sender, unit, chunk, count, target),
  * then `count` float32 values: chunk `chunk` (VALUES values each) of one row.
  *
- *  UNIT   a worker's unit (its row c_u h_u, one chunk) of block `block` of exchange `seq`. The
+ *  UNIT   a worker's unit (its row c_u h_u, one chunk) of block `block` of exchange `seq`; where a
+ *         row is one chunk, up to 32 units unit, unit + 1, ... of one sender, block and copy mask
+ *         (count = rows * dim, as many as fit VALUES values with each row starting at an aggregator;
+ *         netweave/testbed/gnn/tables.py: unit_packets; beyond the paper), each walked below as if
+ *         it had come alone, and the packet trimmed to one row before the first sum goes down. The
  *         plan's tables (filled by netweave/testbed/gnn/kswitch.py): units[layer base + unit] (its
  *         sender, block, edge range, and the workers that get a COPY), edges[...] (per destination:
  *         its position in the block, the contributions it needs, its vertex, its owner, whether it is
@@ -76,6 +80,7 @@
 #define MAX_SHARDS 8               /* CPUs the aggregators are spread over */
 #define F_SHARD 4                  /* flags: a unit handed to shard `target` (only from a shard device) */
 #define MAX_EDGES (1 << 20)        /* edges of one unit, at most (bpf_loop) */
+#define MAX_ROWS (VALUES / LANES)  /* units a UNIT packet carries, at most */
 #define ETH 14
 #define IPH 20
 #define UDPH 8
@@ -93,7 +98,7 @@
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
        C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_SHARDED,
-       C_OFF_CPU, C_MAX };
+       C_OFF_CPU, C_PACKED, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -165,10 +170,21 @@ struct scratch {
     __s64 x[VALUES];    /* the unit's chunk, fixed point */
     __s64 sum[VALUES];  /* a complete cell's sum, fixed point */
     __u32 f[VALUES];    /* ... as float32 bits */
-    __u32 xf[VALUES];   /* the unit's chunk as it came */
+    __u32 xf[VALUES];   /* the unit's chunk (or its rows, packed) as it came */
     __u32 frac;
     int sat;
-    __u32 n;
+    __u32 n;            /* values a row (chunk) */
+    __u32 lanes;        /* lanes a row takes in x: n rounded up to LANES (rows start at an aggregator) */
+    /* the packet's rows that have edges to walk, as one range 0..total of the walk (plan_row): */
+    __u32 row_end[MAX_ROWS];  /* where row m's edges end in that range */
+    __u32 row_off[MAX_ROWS];  /* an edge's index among the layer's, less its index in that range */
+    __u32 row_xo[MAX_ROWS];   /* the row's first lane in x */
+    __u64 mask;               /* the packet's first unit's copy mask, */
+    __u32 ui, sender, block;  /* ... its index in the units map, sender and block */
+    __u32 edges;              /* the layer's edges */
+    __u32 shard, sharded;     /* the shard walked (sharded: its range of each unit) */
+    __u32 m, total;           /* rows planned (row_*), their edges */
+    int bad;                  /* a row fails check_row or plan_row */
 };
 
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct config); } cfg SEC(".maps");
@@ -309,11 +325,13 @@ static long convert_in(__u32 i, struct conv *cv)
 {
     struct scratch *s = cv->s;
     __u32 base = (i * CONVERT_STEP) & (VALUES - 1);
-    if (base + CONVERT_STEP > VALUES)
+    if (base + CONVERT_STEP > VALUES || s->lanes == 0)
         return 1;
+    __u32 row = base / s->lanes, col = base - row * s->lanes;  /* a step lies in one row: lanes % 16 == 0 */
+    __u32 from = row * s->n + col;
 #pragma unroll
     for (__u32 k = 0; k < CONVERT_STEP; k++)
-        s->x[base + k] = base + k < s->n ? to_fixed(s->xf[base + k], s->frac, &s->sat) : 0;
+        s->x[base + k] = col + k < s->n ? to_fixed(s->xf[(from + k) & (VALUES - 1)], s->frac, &s->sat) : 0;
     return 0;
 }
 
@@ -329,13 +347,18 @@ static long convert_out(__u32 i, struct conv *cv)
     return 0;
 }
 
+struct touch {
+    int stale, complete, cleared;
+};
+
 struct walk {
     struct __sk_buff *skb;
     struct config *c;
     struct layer *L;
     struct scratch *s;
-    struct hdr h;
-    __u32 lo, n, base, stamp, frac;
+    struct hdr h;  /* a SUM's header: the unit's, kind SUM, sender 0xFFFF, one row */
+    __u32 n, base, stamp, frac;
+    __u32 row, xo;  /* the row being walked (index into the scratch's row_*); its first lane in x */
     __u64 aggregated;
     __u64 sent_ns;  /* ns sending the sums this unit completed */
 };
@@ -344,11 +367,11 @@ struct walk {
  * rounded up; lanes past them stay 0 from the entry's clear, and x and sum past them are never
  * read): LANES lanes unrolled a step, each step's index masked into the entry (exact: a cell starts
  * at a multiple of LANES and o + n <= VALUES, checked in add_edge) */
-static __always_inline void add_cell(__s64 *v, const __s64 *x, __u32 o, __u32 k)
+static __always_inline void add_cell(__s64 *v, const __s64 *x, __u32 o, __u32 xo, __u32 k)
 {
     for (__u32 a = 0; a < k && a < ENTRY_AGGS; a++) {
         __s64 *d = v + ((o + a * LANES) & (VALUES - LANES));
-        const __s64 *y = x + ((a * LANES) & (VALUES - LANES));
+        const __s64 *y = x + ((xo + a * LANES) & (VALUES - LANES));  /* the row's lanes from xo (exact too) */
 #pragma unroll
         for (__u32 j = 0; j < LANES; j++)
             d[j] += y[j];
@@ -366,16 +389,12 @@ static __always_inline void read_cell(const __s64 *v, __s64 *sum, __u32 o, __u32
     }
 }
 
-struct touch {
-    int stale, complete, cleared;
-};
-
-/* the cell at lane o, slot `slot` of entry g gets the unit's chunk (k aggregators); its count
- * reaching `need` completes it (its sum read into s->sum). An entry of an earlier block is this
- * block's now (cleared); an entry of a later block leaves the unit stale. Under the entry's lock,
- * or without it where one CPU alone adds into g (LOCKLESS) */
-static __always_inline void touch_cell(struct entry *g, struct scratch *s, __u32 stamp, __u32 o, __u32 k, __u32 slot,
-                                       __u32 need, struct touch *t)
+/* the cell at lane o, slot `slot` of entry g gets the unit's chunk (k aggregators, from lane xo of
+ * the scratch); its count reaching `need` completes it (its sum read into s->sum). An entry of an
+ * earlier block is this block's now (cleared); an entry of a later block leaves the unit stale.
+ * Under the entry's lock, or without it where one CPU alone adds into g (LOCKLESS) */
+static __always_inline void touch_cell(struct entry *g, struct scratch *s, __u32 stamp, __u32 o, __u32 xo, __u32 k,
+                                       __u32 slot, __u32 need, struct touch *t)
 {
     if (g->stamp < stamp) {  /* contents of an earlier block: this block's now */
         g->stamp = stamp;
@@ -390,7 +409,7 @@ static __always_inline void touch_cell(struct entry *g, struct scratch *s, __u32
         t->stale = 1;  /* a late unit of a finished block: the entry is a later block's */
         return;
     }
-    add_cell(g->v, s->x, o, k);
+    add_cell(g->v, s->x, o, xo, k);
     g->count[slot] += 1;
     t->complete = g->count[slot] == need;
     if (t->complete)
@@ -401,9 +420,15 @@ static __always_inline void touch_cell(struct entry *g, struct scratch *s, __u32
  * completes the cell sends the sum down */
 static long add_edge(__u32 i, struct walk *w)
 {
-    __u32 ei = w->L->edge_base + w->lo + i;
-    struct edge *e = bpf_map_lookup_elem(&edges, &ei);
     struct scratch *s = w->s;
+    __u32 r = w->row & (MAX_ROWS - 1);
+    if (i >= s->row_end[r]) {  /* the next row (every row planned has edges: one step at most) */
+        r = (r + 1) & (MAX_ROWS - 1);
+        w->row = r;
+        w->xo = s->row_xo[r] & (VALUES - 1);
+    }
+    __u32 ei = w->L->edge_base + s->row_off[r] + i;
+    struct edge *e = bpf_map_lookup_elem(&edges, &ei);
     if (!e)
         return 1;
     if (e->owner >> 16)
@@ -420,10 +445,10 @@ static long add_edge(__u32 i, struct walk *w)
         return 1;
     struct touch t = {};
     if (LOCKLESS) {
-        touch_cell(g, s, w->stamp, o, k, slot, e->need, &t);
+        touch_cell(g, s, w->stamp, o, w->xo, k, slot, e->need, &t);
     } else {
         bpf_spin_lock(&g->lock);
-        touch_cell(g, s, w->stamp, o, k, slot, e->need, &t);
+        touch_cell(g, s, w->stamp, o, w->xo, k, slot, e->need, &t);
         bpf_spin_unlock(&g->lock);
     }
     if (t.cleared)
@@ -439,12 +464,9 @@ static long add_edge(__u32 i, struct walk *w)
     bpf_loop((w->n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, &cv, 0);
     __u64 t2 = bpf_ktime_get_ns();
     bump_by(C_CONVERT_NS, t2 - t1);
-    struct hdr h = w->h;
-    h.kind = K_SUM;
-    h.unit = e->dest_v;
-    h.sender = 0xFFFF;
     __u64 bytes = ((((__u64)w->n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
-    if (bpf_skb_store_bytes(w->skb, HDR_AT, &h, HDR, 0) < 0 ||
+    if (bpf_skb_store_bytes(w->skb, HDR_AT, &w->h, HDR, 0) < 0 ||  /* a SUM's header (on_unit) ... */
+        bpf_skb_store_bytes(w->skb, HDR_AT + 16, &e->dest_v, 4, 0) < 0 ||  /* ... for this destination */
         bpf_skb_store_bytes(w->skb, PAYLOAD_AT, s->f, bytes, 0) < 0)
         return 1;
     if (send_to(w->skb, w->c, e->owner & 0xFFFF, 0) == 0)
@@ -457,6 +479,7 @@ struct hand {
     struct __sk_buff *skb;
     struct unit *u;
     struct config *c;
+    __u32 rows;  /* units in the packet, from u */
 };
 
 /* the unit to worker w as a COPY, if w sums one of its destinations itself */
@@ -470,12 +493,12 @@ static long copy_to(__u32 w, struct hand *hd)
 }
 
 /* shard i's copy of the unit, to its device's ingress (handled on its CPU), if it holds any of the
- * unit's destinations */
+ * unit's destinations (a packet of several units: to every shard) */
 static long hand_to_shard(__u32 i, struct hand *hd)
 {
     __u32 sh = i & (MAX_SHARDS - 1);
     __u32 *dev = bpf_map_lookup_elem(&shard_dev, &(__u32){sh});
-    if (!dev || hd->u->cut[sh] == hd->u->cut[sh + 1])
+    if (!dev || (hd->rows == 1 && hd->u->cut[sh] == hd->u->cut[sh + 1]))
         return 0;
     bpf_skb_store_bytes(hd->skb, HDR_AT + 24, &sh, 4, 0);
     __u64 t0 = bpf_ktime_get_ns();
@@ -484,6 +507,73 @@ static long hand_to_shard(__u32 i, struct hand *hd)
     else
         bump(C_SHARDED);
     bump_by(C_CLONE_NS, bpf_ktime_get_ns() - t0);
+    return 0;
+}
+
+/* the per-CPU scratch, for callbacks that keep their state there (bpf_loop's context is on the
+ * stack, and the walk's three frames share 512 bytes) */
+static __always_inline struct scratch *the_scratch(void)
+{
+    return bpf_map_lookup_elem(&scratch, &(__u32){0});
+}
+
+/* row j of a UNIT packet: its unit exists and goes with the first (sender, block, copy mask) */
+static long check_row(__u32 j, void *unused)
+{
+    struct scratch *s = the_scratch();
+    if (!s)
+        return 1;
+    __u32 ui = s->ui + j;
+    struct unit *u = bpf_map_lookup_elem(&units, &ui);
+    if (!u || u->sender != s->sender || u->block != s->block || u->copy_mask != s->mask
+        || u->edge_hi < u->edge_lo || u->edge_hi > s->edges || u->edge_hi - u->edge_lo > MAX_EDGES) {
+        s->bad = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* row j of a UNIT packet (its lanes from j * lanes in x): its edges, or its shard's, appended to
+ * the one range of edges the walk goes over (add_edge) */
+static long plan_row(__u32 j, void *unused)
+{
+    struct scratch *s = the_scratch();
+    if (!s)
+        return 1;
+    __u32 ui = s->ui + j;
+    struct unit *u = bpf_map_lookup_elem(&units, &ui);
+    if (!u) {
+        s->bad = 1;
+        return 1;
+    }
+    __u32 lo = u->edge_lo, hi = u->edge_hi;
+    if (s->sharded) {
+        __u32 sh = s->shard & (MAX_SHARDS - 1);
+        lo = u->cut[sh];
+        hi = u->cut[sh + 1];
+        if (lo < u->edge_lo || hi > u->edge_hi || hi < lo) {
+            s->bad = 1;
+            return 1;
+        }
+    }
+    if (hi == lo)
+        return 0;
+    __u32 m = s->m & (MAX_ROWS - 1);
+    s->row_off[m] = lo - s->total;
+    s->total += hi - lo;
+    s->row_end[m] = s->total;
+    s->row_xo[m] = (j * s->lanes) & (VALUES - 1);
+    s->m += 1;
+    return 0;
+}
+
+/* one row left in the packet (the first), its lengths rewritten: a sum goes down as one row */
+static __always_inline int trim_to_row(struct __sk_buff *skb, __u32 n)
+{
+    __u16 ip_len = bpf_htons((__u16)(IPH + UDPH + HDR + 4 * n)), udp_len = bpf_htons((__u16)(UDPH + HDR + 4 * n));
+    if (bpf_skb_change_tail(skb, PAYLOAD_AT + 4 * n, 0) < 0 || bpf_skb_store_bytes(skb, ETH + 2, &ip_len, 2, 0) < 0
+        || bpf_skb_store_bytes(skb, L4 + 4, &udp_len, 2, 0) < 0)
+        return -1;
     return 0;
 }
 
@@ -499,14 +589,27 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     }
     __u32 rest = L->dim - h->chunk * VALUES;
     __u32 n = rest < VALUES ? rest : VALUES;
-    if (h->count != n || skb->len != PAYLOAD_AT + 4 * n || n == 0 || n > VALUES) {
+    __u32 lanes = (n + LANES - 1) / LANES * LANES;
+    __u32 rows = n ? h->count / n : 0;  /* several whole rows where a row is one chunk */
+    if (n == 0 || n > VALUES || rows == 0 || h->count != rows * n || rows * lanes > VALUES
+        || (rows > 1 && L->chunks != 1) || h->unit + rows > L->units || skb->len != PAYLOAD_AT + 4 * h->count) {
         bump(C_BAD);
         return TC_ACT_SHOT;
     }
     __u32 ui = L->unit_base + h->unit;
     struct unit *u = bpf_map_lookup_elem(&units, &ui);
-    if (!u || u->sender != h->sender || u->block != h->block || u->edge_hi < u->edge_lo
-        || u->edge_hi > L->edges || u->edge_hi - u->edge_lo > MAX_EDGES) {
+    if (!u || u->sender != h->sender || u->block != h->block) {
+        bump(C_BAD);
+        return TC_ACT_SHOT;
+    }
+    s->mask = u->copy_mask;
+    s->ui = ui;
+    s->sender = u->sender;
+    s->block = u->block;
+    s->edges = L->edges;
+    s->bad = 0;
+    bpf_loop(rows, check_row, NULL, 0);
+    if (s->bad) {
         bump(C_BAD);
         return TC_ACT_SHOT;
     }
@@ -517,8 +620,8 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         bump(C_STALE);
         return TC_ACT_SHOT;
     }
-    __u32 lo = u->edge_lo, hi = u->edge_hi, shard = 0;
-    __u64 bytes = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
+    __u32 shard = 0, sharded = 0;
+    __u64 bytes = ((((__u64)h->count - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
     if (h->flags & F_SHARD) {  /* a shard's copy (seen, copied and counted at the port): its edges */
         __u32 sh = h->target;
         if (sh >= MAX_SHARDS || sh >= c->shards) {
@@ -532,15 +635,14 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
             return TC_ACT_SHOT;
         }
         shard = sh & (MAX_SHARDS - 1);
-        lo = u->cut[shard];
-        hi = u->cut[shard + 1];
-        if (lo < u->edge_lo || hi > u->edge_hi || hi < lo || bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, bytes) < 0)
+        sharded = 1;
+        if (bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, bytes) < 0)
             return TC_ACT_SHOT;
         h->flags &= ~F_SHARD;
         h->target = 0;
         goto walk;
     }
-    __u32 si = ui * MAX_CHUNKS + h->chunk;
+    __u32 si = ui * MAX_CHUNKS + h->chunk;  /* a packet of several rows: its first unit's */
     struct cell *seen_at = bpf_map_lookup_elem(&seen, &si);
     if (!seen_at)
         return TC_ACT_SHOT;
@@ -554,17 +656,19 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         bump(C_DUPLICATES);
         return TC_ACT_SHOT;
     }
-    bump(C_UNITS);
+    bump_by(C_UNITS, rows);
+    if (rows > 1)
+        bump(C_PACKED);  /* a packet of several units */
     if (bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, bytes) < 0)
         return TC_ACT_SHOT;
-    /* the copies first, while the packet still holds the unit */
+    /* the copies first, while the packet still holds the units */
     if (u->copy_mask) {
         __u8 kind = K_COPY;
         bpf_skb_store_bytes(skb, HDR_AT + 4, &kind, 1, 0);
         struct hand hd = {.skb = skb, .u = u, .c = c};
         bpf_loop(c->workers < MAX_WORKERS ? c->workers : MAX_WORKERS, copy_to, &hd, 0);
     }
-    if (u->edge_hi == u->edge_lo)
+    if (rows == 1 && u->edge_hi == u->edge_lo)
         return TC_ACT_SHOT;
     if (c->shards > 1) {  /* each shard's CPU walks its own edges: a copy to its device's ingress */
         __u8 kind = K_UNIT, flags = h->flags | F_SHARD;  /* a COPY above may have readdressed the packet */
@@ -572,7 +676,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         bpf_skb_store_bytes(skb, L4 + 2, &dport, 2, 0);
         bpf_skb_store_bytes(skb, HDR_AT + 4, &kind, 1, 0);
         bpf_skb_store_bytes(skb, HDR_AT + 7, &flags, 1, 0);
-        struct hand hd = {.skb = skb, .u = u};
+        struct hand hd = {.skb = skb, .u = u, .rows = rows};
         bpf_loop(c->shards < MAX_SHARDS ? c->shards : MAX_SHARDS, hand_to_shard, &hd, 0);
         return TC_ACT_SHOT;
     }
@@ -581,22 +685,38 @@ walk:;
         bump(C_OFF_CPU);  /* steered to another CPU than the one that adds without locks: lost, pulled */
         return TC_ACT_SHOT;
     }
+    if (rows > 1 && trim_to_row(skb, n) < 0)
+        return TC_ACT_SHOT;
     __u32 frac = h->direction ? L->frac_back : L->frac;
     s->frac = frac;
     s->sat = 0;
     s->n = n;
+    s->lanes = lanes;
     struct conv cv = {.s = s};
     __u64 t0 = bpf_ktime_get_ns();
-    bpf_loop((n + CONVERT_STEP - 1) / CONVERT_STEP, convert_in, &cv, 0);  /* x is 0 past the chunk in its last step */
+    bpf_loop(rows * lanes / CONVERT_STEP, convert_in, &cv, 0);  /* x is 0 past each row in its last step */
     bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t0);
     if (s->sat) {
         bump(C_SATURATED);
         h->flags |= 1;
     }
-    struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .lo = lo, .n = n,
-                     .base = parity * c->region, .stamp = stamp, .frac = frac};
+    s->shard = shard;  /* (s->ui as on_unit set it for check_row) */
+    s->sharded = sharded;
+    s->lanes = lanes;
+    s->m = s->total = 0;
+    s->bad = 0;
+    bpf_loop(rows, plan_row, NULL, 0);
+    if (s->bad) {
+        bump(C_BAD);
+        return TC_ACT_SHOT;
+    }
+    struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .n = n, .base = parity * c->region,
+                     .stamp = stamp, .frac = frac, .xo = s->row_xo[0] & (VALUES - 1)};
+    w.h.kind = K_SUM;  /* the header of the sums this packet completes: one row each */
+    w.h.sender = 0xFFFF;
+    w.h.count = n;
     __u64 t1 = bpf_ktime_get_ns();
-    bpf_loop(hi - lo, add_edge, &w, 0);
+    bpf_loop(s->total, add_edge, &w, 0);
     bump_by(C_CELL_NS, bpf_ktime_get_ns() - t1 - w.sent_ns);  /* the walk, less the sums' sends */
     __u64 *agg = bpf_map_lookup_elem(&counters, &(__u32){C_AGGREGATED});
     if (agg)

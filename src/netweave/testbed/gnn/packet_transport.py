@@ -40,7 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..net import batchio
-from .packet import CNP, COPY, DONE, ECN, END, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse, split_rows
+from .packet import (CNP, COPY, DONE, ECN, END, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse,
+                     split_rows)
 from .plans import edge_ranges
 from .predict import wire_bytes
 from .rate import RateControl
@@ -308,8 +309,9 @@ class PacketTransport:
         """My UNIT packets of block ``b``: a row's chunks one a packet, or several whole rows a
         packet (``blk.packet_first``, ``blk.packet_rows``)."""
         if chunks > 1 or (blk.packet_rows <= 1).all():
+            cidx = np.tile(np.arange(chunks), blk.units.size)
             return self._packets(UNIT, layer, direction, b, np.repeat(blk.units, chunks),
-                                 np.repeat(blk.unit_rows, chunks), np.tile(np.arange(chunks), blk.units.size), rows=rows)
+                                 np.repeat(blk.unit_rows, chunks), cidx, rows=rows)
         parts = []
         for r in np.unique(blk.packet_rows).tolist():
             first = blk.packet_first[blk.packet_rows == r]

@@ -55,7 +55,8 @@
  *  locks  (beyond the paper; built with LOCKLESS=1, the switch pinned): CPU cfg.cpu[s] alone walks
  *         shard s's edges (the receive of the ports, or of shard s's device, steered to it), so it
  *         adds into the entries without their lock: a lock with its interrupt save cost 60 of a
- *         cell's 160 ns on an AMD VM. A unit walked on any other CPU is dropped (C_OFF_CPU), a loss §3.4 recovers.
+ *         cell's 160 ns on an AMD VM. A unit walked on any other CPU is dropped (C_OFF_CPU), a
+ *         loss that §3.4 recovers.
  * Anything else passes to the host path (TC_ACT_OK). Every field is checked against the tables
  * before it indexes anything. Counters per CPU, among them where the time goes: ns walking the
  * units' edges (lookups, locks, clearing an entry on first touch, adding, reading a sum; timed a

@@ -5,11 +5,13 @@
 Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of the layer's plan
 (switchgnn.txt §3.3: blocks one after another):
 
-* **up**: the worker's units of the block in the plan's order, one packet per row chunk
-  (:data:`~.tables.VALUES` values), interleaved with receiving;
-* **down**: a SUM per aggregated cell (a destination's chunk: :mod:`.tables`), a COPY per unit
-  chunk for the cells the switch does not aggregate (forwarded by the plan, or bypassed: they do not
-  fit its memory), which the worker sums itself, once per (edge, chunk);
+* **up**: the worker's units of the block, one packet per row chunk (:data:`~.tables.VALUES`
+  values), or, where a row is one chunk, several consecutive units with one copy mask a packet
+  (:func:`~.tables.unit_packets`, beyond the paper; grouped by how many they carry), interleaved
+  with receiving;
+* **down**: a SUM per aggregated cell (a destination's chunk: :mod:`.tables`), a COPY per UNIT
+  packet for the cells the switch does not aggregate (forwarded by the plan, or bypassed: they do not
+  fit its memory), split into rows (:func:`~.packet.split_rows`) and summed here, once per (edge, chunk);
 * **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
 * **END** (beyond the paper): after its last unit of the block, END, which the switch copies to
   every worker. A port is a FIFO, so once every worker's END has come, every SUM and COPY of the

@@ -8,13 +8,14 @@
  *
  * Packets (netweave/testbed/gnn/packet.py): UDP to cfg.switch_port, a 28-byte little-endian header
  * (magic "NWGU", kind, layer, direction, flags, seq, block, sender, unit, chunk, count, target),
- * then `count` float32 values: chunk `chunk` (VALUES values each) of one row.
+ * then `count` float32 values: chunk `chunk` (VALUES values each) of one row, or several rows (UNIT).
  *
  *  UNIT   a worker's unit (its row c_u h_u, one chunk) of block `block` of exchange `seq`; where a
  *         row is one chunk, up to 32 units unit, unit + 1, ... of one sender, block and copy mask
  *         (count = rows * dim, as many as fit VALUES values with each row starting at an aggregator;
- *         netweave/testbed/gnn/tables.py: unit_packets; beyond the paper), each walked below as if
- *         it had come alone, and the packet trimmed to one row before the first sum goes down. The
+ *         netweave/testbed/gnn/tables.py: unit_packets; beyond the paper): deduplicated, copied and
+ *         checked as one, each row's edges walked as below, and the packet trimmed to one row before
+ *         the first sum goes down (a row that saturates flags every sum the packet completes). The
  *         plan's tables (filled by netweave/testbed/gnn/kswitch.py): units[layer base + unit] (its
  *         sender, block, edge range, and the workers that get a COPY), edges[...] (per destination:
  *         its position in the block, the contributions it needs, its vertex, its owner, whether it is
@@ -49,7 +50,8 @@
  *  shards (beyond the paper; cfg.shards > 1, netweave/testbed/gnn/tables.py: edge_shard): the
  *         aggregators' map entries are spread over several CPUs. The port checks, deduplicates and
  *         copies a UNIT as above, then clones it to the ingress of each shard's device (shard_dev,
- *         steered to that shard's CPU) whose edge range (unit.cut) is not empty, flagged F_SHARD with
+ *         steered to that shard's CPU) whose edge range (unit.cut) is not empty (a packet of several
+ *         units: every shard's), flagged F_SHARD with
  *         the shard in `target`; there the program walks only that range. A flagged unit from
  *         anywhere but its shard's device is dropped as bad.
  *  locks  (beyond the paper; built with LOCKLESS=1, the switch pinned): CPU cfg.cpu[s] alone walks
@@ -82,6 +84,7 @@
 #define F_SHARD 4                  /* flags: a unit handed to shard `target` (only from a shard device) */
 #define MAX_EDGES (1 << 20)        /* edges of one unit, at most (bpf_loop) */
 #define MAX_ROWS (VALUES / LANES)  /* units a UNIT packet carries, at most */
+#define MAX_WALK (1 << 23)         /* edges one bpf_loop walks, at most (the helper's limit) */
 #define ETH 14
 #define IPH 20
 #define UDPH 8
@@ -559,6 +562,10 @@ static long plan_row(__u32 j, void *unused)
     }
     if (hi == lo)
         return 0;
+    if (s->total + (hi - lo) > MAX_WALK) {  /* more than bpf_loop walks: refused, not half walked */
+        s->bad = 1;
+        return 1;
+    }
     __u32 m = s->m & (MAX_ROWS - 1);
     s->row_off[m] = lo - s->total;
     s->total += hi - lo;
@@ -654,7 +661,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     seen_at->stamp = stamp;
     bpf_spin_unlock(&seen_at->lock);
     if (dup) {
-        bump(C_DUPLICATES);
+        bump_by(C_DUPLICATES, rows);  /* units, as C_UNITS */
         return TC_ACT_SHOT;
     }
     bump_by(C_UNITS, rows);

@@ -310,7 +310,7 @@ class PacketTransport:
     def _unit_packets(self, layer, direction, b, blk, chunks, rows):
         """My UNIT packets of block ``b``: a row's chunks one a packet, or several whole rows a
         packet (``blk.packet_first``, ``blk.packet_rows``)."""
-        if chunks > 1 or (blk.packet_rows <= 1).all():
+        if chunks > 1:
             cidx = np.tile(np.arange(chunks), blk.units.size)
             return self._packets(UNIT, layer, direction, b, np.repeat(blk.units, chunks),
                                  np.repeat(blk.unit_rows, chunks), cidx, rows=rows)

@@ -710,7 +710,6 @@ walk:;
     }
     s->shard = shard;  /* (s->ui as on_unit set it for check_row) */
     s->sharded = sharded;
-    s->lanes = lanes;
     s->m = s->total = 0;
     s->bad = 0;
     bpf_loop(rows, plan_row, NULL, 0);

@@ -110,6 +110,41 @@ def test_sharded_tables_give_each_entry_to_one_shard_and_keep_every_edge():
         switch_tables(plans, 200_000, shards=9)
 
 
+def test_the_sums_owed_are_each_shards_distinct_destinations_per_block_and_owner():
+    """``owed`` (when a pinned switch sends what it holds for an owner) against a count made from
+    the edges each shard walks: per block, shard and owner, the distinct destinations."""
+    pytest.importorskip("pymetis")
+    from netweave.testbed.gnn.job import prepare_gnn_job
+    from netweave.testbed.gnn.plans import load_plans
+    from netweave.testbed.gnn.tables import COPY_BIT, switch_tables
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        prepare_gnn_job("cora", 4, 200_000, d, transform_first=False)
+        plans = load_plans(f"{d}/plans.npz")
+    for shards in (1, 3):
+        t = switch_tables(plans, 200_000, shards=shards)
+        t.check(4)
+        for L in t.layers:
+            B = int(L["blocks"])
+            want = np.zeros(B * shards * 4, np.int64)
+            seen = set()
+            for u in t.units[L["unit_base"]:L["unit_base"] + L["units"]]:
+                for s in range(shards):
+                    for e in t.edges[L["edge_base"] + int(u["cut"][s]):L["edge_base"] + int(u["cut"][s + 1])]:
+                        key = (int(u["block"]), s, int(e["owner"]))
+                        if key[2] < COPY_BIT and (key, int(e["dest_v"])) not in seen:  # a copy: not summed here
+                            seen.add((key, int(e["dest_v"])))
+                            want[(key[0] * shards + s) * 4 + key[2]] += 1
+            base = int(L["owed_base"]) * shards * 4
+            np.testing.assert_array_equal(t.owed[base:base + want.size], want)
+        assert t.owed.size == int(t.layers["blocks"].sum()) * shards * 4 and t.owed.sum() > 0
+        t.owed = t.owed[:-1]
+        with pytest.raises(ValueError, match="owed"):
+            t.check(4)
+
+
 def test_cells_never_straddle_an_entry():
     from netweave.testbed.gnn.tables import ENTRY_AGGS, VALUES, cell_shape, footprint
 
@@ -177,3 +212,32 @@ def test_a_copy_of_several_rows_splits_into_one_packet_a_row():
     head["count"][0] = 4 * dim - 1
     h, _ = split_rows(head, buf[idx], dim)
     assert h["unit"].tolist() == [7, 2]
+
+
+def test_a_sum_of_several_rows_splits_into_one_sum_a_row():
+    """A SUM with flag ROWS (a pinned switch's held sums): the rows' values, then their vertices."""
+    from netweave.testbed.gnn.packet import HB, ROWS, SUM, build, parse, split_sums
+
+    dim = 3
+    vals = np.arange(3 * dim, dtype=np.float32).reshape(3, dim) + 0.5
+    verts = np.array([40, 7, 1 << 20], np.uint32)
+    words = np.r_[vals.reshape(-1), verts.view(np.float32)].reshape(1, -1)
+    a, la = build(SUM, layer=1, direction=1, seq=2, block=3, sender=0xFFFF, unit=40, chunk=0, values=words)
+    a[0, 7] = ROWS | 1  # saturated too: kept on every row
+    b, lb = build(SUM, layer=1, direction=1, seq=2, block=3, sender=0xFFFF, unit=9, chunk=0,
+                  values=np.full((1, dim), 2, np.float32))
+    one = np.r_[np.full(dim, 3, np.float32), np.array([12], np.uint32).view(np.float32)].reshape(1, -1)
+    c, lc = build(SUM, layer=1, direction=1, seq=2, block=3, sender=0xFFFF, unit=12, chunk=0, values=one)
+    c[0, 7] = ROWS  # one row held alone (an owner's last sum): still its vertex after its values
+    buf = np.zeros((3, HB + 4 * 544), np.uint8)
+    buf[0, :a.shape[1]], buf[1, :b.shape[1]], buf[2, :c.shape[1]] = a[0], b[0], c[0]
+    head, idx = parse(buf, np.r_[la, lb, lc], 3)
+    h, d = split_sums(head, buf[idx], dim)
+    assert h["unit"].tolist() == [40, 7, 1 << 20, 9, 12] and (h["count"] == dim).all()
+    assert h["flags"].tolist() == [1, 1, 1, 0, 0] and (h["block"] == 3).all()
+    got = np.ascontiguousarray(d[:, HB:HB + 4 * dim]).view(np.float32)
+    np.testing.assert_array_equal(got, np.r_[vals, np.full((1, dim), 2), np.full((1, dim), 3)].astype(np.float32))
+    # a count that is not rows of dim + 1 words: left whole (the transport's count check refuses it)
+    head["count"][0] -= 1
+    h, _ = split_sums(head, buf[idx], dim)
+    assert h["unit"].tolist() == [40, 9, 12]

@@ -145,9 +145,10 @@ def _prepare(tmp_path, workers=4, overlap=False):
 @pytest.mark.slow
 @pytest.mark.parametrize("overlap,shards", [(False, 1), (True, 1), (True, 2)], ids=["blocks", "overlapped", "sharded"])
 def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, shards):
-    """Blocks: the switch unpinned, its entries under their locks. Overlapped: block b + 1 goes up
-    while block b comes down, in the other parity's half of the aggregators (the plan's blocks sized
-    to half the memory); the switch pinned to one CPU, which adds without locks. Sharded: the
+    """Blocks: the switch unpinned, its entries under their locks, a sum a packet. Overlapped: block
+    b + 1 goes up while block b comes down, in the other parity's half of the aggregators (the plan's
+    blocks sized to half the memory); the switch pinned to one CPU, which adds without locks and
+    holds an owner's sums of one-chunk rows to send several a packet. Sharded: the
     aggregators spread over two CPUs, a unit handed to each that holds one of its destinations (the
     integer sums do not depend on which CPU adds first), each adding without locks."""
     job = _prepare(tmp_path, overlap=overlap)
@@ -158,6 +159,10 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
     assert (switch["kernel_sharded"] > 0) == (shards > 1)  # units handed to the shards' CPUs
     assert switch["kernel_off_cpu"] == 0
     assert switch["kernel_packed"] > 0  # layer 1's 16-value rows go up to 32 a packet (layer 0's: a chunk a packet)
+    if overlap or shards > 1:  # pinned: layer 1's sums held per owner, up to 32 a packet
+        assert switch["kernel_sum_packets"] < switch["kernel_sums"]
+    else:  # unpinned: a sum a packet
+        assert switch["kernel_sum_packets"] == switch["kernel_sums"]
     total = 0
     for i in range(len(ref)):
         for r in range(4):

@@ -29,7 +29,7 @@ from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
             "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
-            "sharded", "off_cpu", "packed")  # the counters enum of the bpf source
+            "sharded", "off_cpu", "packed", "sum_packets")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
 
@@ -87,7 +87,8 @@ class KernelSwitch(TcObject):
         self.tables, self.ports, self.shards = tables, ports, shards
         self.cpus = list(range(cpu - shards + 1, cpu + 1)) if cpu is not None else []  # shard i's CPU
         self.shard_devices: list[str] = []
-        sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries, "seen": tables.seen}
+        sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries,
+                 "seen": tables.seen, "owed": max(1, tables.owed.size)}
         obj = obj or compile_program(SOURCE, {"LOCKLESS": int(bool(self.cpus))})  # pinned: no locks (see the source)
         super().__init__(obj, "gnn_switch", [], sizes, "the GNN switch's data plane")
         for fn, res, args in (("bpf_obj_get_info_by_fd", ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]),
@@ -158,6 +159,8 @@ class KernelSwitch(TcObject):
             self._write("units", t.units)
         if t.edges.size:
             self._write("edges", t.edges)
+        if t.owed.size:
+            self._write("owed", t.owed)
 
     def counters(self) -> dict[str, int]:
         return self.percpu_counters("counters", COUNTERS)

@@ -10,7 +10,9 @@ block with one copy mask, :func:`~.tables.unit_packets`, beyond the paper)::
     unit u32 | chunk u16 | count u16 | target u32 | values
 
 Kinds (switchgnn.txt §3.2–3.4): UNIT (a worker's row chunk, up), SUM (a complete sum, down:
-``unit`` is the destination vertex), COPY (a unit copied down to a worker that sums it itself),
+``unit`` is the destination vertex; with flag :data:`ROWS`, several sums to one worker, beyond the
+paper: ``count = rows · (dim + 1)`` words, the ``rows`` rows' values, then their ``rows`` uint32
+vertices), COPY (a unit copied down to a worker that sums it itself),
 DONE (up) and NEXT (down): block synchronisation; PULL (up, copied to every other worker: ``count``
 u32 pairs (vertex, chunk) whose contributions the puller wants; ``target`` its rank) and RESEND (a
 contribution again, forwarded to ``target``, never aggregated); CNP (§3.4: a packet to this worker
@@ -18,7 +20,7 @@ was ECN-marked; forwarded to ``target``, that packet's sender, which halves its 
 copied to every worker: the sender's last unit of the block has gone up, so a worker that has every
 worker's END and still misses a cell has lost it: beyond the paper). ``flags``
 bit 0: a value saturated (:mod:`.fixed`); bit 1: ECN, set by the switch's port when its queue is
-longer than the threshold (:mod:`.ecn`). ``seq`` numbers the exchanges of a run, from 1.
+longer than the threshold (:mod:`.ecn`); bit 3: :data:`ROWS` (a SUM of several rows). ``seq`` numbers the exchanges of a run, from 1.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ from .tables import VALUES
 
 MAGIC = b"NWGU"
 UNIT, SUM, COPY, DONE, NEXT, PULL, RESEND, CNP, END = range(1, 10)
-SATURATED, ECN = 1, 2
+SATURATED, ECN, ROWS = 1, 2, 8
 HEADER = np.dtype([("magic", "S4"), ("kind", "u1"), ("layer", "u1"), ("direction", "u1"), ("flags", "u1"),
                    ("seq", "<u4"), ("block", "<u2"), ("sender", "<u2"), ("unit", "<u4"), ("chunk", "<u2"),
                    ("count", "<u2"), ("target", "<u4")])
 assert HEADER.itemsize == 28
 HB = HEADER.itemsize
+MAX_WORDS = VALUES + VALUES // 16  # 4-byte words after the header, at most: a SUM of rows' values and their vertices
 
 
 def build(kind: int, *, layer: int, direction: int, seq: int, block: int, sender: int, unit, chunk, values: np.ndarray,
@@ -64,17 +67,42 @@ def parse(rows: np.ndarray, lengths: np.ndarray, k: int) -> tuple[np.ndarray, np
 
 def split_rows(head: np.ndarray, data: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
     """Packets of several rows of ``dim`` ≤ :data:`~.tables.VALUES` values (``count`` a multiple of
-    ``dim``) as one packet a row: units ``unit``, ``unit + 1``, … with ``count = dim``, as rows
-    ``(m, HB + 4 dim)``; the others keep their header and their first ``dim`` values."""
+    ``dim``: a UNIT or COPY of consecutive units) as one packet a row: units ``unit``, ``unit + 1``,
+    … with ``count = dim``, as rows ``(m, HB + 4 dim)``; the others keep their header and their
+    first ``dim`` values."""
     count = head["count"].astype(np.int64)
     rows = np.where((dim <= VALUES) & (count > dim) & (count % dim == 0) & (count <= VALUES), count // dim, 1)
-    if (rows == 1).all():
+    return _split(head, data, dim, rows, rows > 1, lambda which, j: head["unit"][which] + j.astype(np.uint32))
+
+
+def split_sums(head: np.ndarray, data: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """SUM packets of several rows (flag :data:`ROWS`: ``count = rows · (dim + 1)``, the values, then
+    the vertices) as one SUM a row (``unit`` its vertex, ``count = dim``, without :data:`ROWS`), as
+    rows ``(m, HB + 4 dim)``; the others keep their header and their first ``dim`` values. A
+    malformed count leaves the packet whole (the receiver then refuses its count)."""
+    count = head["count"].astype(np.int64)
+    ok = ((head["flags"] & ROWS) != 0) & (count > dim) & (count % (dim + 1) == 0) & (count <= MAX_WORDS)
+    rows = np.where(ok, count // (dim + 1), 1)
+
+    def vertex(which, j):
+        at = np.minimum(HB + 4 * (rows[which] * dim + j), data.shape[1] - 4)  # after the rows' values (packed ones)
+        return data[which[:, None], at[:, None] + np.arange(4)[None, :]].copy().view("<u4").reshape(-1)
+
+    out, split = _split(head, data, dim, rows, ok, vertex)
+    out["flags"] &= ~np.uint8(ROWS)
+    return out, split
+
+
+def _split(head, data, dim, rows, packed, unit) -> tuple[np.ndarray, np.ndarray]:
+    """Packet ``i`` as ``rows[i]`` packets of one row each where ``packed[i]``: row ``j``'s ``dim``
+    values, ``unit(which, j)`` its unit; the others (``rows[i] == 1``) kept as they came."""
+    if not packed.any():
         return head, data
     which = np.repeat(np.arange(head.size), rows)
     j = np.arange(which.size) - np.repeat(np.cumsum(rows) - rows, rows)
     out = head[which]
-    packed = rows[which] > 1
-    out["unit"] += j.astype(np.uint32)
+    packed = packed[which]
+    out["unit"] = np.where(packed, unit(which, j), out["unit"])
     out["count"][packed] = dim
     cols = HB + 4 * dim * j[:, None] + np.arange(4 * dim)[None, :]  # row j of its packet: within its length
     split = np.empty((which.size, HB + 4 * dim), np.uint8)

@@ -9,7 +9,8 @@ Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of 
   values), or, where a row is one chunk, several consecutive units with one copy mask a packet
   (:func:`~.tables.unit_packets`, beyond the paper; grouped by how many they carry), interleaved
   with receiving;
-* **down**: a SUM per aggregated cell (a destination's chunk: :mod:`.tables`), a COPY per UNIT
+* **down**: a SUM per aggregated cell (a destination's chunk: :mod:`.tables`; a pinned switch
+  sends several to one worker as a packet, beyond the paper: :func:`~.packet.split_sums`), a COPY per UNIT
   packet for the cells the switch does not aggregate (forwarded by the plan, or bypassed: they do not
   fit its memory), split into rows (:func:`~.packet.split_rows`) and summed here, once per (edge, chunk);
 * **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
@@ -42,8 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..net import batchio
-from .packet import (CNP, COPY, DONE, ECN, END, HB, HEADER, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build, parse,
-                     split_rows)
+from .packet import (CNP, COPY, DONE, ECN, END, HB, HEADER, MAX_WORDS, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build,
+                     parse, split_rows, split_sums)
 from .plans import edge_ranges
 from .predict import wire_bytes
 from .rate import RateControl
@@ -52,7 +53,7 @@ from .tables import VALUES, copy_masks, layer_view, rows_per_packet, unit_packet
 BATCH = 256  # packets per sendmmsg between receives
 END_GRACE_S = 0.005  # quiet after the last END before a pull: far beyond a packet's time in the switch (≤ 0.12 ms)
 PACED = 16   # ... with a rate (congestion control): the bits of 16 packets, then the pause the rate asks
-STRIDE = HB + 4 * VALUES
+STRIDE = HB + 4 * MAX_WORDS
 
 
 class ExchangeError(RuntimeError):
@@ -112,7 +113,8 @@ class _Run:
         self.ends[head["sender"][e]] = True
         s = kind == SUM
         if s.any():
-            t._sums(self.blk, head[s], data[s], self.chunks, self.mode, self.left, out, dim=dim)
+            hs, ds = split_sums(head[s], data[s], dim)  # a SUM of several rows: one a row
+            t._sums(self.blk, hs, ds, self.chunks, self.mode, self.left, out, dim=dim)
         c = (kind == COPY) | ((kind == RESEND) & (head["target"] == t.rank))
         if c.any():
             hc, dc = split_rows(head[c], data[c], dim)  # a COPY of several units: one a row

@@ -21,12 +21,15 @@ as one packet.
 **Several rows a packet** (beyond the paper, which sends a row a packet): where a row is one chunk,
 a UNIT packet carries up to :func:`rows_per_packet` consecutive units of one sender and block with
 one copy mask (:func:`unit_packets`): a packet's fixed costs (a system call's share, the UDP and
-HTB path, the switch's parse, deduplication and copies) are paid once for them. The switch still
-sends each destination's sum down as a packet of its own.
+HTB path, the switch's parse, deduplication and copies) are paid once for them. Down, a pinned
+switch (no locks) holds a shard's complete sums per owner and sends up to :func:`rows_per_packet`
+of them as one SUM packet, or fewer once the owner's last cell of the block on that shard is
+complete (:attr:`SwitchTables.owed`, :func:`sums_owed`); an unpinned one sends a sum a packet.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -48,7 +51,7 @@ UNIT = np.dtype([("copy_mask", "<u8"), ("edge_lo", "<u4"), ("edge_hi", "<u4"), (
                  ("cut", "<u4", (MAX_SHARDS + 1,)), ("pad", "<u4")])
 EDGE = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4"), ("pbase", "<u4")])
 LAYER = np.dtype([(k, "<u4") for k in ("unit_base", "edge_base", "dim", "chunks", "full", "units", "blocks",
-                                       "frac", "edges", "frac_back", "part", "pad")])
+                                       "frac", "edges", "frac_back", "part", "owed_base")])
 COPY_BIT = 1 << 16
 
 
@@ -171,9 +174,10 @@ def layer_view(p: dict[str, np.ndarray], memory_bytes: int, overlap: bool = Fals
 @dataclass
 class SwitchTables:
     """What ``bpf/gnn_switch.bpf.c`` reads: ``layers`` (:data:`LAYER`), ``units`` (:data:`UNIT`),
-    ``edges`` (:data:`EDGE`), and the sizes of its maps (``entries``: the memory's, in entries of
-    :data:`ENTRY_AGGS` aggregators; ``region``: entries per parity; ``seen``: a stamp per unit
-    chunk); ``shards``: the CPUs the units' edges are ordered for (:func:`edge_shard`)."""
+    ``edges`` (:data:`EDGE`), ``owed`` (uint32: :func:`sums_owed` of every layer, layer ``i``'s
+    from block ``layers[i]["owed_base"]``), and the sizes of its maps (``entries``: the memory's, in
+    entries of :data:`ENTRY_AGGS` aggregators; ``region``: entries per parity; ``seen``: a stamp per
+    unit chunk); ``shards``: the CPUs the units' edges are ordered for (:func:`edge_shard`)."""
 
     layers: np.ndarray
     units: np.ndarray
@@ -182,6 +186,7 @@ class SwitchTables:
     region: int
     overlap: bool
     shards: int = 1
+    owed: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.uint32))
 
     def check(self, workers: int) -> None:
         """Refuse tables the program would misread (it checks the packets, these are the plan's)."""
@@ -194,6 +199,8 @@ class SwitchTables:
                   and (e["need"] > 0).all() and L["chunks"] <= MAX_CHUNKS)
             if not ok:
                 raise ValueError(f"layer {i}'s tables are inconsistent with {workers} workers")
+        if self.owed.size != int(self.layers["blocks"].sum()) * self.shards * workers:
+            raise ValueError(f"{self.owed.size} sums owed: not a count per block, shard and worker of {workers}")
 
     @property
     def seen(self) -> int:
@@ -213,6 +220,17 @@ def edge_shard(v: LayerView, k: np.ndarray, shards: int) -> np.ndarray:
     return np.where(v.copy[k], shards, (entry // SHARD_RUN) % shards)
 
 
+def sums_owed(v: LayerView, blocks: int, shards: int, workers: int) -> np.ndarray:
+    """``(blocks · shards · workers,)`` uint32: per block ``b``, shard ``s`` and owner ``o`` (at
+    ``(b · shards + s) · workers + o``), the sums the switch sends ``o``: its destinations of block
+    ``b`` aggregated on shard ``s`` (:func:`edge_shard`), a sum each (a row is one chunk wherever sums
+    are held: ``bpf/gnn_switch.bpf.c``, hold_sum). The sum that makes the count sends what is held."""
+    agg = np.flatnonzero(~v.copy)
+    sh = edge_shard(v, agg, shards)
+    key = (v.block[agg] * shards + sh) * workers + v.owner[agg]
+    return np.bincount(key, minlength=blocks * shards * workers).astype(np.uint32)
+
+
 def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap: bool = False,
                   shards: int = 1) -> SwitchTables:
     """The tables of every layer's plan (see the module docstring): per unit its sender, block,
@@ -227,8 +245,8 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
     if not 1 <= shards <= MAX_SHARDS:
         raise ValueError(f"{shards} shards: the kernel data plane takes 1 to {MAX_SHARDS}")
     layers = np.zeros(len(plans), LAYER)
-    units, edges = [], []
-    unit_base = edge_base = 0
+    units, edges, owed = [], [], []
+    unit_base = edge_base = owed_base = 0
     for i, p in enumerate(plans):
         v = layer_view(p, memory_bytes, overlap)
         M, B = int(p["num_workers"]), int(p["num_blocks"])
@@ -252,12 +270,15 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
             e[ce] = e[ce[np.lexsort((sh, ue))]]  # a unit's edges shard by shard (its range is contiguous)
             per = np.bincount(ue * (shards + 1) + sh, minlength=nu * (shards + 1)).reshape(nu, shards + 1)
             u["cut"][:, 1:shards + 1] = p["unit_lo"][:, None] + np.cumsum(per[:, :shards], axis=1)
-        layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.full, nu, B, frac_bits(0), ne, frac_bits(1), v.part, 0)
+        layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.full, nu, B, frac_bits(0), ne, frac_bits(1), v.part,
+                     owed_base)
         units.append(u)
         edges.append(e)
+        owed.append(sums_owed(v, B, shards, M))
         unit_base += nu
         edge_base += ne
+        owed_base += B
     region = region_of(memory_bytes, overlap)
     return SwitchTables(layers, np.concatenate(units) if units else np.zeros(0, UNIT),
                         np.concatenate(edges) if edges else np.zeros(0, EDGE), max(1, region * (2 if overlap else 1)),
-                        region, overlap, shards)
+                        region, overlap, shards, np.concatenate(owed) if owed else np.zeros(0, np.uint32))

@@ -82,6 +82,7 @@
 #define MAX_LAYERS 8
 #define MAX_SHARDS 8               /* CPUs the aggregators are spread over */
 #define F_SHARD 4                  /* flags: a unit handed to shard `target` (only from a shard device) */
+#define F_ROWS 8                   /* flags: a SUM of several rows (their values, then their vertices) */
 #define MAX_EDGES (1 << 20)        /* edges of one unit, at most (bpf_loop) */
 #define MAX_ROWS (VALUES / LANES)  /* units a UNIT packet carries, at most */
 #define MAX_WALK (1 << 23)         /* edges one bpf_loop walks, at most (the helper's limit) */
@@ -102,7 +103,7 @@
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
        C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_SHARDED,
-       C_OFF_CPU, C_PACKED, C_MAX };
+       C_OFF_CPU, C_PACKED, C_SUM_PACKETS, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -134,8 +135,9 @@ struct port {
 };
 struct layer {
     __u32 unit_base, edge_base, dim, chunks, full, units, blocks, frac, edges, frac_back;
-    __u32 part, pad;  /* full chunks per row (32 aggregators each), aggregators of the last partial one
+    __u32 part;       /* full chunks per row (32 aggregators each), aggregators of the last partial one
                          (a power of two: cells never straddle an entry) */
+    __u32 owed_base;  /* the layer's first block in owed */
 };
 struct unit {
     __u64 copy_mask;
@@ -170,6 +172,14 @@ struct sync {
     __u32 pad;
     __u64 bitmap;
 };
+struct pend {           /* the sums of one (shard, parity, owner) not yet sent (LOCKLESS, a row a chunk) */
+    __u32 stamp;        /* the block they belong to */
+    __u32 rows;         /* sums held */
+    __u32 done;         /* sums of the block completed so far (held or sent) */
+    __u32 flags;        /* SATURATED if one of the held sums' packets saturated */
+    __u32 v[MAX_ROWS];  /* their vertices */
+    __u32 f[VALUES];    /* their values, float32 bits, row j from j * n */
+};
 struct scratch {
     __s64 x[VALUES];    /* the unit's chunk, fixed point */
     __s64 sum[VALUES];  /* a complete cell's sum, fixed point */
@@ -189,6 +199,14 @@ struct scratch {
     __u32 shard, sharded;     /* the shard walked (sharded: its range of each unit) */
     __u32 m, total;           /* rows planned (row_*), their edges */
     int bad;                  /* a row fails check_row or plan_row */
+    struct hdr sum_h;         /* the header of the sums the packet completes: its own, kind SUM, sender
+                                 0xFFFF, one row */
+    __u32 stamp;              /* the packet's (exchange, block) */
+    __u32 per;                /* sums a SUM packet holds (LOCKLESS, a row a chunk: hold_sum; else 1) */
+    __u32 pk;                 /* this shard's and parity's first pend */
+    __u32 owed_at;            /* this block's and shard's first owed (one per owner) */
+    struct iphdr ip;          /* send_to's: the IPv4 header of a packet out ... */
+    __u16 udp[2];             /* ... its UDP destination port, and a zero checksum */
 };
 
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct config); } cfg SEC(".maps");
@@ -200,6 +218,8 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, _
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct cell); } seen SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 2); __type(key, __u32); __type(value, struct sync); } syncs SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_SHARDS); __type(key, __u32); __type(value, __u32); } shard_dev SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, __u32); } owed SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_SHARDS * 2 * MAX_WORKERS); __type(key, __u32); __type(value, struct pend); } pend SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, C_MAX); __type(key, __u32); __type(value, __u64); } counters SEC(".maps");
 
@@ -292,23 +312,25 @@ static __always_inline __u16 fold(__u32 sum)
 static __always_inline int send_to(struct __sk_buff *skb, struct config *c, __u32 w, int redirect)
 {
     struct port *p = bpf_map_lookup_elem(&ports, &w);
-    struct iphdr ip;
-    if (!p || !p->ifindex || bpf_skb_load_bytes(skb, ETH, &ip, IPH) < 0)
+    struct scratch *s = bpf_map_lookup_elem(&scratch, &(__u32){0});  /* the headers built there, not on the stack */
+    if (!p || !p->ifindex || !s || bpf_skb_load_bytes(skb, ETH, &s->ip, IPH) < 0)
         return -1;
-    ip.daddr = p->ip;
-    ip.saddr = c->self_ip;
-    ip.ttl = 64;
-    ip.check = 0;
+    struct iphdr *ip = &s->ip;
+    ip->daddr = p->ip;
+    ip->saddr = c->self_ip;
+    ip->ttl = 64;
+    ip->check = 0;
     __u32 sum = 0;
-    __u16 *words = (__u16 *)&ip;
+    __u16 *words = (__u16 *)ip;
 #pragma unroll
     for (int i = 0; i < 10; i++)
         sum += words[i];
-    ip.check = fold(sum);
-    __u16 dport = bpf_htons((__u16)c->worker_port), zero = 0;
+    ip->check = fold(sum);
+    s->udp[0] = bpf_htons((__u16)c->worker_port);
+    s->udp[1] = 0;
     if (bpf_skb_store_bytes(skb, 0, p->mac, 6, 0) < 0 || bpf_skb_store_bytes(skb, 6, p->smac, 6, 0) < 0 ||
-        bpf_skb_store_bytes(skb, ETH, &ip, IPH, 0) < 0 || bpf_skb_store_bytes(skb, L4 + 2, &dport, 2, 0) < 0 ||
-        bpf_skb_store_bytes(skb, L4 + 6, &zero, 2, 0) < 0)
+        bpf_skb_store_bytes(skb, ETH, ip, IPH, 0) < 0 || bpf_skb_store_bytes(skb, L4 + 2, &s->udp[0], 2, 0) < 0 ||
+        bpf_skb_store_bytes(skb, L4 + 6, &s->udp[1], 2, 0) < 0)
         return -1;
     if (redirect)
         return bpf_redirect(p->ifindex, 0);
@@ -323,6 +345,13 @@ static __always_inline int send_to(struct __sk_buff *skb, struct config *c, __u3
 struct conv {
     struct scratch *s;
 };
+
+/* the per-CPU scratch, for callbacks that keep their state there (bpf_loop's context is on the
+ * stack, and the walk's three frames share 512 bytes) */
+static __always_inline struct scratch *the_scratch(void)
+{
+    return bpf_map_lookup_elem(&scratch, &(__u32){0});
+}
 
 #define CONVERT_STEP 16  /* values per callback: fewer calls */
 static long convert_in(__u32 i, struct conv *cv)
@@ -339,9 +368,12 @@ static long convert_in(__u32 i, struct conv *cv)
     return 0;
 }
 
-static long convert_out(__u32 i, struct conv *cv)
+/* a complete cell's sum (s->sum) as float32 bits, into s->f */
+static long convert_out(__u32 i, void *unused)
 {
-    struct scratch *s = cv->s;
+    struct scratch *s = the_scratch();
+    if (!s)
+        return 1;
     __u32 base = (i * CONVERT_STEP) & (VALUES - 1);
     if (base + CONVERT_STEP > VALUES)
         return 1;
@@ -360,8 +392,7 @@ struct walk {
     struct config *c;
     struct layer *L;
     struct scratch *s;
-    struct hdr h;  /* a SUM's header: the unit's, kind SUM, sender 0xFFFF, one row */
-    __u32 n, base, stamp, frac;
+    __u32 base;     /* the parity's first entry */
     __u32 row, xo;  /* the row being walked (index into the scratch's row_*); its first lane in x */
     __u64 aggregated;
     __u64 sent_ns;  /* ns sending the sums this unit completed */
@@ -420,8 +451,85 @@ static __always_inline void touch_cell(struct entry *g, struct scratch *s, __u32
         read_cell(g->v, s->sum, o, k);
 }
 
+/* the packet's payload made `words` 4-byte words long, its lengths rewritten (a sum goes down as one
+ * row, or as the rows a pend held) */
+static __always_inline int set_words(struct __sk_buff *skb, __u32 words)
+{
+    __u16 ip_len = bpf_htons((__u16)(IPH + UDPH + HDR + 4 * words)), udp_len = bpf_htons((__u16)(UDPH + HDR + 4 * words));
+    if (bpf_skb_change_tail(skb, PAYLOAD_AT + 4 * words, 0) < 0 || bpf_skb_store_bytes(skb, ETH + 2, &ip_len, 2, 0) < 0
+        || bpf_skb_store_bytes(skb, L4 + 4, &udp_len, 2, 0) < 0)
+        return -1;
+    return 0;
+}
+
+/* the sums pend p holds to worker o as one SUM packet (F_ROWS: count = rows * (n + 1) words, the
+ * rows' values, then their vertices; unit = the first vertex) */
+static __always_inline void send_held(struct __sk_buff *skb, struct config *c, struct scratch *s, struct pend *p,
+                                      __u32 o)
+{
+    __u32 rows = p->rows, n = s->n;
+    p->rows = 0;
+    if (rows == 0 || rows > MAX_ROWS || n == 0 || n > VALUES || rows * n > VALUES)
+        return;
+    __u32 nv = rows * n;
+    __u8 flags = s->sum_h.flags;  /* the packet's: restored below for its next sum */
+    __u64 bytes = (((__u64)nv * 4 - 1) & (VALUES * 4 - 1)) + 1, vbytes = (((__u64)rows * 4 - 1) & (MAX_ROWS * 4 - 1)) + 1;
+    s->sum_h.flags = flags | F_ROWS | (__u8)p->flags;
+    s->sum_h.unit = p->v[0];
+    s->sum_h.count = (__u16)(nv + rows);
+    p->flags = 0;
+    int bad = set_words(skb, nv + rows) < 0 || bpf_skb_store_bytes(skb, HDR_AT, &s->sum_h, HDR, 0) < 0
+              || bpf_skb_store_bytes(skb, PAYLOAD_AT, p->f, bytes, 0) < 0
+              || bpf_skb_store_bytes(skb, PAYLOAD_AT + 4 * nv, p->v, vbytes, 0) < 0;
+    s->sum_h.flags = flags;
+    if (bad)
+        return;
+    if (send_to(skb, c, o, 0) == 0) {
+        bump(C_SUM_PACKETS);
+        bump_by(C_SUMS, rows);
+    }
+}
+
+/* a complete cell's sum (as float32 bits in the scratch's f) for worker `owner`, destination `dest_v`, held in
+ * its pend (beyond the paper: LOCKLESS, so this CPU alone holds this shard's pends): sent with the
+ * others held once there are s->per of them, or once it is the owner's last cell of the block on
+ * this shard (owed), so the block's last sum waits for nothing. Sums held when a unit was lost go
+ * with the block: the owner pulls them (§3.4). A global function: verified once, not per edge */
+__attribute__((noinline)) int hold_sum(struct __sk_buff *skb, __u32 owner, __u32 dest_v)
+{
+    struct scratch *s = the_scratch();
+    struct config *c = bpf_map_lookup_elem(&cfg, &(__u32){0});
+    if (!skb || !s || !c)
+        return 1;
+    __u32 o = owner & (MAX_WORKERS - 1), pk = s->pk + o, ok = s->owed_at + o;
+    struct pend *p = bpf_map_lookup_elem(&pend, &pk);
+    __u32 *total = bpf_map_lookup_elem(&owed, &ok);
+    if (!p || !total)
+        return 1;
+    if (p->stamp != s->stamp) {  /* an earlier block's (complete: what it held was pulled) */
+        p->stamp = s->stamp;
+        p->rows = p->done = p->flags = 0;
+    }
+    __u32 r = p->rows;
+    if (r >= MAX_ROWS || r >= s->per)
+        return 1;
+    __u32 at = r * s->n, steps = (s->n + LANES - 1) / LANES;  /* row r from lane at (within f: r < per) */
+    for (__u32 a = 0; a < ENTRY_AGGS && a < steps; a++) {
+#pragma unroll
+        for (__u32 j = 0; j < LANES; j++)  /* past the row's n values: overwritten by the next row */
+            p->f[(at + a * LANES + j) & (VALUES - 1)] = s->f[(a * LANES + j) & (VALUES - 1)];
+    }
+    p->v[r & (MAX_ROWS - 1)] = dest_v;
+    p->rows = r + 1;
+    p->done += 1;
+    p->flags |= s->sum_h.flags & 1;
+    if (p->rows >= s->per || p->done >= *total)
+        send_held(skb, c, s, p, o);
+    return 0;
+}
+
 /* one edge of the unit: add the chunk into its destination's cell; the packet whose count
- * completes the cell sends the sum down */
+ * completes the cell sends the sum down (or holds it: hold_sum) */
 static long add_edge(__u32 i, struct walk *w)
 {
     struct scratch *s = w->s;
@@ -437,22 +545,22 @@ static long add_edge(__u32 i, struct walk *w)
         return 1;
     if (e->owner >> 16)
         return 0;  /* forwarded or bypassed: the COPY carries it */
-    __u32 chunk = w->h.chunk, full = w->L->full;
+    __u32 chunk = s->sum_h.chunk, full = w->L->full;
     __u32 agg = chunk < full ? (e->pos * full + chunk) * ENTRY_AGGS : e->pbase + e->pos * w->L->part;
     __u32 at = w->base + agg / ENTRY_AGGS;
     __u32 o = ((agg % ENTRY_AGGS) * LANES) & (VALUES - 1);  /* the cell's first lane in the entry */
     __u32 slot = (agg % ENTRY_AGGS) & (ENTRY_AGGS - 1);
-    __u32 n = w->n;
+    __u32 n = s->n;
     __u32 k = (n + LANES - 1) / LANES;  /* aggregators holding values */
     struct entry *g = bpf_map_lookup_elem(&aggs, &at);
     if (!g || o + n > VALUES)
         return 1;
     struct touch t = {};
     if (LOCKLESS) {
-        touch_cell(g, s, w->stamp, o, w->xo, k, slot, e->need, &t);
+        touch_cell(g, s, s->stamp, o, w->xo, k, slot, e->need, &t);
     } else {
         bpf_spin_lock(&g->lock);
-        touch_cell(g, s, w->stamp, o, w->xo, k, slot, e->need, &t);
+        touch_cell(g, s, s->stamp, o, w->xo, k, slot, e->need, &t);
         bpf_spin_unlock(&g->lock);
     }
     if (t.cleared)
@@ -462,19 +570,24 @@ static long add_edge(__u32 i, struct walk *w)
     w->aggregated += 1;
     if (!t.complete)
         return 0;
-    s->frac = w->frac;
-    struct conv cv = {.s = s};
     __u64 t1 = bpf_ktime_get_ns();
-    bpf_loop((w->n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, &cv, 0);
+    bpf_loop((n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, NULL, 0);
+    if (s->per > 1) {
+        int r = hold_sum(w->skb, e->owner, e->dest_v);
+        w->sent_ns += bpf_ktime_get_ns() - t1;
+        return r ? 1 : 0;
+    }
     __u64 t2 = bpf_ktime_get_ns();
     bump_by(C_CONVERT_NS, t2 - t1);
-    __u64 bytes = ((((__u64)w->n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
-    if (bpf_skb_store_bytes(w->skb, HDR_AT, &w->h, HDR, 0) < 0 ||  /* a SUM's header (on_unit) ... */
+    __u64 bytes = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
+    if (bpf_skb_store_bytes(w->skb, HDR_AT, &s->sum_h, HDR, 0) < 0 ||  /* a SUM's header (on_unit) ... */
         bpf_skb_store_bytes(w->skb, HDR_AT + 16, &e->dest_v, 4, 0) < 0 ||  /* ... for this destination */
         bpf_skb_store_bytes(w->skb, PAYLOAD_AT, s->f, bytes, 0) < 0)
         return 1;
-    if (send_to(w->skb, w->c, e->owner & 0xFFFF, 0) == 0)
+    if (send_to(w->skb, w->c, e->owner & 0xFFFF, 0) == 0) {
         bump(C_SUMS);
+        bump(C_SUM_PACKETS);
+    }
     w->sent_ns += bpf_ktime_get_ns() - t1;  /* counted in C_CONVERT_NS and C_CLONE_NS, not C_CELL_NS */
     return 0;
 }
@@ -512,13 +625,6 @@ static long hand_to_shard(__u32 i, struct hand *hd)
         bump(C_SHARDED);
     bump_by(C_CLONE_NS, bpf_ktime_get_ns() - t0);
     return 0;
-}
-
-/* the per-CPU scratch, for callbacks that keep their state there (bpf_loop's context is on the
- * stack, and the walk's three frames share 512 bytes) */
-static __always_inline struct scratch *the_scratch(void)
-{
-    return bpf_map_lookup_elem(&scratch, &(__u32){0});
 }
 
 /* row j of a UNIT packet: its unit exists and goes with the first (sender, block, copy mask) */
@@ -572,16 +678,6 @@ static long plan_row(__u32 j, void *unused)
     s->row_end[m] = s->total;
     s->row_xo[m] = (j * s->lanes) & (VALUES - 1);
     s->m += 1;
-    return 0;
-}
-
-/* one row left in the packet (the first), its lengths rewritten: a sum goes down as one row */
-static __always_inline int trim_to_row(struct __sk_buff *skb, __u32 n)
-{
-    __u16 ip_len = bpf_htons((__u16)(IPH + UDPH + HDR + 4 * n)), udp_len = bpf_htons((__u16)(UDPH + HDR + 4 * n));
-    if (bpf_skb_change_tail(skb, PAYLOAD_AT + 4 * n, 0) < 0 || bpf_skb_store_bytes(skb, ETH + 2, &ip_len, 2, 0) < 0
-        || bpf_skb_store_bytes(skb, L4 + 4, &udp_len, 2, 0) < 0)
-        return -1;
     return 0;
 }
 
@@ -693,7 +789,7 @@ walk:;
         bump(C_OFF_CPU);  /* steered to another CPU than the one that adds without locks: lost, pulled */
         return TC_ACT_SHOT;
     }
-    if (rows > 1 && trim_to_row(skb, n) < 0)
+    if (rows > 1 && set_words(skb, n) < 0)
         return TC_ACT_SHOT;
     __u32 frac = h->direction ? L->frac_back : L->frac;
     s->frac = frac;
@@ -717,11 +813,16 @@ walk:;
         bump(C_BAD);
         return TC_ACT_SHOT;
     }
-    struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .h = *h, .n = n, .base = parity * c->region,
-                     .stamp = stamp, .frac = frac, .xo = s->row_xo[0] & (VALUES - 1)};
-    w.h.kind = K_SUM;  /* the header of the sums this packet completes: one row each */
-    w.h.sender = 0xFFFF;
-    w.h.count = n;
+    struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .base = parity * c->region,
+                     .xo = s->row_xo[0] & (VALUES - 1)};
+    s->sum_h = *h;  /* the header of the sums this packet completes: one row each */
+    s->sum_h.kind = K_SUM;
+    s->sum_h.sender = 0xFFFF;
+    s->sum_h.count = n;
+    s->stamp = stamp;
+    s->per = LOCKLESS && L->chunks == 1 ? VALUES / lanes : 1;
+    s->pk = (shard * 2 + parity) * MAX_WORKERS;
+    s->owed_at = ((L->owed_base + h->block) * c->shards + shard) * c->workers;
     __u64 t1 = bpf_ktime_get_ns();
     bpf_loop(s->total, add_edge, &w, 0);
     bump_by(C_CELL_NS, bpf_ktime_get_ns() - t1 - w.sent_ns);  /* the walk, less the sums' sends */

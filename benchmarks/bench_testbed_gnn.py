@@ -185,7 +185,9 @@ def main() -> None:
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,
                "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
                "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk,
-               "pin_switch": not args.no_pin_switch, "switch_cpus": args.switch_cpus, "scale": 1.0, "rates": {}}
+               "pin_switch": not args.no_pin_switch, "switch_cpus": args.switch_cpus, "scale": 1.0,
+               "packets": {"units": "several a packet", "sums": "held" if not args.no_pin_switch else "one a packet"},
+               "rates": {}}
     rates = args.gbps
     for gbps in rates:
         args.gbps = gbps
@@ -207,6 +209,8 @@ def predict_into(path: Path, args) -> None:
     args.workers, args.memory, args.blocking = results["workers"], results["memory_bytes"], results["blocking"]
     args.hidden, args.layers, args.overlap = results["hidden"], results["layers"], results["overlap"]
     args.aggregate_first, args.out = not results["transform_first"], str(path)
+    args.no_pin_switch, args.switch_cpus = not results.get("pin_switch", True), results.get("switch_cpus", 1)
+    args.packets = results.get("packets")  # absent: measured a row a packet (before 2026-11-26)
     rates = [float(r) for r in results["rates"]]
     args.datasets = list(results["rates"][str(rates[0])]["datasets"])
     predict_all(results, args, rates)
@@ -236,7 +240,9 @@ def predict_all(results: dict, args, rates) -> None:
                     print(f"prediction of {name} at {gbps:g} Gb/s skipped (budget)", flush=True)
                     continue
                 t0 = time.perf_counter()
-                pred = predict_epoch_exchange_s(job, args.workers, gbps)
+                packing = getattr(args, "packets", True)  # the packets the run's data plane made (predict_into: recorded)
+                pred = predict_epoch_exchange_s(job, args.workers, gbps, memory_bytes=args.memory if packing else None,
+                                                shards=args.switch_cpus, held=not args.no_pin_switch)
                 pred["simulator_s"] = time.perf_counter() - t0
                 entry = results["rates"][str(gbps)]["datasets"][name]
                 entry["predicted"] = pred

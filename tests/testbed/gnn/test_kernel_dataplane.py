@@ -131,6 +131,34 @@ def _kernel_sums(outs, i, r):
     return {tuple(k): row for k, row in zip(keys.tolist(), rows)}
 
 
+def _counted_by_the_tables(directory, overlap, shards, held):
+    """Sums, SUM packets and COPY packets of the probes' exchanges without loss, as
+    :func:`netweave.testbed.gnn.predict.packets` counts them from the tables (rows of one chunk;
+    rows of several go a chunk a packet)."""
+    from netweave.testbed.gnn.plans import load_plans
+    from netweave.testbed.gnn.predict import packets
+    from netweave.testbed.gnn.probe import EXCHANGES
+    from netweave.testbed.gnn.tables import copy_masks, layer_view
+
+    plans = load_plans(f"{directory}/plans.npz")
+    n = {"sums": 0, "sum_packets": 0, "copies": 0}
+    for layer, _ in EXCHANGES:
+        p = plans[layer]
+        v = layer_view(p, MEMORY, overlap)
+        masks = copy_masks(p, v)
+        if v.chunks == 1:
+            c = packets(p, v, masks, shards=shards, held=held)
+            n["sums"] += c["sum_rows"]
+            n["sum_packets"] += c["sum_packets"]
+            n["copies"] += c["copy_packets"]
+        else:
+            cells = int((~v.copy).sum()) * v.chunks
+            n["sums"] += cells
+            n["sum_packets"] += cells
+            n["copies"] += sum(bin(int(m)).count("1") for m in masks) * v.chunks
+    return n
+
+
 def _prepare(tmp_path, workers=4, overlap=False):
     from netweave.testbed.gnn.job import prepare_gnn_job
 
@@ -163,6 +191,9 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
         assert switch["kernel_sum_packets"] < switch["kernel_sums"]
     else:  # unpinned: a sum a packet
         assert switch["kernel_sum_packets"] == switch["kernel_sums"]
+    # the kernel's own counts of sums, SUM packets and COPY packets against the tables' (predict.packets)
+    assert _counted_by_the_tables(str(tmp_path), overlap, shards, held=overlap or shards > 1) == \
+        {k: switch[f"kernel_{k}"] for k in ("sums", "sum_packets", "copies")}
     total = 0
     for i in range(len(ref)):
         for r in range(4):

@@ -34,3 +34,36 @@ def test_an_epochs_exchanges_and_p2p_against_the_busiest_link(tmp_path, transfor
         down = np.bincount(w, minlength=workers) * row
         bound = max(up.max(), down.max()) * 8 / (gbps * 1e9)
         assert bound <= x["p2p_s"] <= 1.25 * bound
+
+
+def test_packed_rows_share_their_headers_as_the_tables_pack_them(tmp_path):
+    """With the switch's memory the prediction prices a row at its share of its packet's headers
+    (several units a UNIT or COPY, several sums a SUM on a pinned switch): between the bare values
+    and a header a row, and the exchange no longer than a row a packet's; a closed form for one
+    layer's counts."""
+    pytest.importorskip("pymetis")
+    from netweave.testbed.gnn.job import prepare_gnn_job
+    from netweave.testbed.gnn.packet import HB
+    from netweave.testbed.gnn.plans import load_plans
+    from netweave.testbed.gnn.predict import (WIRE_HEADERS, packed_wire_bytes, packets, predict_epoch_exchange_s,
+                                              wire_bytes)
+    from netweave.testbed.gnn.tables import copy_masks, layer_view, rows_per_packet
+
+    job = prepare_gnn_job("cora", 4, 200_000, str(tmp_path))  # h W: 16 and 7 values a row
+    plain = predict_epoch_exchange_s(job, 4, 0.1)
+    held = predict_epoch_exchange_s(job, 4, 0.1, memory_bytes=200_000)
+    one = predict_epoch_exchange_s(job, 4, 0.1, memory_bytes=200_000, held=False)
+    for a, b, c in zip(plain["layers"], held["layers"], one["layers"]):
+        assert 4 * a["dim"] < b["ina_row_bytes"] < c["ina_row_bytes"] < a["ina_row_bytes"] == wire_bytes(a["dim"])
+    assert held["ina_s"] <= one["ina_s"] <= plain["ina_s"] and held["p2p_s"] == plain["p2p_s"]
+    p = load_plans(f"{tmp_path}/plans.npz")[0]
+    v = layer_view(p, 200_000)
+    masks = copy_masks(p, v)
+    per = rows_per_packet(v.dim)
+    held_n, one_n = packets(p, v, masks, held=True), packets(p, v, masks, held=False)
+    assert held_n["up_rows"] == p["unit_lo"].size and held_n["sum_rows"] == int((~v.copy).sum()) == one_n["sum_packets"]
+    assert -(-held_n["up_rows"] // per) <= held_n["up_packets"] <= held_n["up_rows"]
+    assert -(-held_n["sum_rows"] // per) <= held_n["sum_packets"] < held_n["sum_rows"]
+    rows = held_n["up_rows"] + held_n["copy_rows"] + held_n["sum_rows"]
+    pk = held_n["up_packets"] + held_n["copy_packets"] + held_n["sum_packets"]
+    assert packed_wire_bytes(v.dim, held_n) == pytest.approx(4 * v.dim + ((HB + WIRE_HEADERS) * pk + 4 * held_n["sum_rows"]) / rows)

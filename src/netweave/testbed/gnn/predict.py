@@ -3,10 +3,12 @@
 testbed's wires carry.
 
 * INA: each layer's :class:`~netweave.ina.plan.InaPlan` as the job made it, its messages
-  re-sized to the kernel data plane's packets (a row's float32 values, and per chunk the 28-byte
-  header and the 42 bytes of UDP, IPv4 and Ethernet; :mod:`.packet`). That is a header a row, as
-  every SUM carries; a UNIT packet of several rows shares one, so what goes up is overstated: 10 %
-  for 128-value rows, 2.6x for 10-value rows;
+  re-sized to the kernel data plane's packets: a row's float32 values, and per packet the 28-byte
+  header and the 42 bytes of UDP, IPv4 and Ethernet (:mod:`.packet`). Given the switch's memory
+  (``memory_bytes``), a row's share of those headers is counted from the packets the tables make
+  (:func:`packets`: several units a UNIT and COPY packet, several sums a SUM packet on a pinned
+  switch, with a 4-byte vertex each), averaged over every row up and down, as the simulator sizes
+  a plan's messages alike; without it, a header a row (one row a packet);
 * p2p: the plan of the ``host`` strategy (every row once to every worker that needs it, summed at
   the receiver), float32 rows.
 
@@ -21,21 +23,57 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 
 from .packet import HB
-from .tables import chunks_of
+from .tables import LayerView, chunks_of, rows_per_packet, sums_owed, unit_packets
 
 WIRE_HEADERS = 14 + 20 + 8  # Ethernet, IPv4, UDP
 
 
 def wire_bytes(dim: int) -> int:
-    """Bytes on the wire of one row of ``dim`` float32 values through the kernel data plane."""
+    """Bytes on the wire of one row of ``dim`` float32 values through the kernel data plane, a row
+    (chunk) a packet."""
     return 4 * dim + chunks_of(dim) * (HB + WIRE_HEADERS)
 
 
-def predict_epoch_exchange_s(job, workers: int, gbps: float, latency_us: float = 1.0) -> dict:
+def packets(p: dict, v: LayerView, masks: np.ndarray, *, shards: int = 1, held: bool = True) -> dict:
+    """The rows and packets of one exchange of plan ``p`` (its arrays, :mod:`.plans`; ``v`` its
+    :func:`~.tables.layer_view`, ``masks`` its units' :func:`~.tables.copy_masks`) through the kernel
+    data plane, where a row is one chunk: ``up_rows``/``up_packets`` (UNIT: :func:`~.tables.unit_packets`
+    per sender and block), ``copy_rows``/``copy_packets`` (a UNIT packet to each worker of its copy
+    mask), ``sum_rows``/``sum_packets`` (per block, shard and owner ``ceil(owed / per)`` when the
+    switch holds sums (``held``: pinned), else a sum a packet)."""
+    per = rows_per_packet(v.dim)
+    M, B = int(p["num_workers"]), int(p["num_blocks"])
+    ptr = p["unit_ptr"]
+    up_packets = copy_packets = copy_rows = 0
+    for g in range(M * B):  # a loop over (sender, block) groups, numpy within
+        first, rows = unit_packets(masks[ptr[g]:ptr[g + 1]], per)
+        fan = np.array([bin(int(m)).count("1") for m in masks[ptr[g] + first]], np.int64)  # popcount
+        up_packets += first.size
+        copy_packets += int(fan.sum())
+        copy_rows += int((fan * rows).sum())
+    owed = sums_owed(v, B, shards, M).astype(np.int64)
+    return {"up_rows": int(masks.size), "up_packets": up_packets, "copy_rows": copy_rows,
+            "copy_packets": copy_packets, "sum_rows": int(owed.sum()),
+            "sum_packets": int(-(-owed // per).sum()) if held else int(owed.sum())}
+
+
+def packed_wire_bytes(dim: int, counts: dict, held: bool = True) -> float:
+    """Bytes on the wire a row, every row up and down alike (:func:`packets`' ``counts``): its values,
+    its share of its packet's headers, and a held sum's vertex."""
+    rows = counts["up_rows"] + counts["copy_rows"] + counts["sum_rows"]
+    pk = counts["up_packets"] + counts["copy_packets"] + counts["sum_packets"]
+    return 4 * dim + ((HB + WIRE_HEADERS) * pk + (4 * counts["sum_rows"] if held else 0)) / max(1, rows)
+
+
+def predict_epoch_exchange_s(job, workers: int, gbps: float, latency_us: float = 1.0, *,
+                             memory_bytes: int | None = None, shards: int = 1, held: bool = True) -> dict:
     """``{"ina_s": …, "p2p_s": …, "layers": [...]}``: the simulator's exchange time of one epoch
-    (see the module docstring) for ``job`` (:class:`~.job.GnnJob` with its ``plans``)."""
+    (see the module docstring) for ``job`` (:class:`~.job.GnnJob` with its ``plans`` and its
+    directory's ``plans.npz``); with ``memory_bytes`` (the switch's), the packets' headers shared
+    as the kernel data plane shares them (``shards``: its CPUs; ``held``: pinned, sums held)."""
     from ...ina import boundary_relation
     from ...ina.plan import ina_plan
     from ...partition import Partition
@@ -48,13 +86,25 @@ def predict_epoch_exchange_s(job, workers: int, gbps: float, latency_us: float =
     horizon = 600.0
     config = SimConfig(horizon_s=horizon, bin_us=horizon / 1.5e6 * 1e6)
     layers, ina_s, p2p_s = [], 0.0, 0.0
+    arrays = None
+    if memory_bytes is not None:
+        from .plans import load_plans
+        from .tables import copy_masks, layer_view
+
+        arrays = load_plans(f"{job.directory}/plans.npz")
     for layer, plan in enumerate(job.plans):
         dim = job.widths[layer]
-        ina = simulate(dataclasses.replace(plan, feature_bytes=wire_bytes(dim)), net, config).completion_time_s
+        row = wire_bytes(dim)
+        if arrays is not None and chunks_of(dim) == 1:
+            p = arrays[layer]
+            v = layer_view(p, memory_bytes)
+            row = packed_wire_bytes(dim, packets(p, v, copy_masks(p, v), shards=shards, held=held), held)
+        ina = simulate(dataclasses.replace(plan, feature_bytes=max(1, round(row))), net, config).completion_time_s
         host = ina_plan(rel, "host", 4 * dim + 8, None)
         p2p = simulate(host, net, config).completion_time_s
         times = 1 if layer == 0 and dim == job.dims[0] else 2
-        layers.append({"layer": layer, "dim": dim, "ina_s": ina, "p2p_s": p2p, "times_per_epoch": times})
+        layers.append({"layer": layer, "dim": dim, "ina_s": ina, "p2p_s": p2p, "times_per_epoch": times,
+                       "ina_row_bytes": row})
         ina_s += times * ina
         p2p_s += times * p2p
     return {"ina_s": ina_s, "p2p_s": p2p_s, "layers": layers}

@@ -199,8 +199,8 @@ struct scratch {
     __u32 shard, sharded;     /* the shard walked (sharded: its range of each unit) */
     __u32 m, total;           /* rows planned (row_*), their edges */
     int bad;                  /* a row fails check_row or plan_row */
-    struct hdr sum_h;         /* the header of the sums the packet completes: its own, kind SUM, sender
-                                 0xFFFF, one row */
+    struct hdr sum_h;         /* the header of the sums the packet completes: its own (its sender that
+                                 of the unit that completed them), kind SUM, one row */
     __u32 stamp;              /* the packet's (exchange, block) */
     __u32 per;                /* sums a SUM packet holds (LOCKLESS, a row a chunk: hold_sum; else 1) */
     __u32 pk;                 /* this shard's and parity's first pend */
@@ -816,8 +816,7 @@ walk:;
     struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .base = parity * c->region,
                      .xo = s->row_xo[0] & (VALUES - 1)};
     s->sum_h = *h;  /* the header of the sums this packet completes: one row each */
-    s->sum_h.kind = K_SUM;
-    s->sum_h.sender = 0xFFFF;
+    s->sum_h.kind = K_SUM;  /* its sender the unit's: a marked SUM's CNP goes to a contributor (§3.4) */
     s->sum_h.count = n;
     s->stamp = stamp;
     s->per = LOCKLESS && L->chunks == 1 ? VALUES / lanes : 1;

@@ -240,7 +240,7 @@ def predict_all(results: dict, args, rates) -> None:
                     print(f"prediction of {name} at {gbps:g} Gb/s skipped (budget)", flush=True)
                     continue
                 t0 = time.perf_counter()
-                packing = getattr(args, "packets", True)  # the packets the run's data plane made (predict_into: recorded)
+                packing = getattr(args, "packets", True)  # what the run's data plane packed (predict_into: recorded)
                 pred = predict_epoch_exchange_s(job, args.workers, gbps, memory_bytes=args.memory if packing else None,
                                                 shards=args.switch_cpus, held=not args.no_pin_switch)
                 pred["simulator_s"] = time.perf_counter() - t0

@@ -140,6 +140,10 @@ def test_the_sums_owed_are_each_shards_distinct_destinations_per_block_and_owner
             base = int(L["owed_base"]) * shards * 4
             np.testing.assert_array_equal(t.owed[base:base + want.size], want)
         assert t.owed.size == int(t.layers["blocks"].sum()) * shards * 4 and t.owed.sum() > 0
+        t.layers["owed_base"][-1] += 1  # a layer's counts read from another's
+        with pytest.raises(ValueError, match="owed"):
+            t.check(4)
+        t.layers["owed_base"][-1] -= 1
         t.owed = t.owed[:-1]
         with pytest.raises(ValueError, match="owed"):
             t.check(4)

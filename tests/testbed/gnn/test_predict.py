@@ -66,4 +66,5 @@ def test_packed_rows_share_their_headers_as_the_tables_pack_them(tmp_path):
     assert -(-held_n["sum_rows"] // per) <= held_n["sum_packets"] < held_n["sum_rows"]
     rows = held_n["up_rows"] + held_n["copy_rows"] + held_n["sum_rows"]
     pk = held_n["up_packets"] + held_n["copy_packets"] + held_n["sum_packets"]
-    assert packed_wire_bytes(v.dim, held_n) == pytest.approx(4 * v.dim + ((HB + WIRE_HEADERS) * pk + 4 * held_n["sum_rows"]) / rows)
+    want = 4 * v.dim + ((HB + WIRE_HEADERS) * pk + 4 * held_n["sum_rows"]) / rows
+    assert packed_wire_bytes(v.dim, held_n) == pytest.approx(want)

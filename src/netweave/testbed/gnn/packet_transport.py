@@ -10,9 +10,10 @@ Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of 
   (:func:`~.tables.unit_packets`, beyond the paper; grouped by how many they carry), interleaved
   with receiving;
 * **down**: a SUM per aggregated cell (a destination's chunk: :mod:`.tables`; a pinned switch
-  sends several to one worker as a packet, beyond the paper: :func:`~.packet.split_sums`), a COPY per UNIT
-  packet for the cells the switch does not aggregate (forwarded by the plan, or bypassed: they do not
-  fit its memory), split into rows (:func:`~.packet.split_rows`) and summed here, once per (edge, chunk);
+  sends several to one worker as a packet, beyond the paper: :func:`~.packet.split_sums`), a COPY
+  per UNIT packet for the cells the switch does not aggregate (forwarded by the plan, or bypassed:
+  they do not fit its memory), split into rows (:func:`~.packet.split_rows`) and summed here, once
+  per (edge, chunk);
 * **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
 * **END** (beyond the paper): after its last unit of the block, END, which the switch copies to
   every worker. A port is a FIFO, so once every worker's END has come, every SUM and COPY of the

@@ -199,7 +199,9 @@ class SwitchTables:
                   and (e["need"] > 0).all() and L["chunks"] <= MAX_CHUNKS)
             if not ok:
                 raise ValueError(f"layer {i}'s tables are inconsistent with {workers} workers")
-        if self.owed.size != int(self.layers["blocks"].sum()) * self.shards * workers:
+        first = np.cumsum(np.r_[0, self.layers["blocks"][:-1]]) if self.layers.size else np.zeros(0)
+        if (self.layers["owed_base"] != first).any() or \
+                self.owed.size != int(self.layers["blocks"].sum()) * self.shards * workers:
             raise ValueError(f"{self.owed.size} sums owed: not a count per block, shard and worker of {workers}")
 
     @property

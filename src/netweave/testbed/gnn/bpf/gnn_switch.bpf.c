@@ -455,7 +455,8 @@ static __always_inline void touch_cell(struct entry *g, struct scratch *s, __u32
  * row, or as the rows a pend held) */
 static __always_inline int set_words(struct __sk_buff *skb, __u32 words)
 {
-    __u16 ip_len = bpf_htons((__u16)(IPH + UDPH + HDR + 4 * words)), udp_len = bpf_htons((__u16)(UDPH + HDR + 4 * words));
+    __u16 ip_len = bpf_htons((__u16)(IPH + UDPH + HDR + 4 * words));
+    __u16 udp_len = bpf_htons((__u16)(UDPH + HDR + 4 * words));
     if (bpf_skb_change_tail(skb, PAYLOAD_AT + 4 * words, 0) < 0 || bpf_skb_store_bytes(skb, ETH + 2, &ip_len, 2, 0) < 0
         || bpf_skb_store_bytes(skb, L4 + 4, &udp_len, 2, 0) < 0)
         return -1;
@@ -473,7 +474,8 @@ static __always_inline void send_held(struct __sk_buff *skb, struct config *c, s
         return;
     __u32 nv = rows * n;
     __u8 flags = s->sum_h.flags;  /* the packet's: restored below for its next sum */
-    __u64 bytes = (((__u64)nv * 4 - 1) & (VALUES * 4 - 1)) + 1, vbytes = (((__u64)rows * 4 - 1) & (MAX_ROWS * 4 - 1)) + 1;
+    __u64 bytes = (((__u64)nv * 4 - 1) & (VALUES * 4 - 1)) + 1;  /* within their arrays, for the verifier */
+    __u64 vbytes = (((__u64)rows * 4 - 1) & (MAX_ROWS * 4 - 1)) + 1;
     s->sum_h.flags = flags | F_ROWS | (__u8)p->flags;
     s->sum_h.unit = p->v[0];
     s->sum_h.count = (__u16)(nv + rows);
@@ -490,8 +492,8 @@ static __always_inline void send_held(struct __sk_buff *skb, struct config *c, s
     }
 }
 
-/* a complete cell's sum (as float32 bits in the scratch's f) for worker `owner`, destination `dest_v`, held in
- * its pend (beyond the paper: LOCKLESS, so this CPU alone holds this shard's pends): sent with the
+/* a complete cell's sum (as float32 bits in the scratch's f) for worker `owner`, destination
+ * `dest_v`, held in its pend (beyond the paper: LOCKLESS, so this CPU alone holds this shard's pends): sent with the
  * others held once there are s->per of them, or once it is the owner's last cell of the block on
  * this shard (owed), so the block's last sum waits for nothing. Sums held when a unit was lost go
  * with the block: the owner pulls them (§3.4). A global function: verified once, not per edge */
@@ -572,13 +574,12 @@ static long add_edge(__u32 i, struct walk *w)
         return 0;
     __u64 t1 = bpf_ktime_get_ns();
     bpf_loop((n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, NULL, 0);
+    bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t1);
     if (s->per > 1) {
         int r = hold_sum(w->skb, e->owner, e->dest_v);
         w->sent_ns += bpf_ktime_get_ns() - t1;
         return r ? 1 : 0;
     }
-    __u64 t2 = bpf_ktime_get_ns();
-    bump_by(C_CONVERT_NS, t2 - t1);
     __u64 bytes = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
     if (bpf_skb_store_bytes(w->skb, HDR_AT, &s->sum_h, HDR, 0) < 0 ||  /* a SUM's header (on_unit) ... */
         bpf_skb_store_bytes(w->skb, HDR_AT + 16, &e->dest_v, 4, 0) < 0 ||  /* ... for this destination */

@@ -86,8 +86,9 @@ def split_sums(head: np.ndarray, data: np.ndarray, dim: int) -> tuple[np.ndarray
     rows = np.where(ok, count // (dim + 1), 1)
 
     def vertex(which, j):
-        at = np.minimum(HB + 4 * (rows[which] * dim + j), data.shape[1] - 4)  # after the rows' values (packed ones)
-        return data[which[:, None], at[:, None] + np.arange(4)[None, :]].copy().view("<u4").reshape(-1)
+        words = _words(data)
+        at = np.minimum(rows[which] * dim + j, words.shape[1] - 1)  # after the rows' values (packed ones)
+        return words[which, at]
 
     out, split = _split(head, data, dim, rows, ok, vertex)
     out["flags"] &= ~np.uint8(ROWS)
@@ -105,8 +106,15 @@ def _split(head, data, dim, rows, packed, unit) -> tuple[np.ndarray, np.ndarray]
     packed = packed[which]
     out["unit"] = np.where(packed, unit(which, j), out["unit"])
     out["count"][packed] = dim
-    cols = HB + 4 * dim * j[:, None] + np.arange(4 * dim)[None, :]  # row j of its packet: within its length
+    m = (data.shape[1] - HB) // (4 * dim)  # rows a buffer row holds: row j of a packet is block j
+    blocks = np.ascontiguousarray(data[:, HB:HB + 4 * dim * m]).reshape(data.shape[0], m, 4 * dim)
     split = np.empty((which.size, HB + 4 * dim), np.uint8)
     split[:, :HB] = data[which, :HB]
-    split[:, HB:] = data[which[:, None], cols]
+    split[:, HB:] = blocks[which, j]  # whole rows gathered, not byte by byte
     return out, split
+
+
+def _words(data: np.ndarray) -> np.ndarray:
+    """The payloads of packets ``data`` (rows of bytes) as little-endian uint32 words."""
+    n = (data.shape[1] - HB) // 4
+    return np.ascontiguousarray(data[:, HB:HB + 4 * n]).view("<u4")

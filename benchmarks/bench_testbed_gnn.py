@@ -242,7 +242,8 @@ def predict_all(results: dict, args, rates) -> None:
                 t0 = time.perf_counter()
                 packing = getattr(args, "packets", True)  # what the run's data plane packed (predict_into: recorded)
                 pred = predict_epoch_exchange_s(job, args.workers, gbps, memory_bytes=args.memory if packing else None,
-                                                shards=args.switch_cpus, held=not args.no_pin_switch)
+                                                overlap=args.overlap, shards=args.switch_cpus,
+                                                held=not args.no_pin_switch)
                 pred["simulator_s"] = time.perf_counter() - t0
                 entry = results["rates"][str(gbps)]["datasets"][name]
                 entry["predicted"] = pred

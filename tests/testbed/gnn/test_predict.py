@@ -43,10 +43,8 @@ def test_packed_rows_share_their_headers_as_the_tables_pack_them(tmp_path):
     layer's counts."""
     pytest.importorskip("pymetis")
     from netweave.testbed.gnn.job import prepare_gnn_job
-    from netweave.testbed.gnn.packet import HB
     from netweave.testbed.gnn.plans import load_plans
-    from netweave.testbed.gnn.predict import (WIRE_HEADERS, packed_wire_bytes, packets, predict_epoch_exchange_s,
-                                              wire_bytes)
+    from netweave.testbed.gnn.predict import packed_wire_bytes, packets, predict_epoch_exchange_s, wire_bytes
     from netweave.testbed.gnn.tables import copy_masks, layer_view, rows_per_packet
 
     job = prepare_gnn_job("cora", 4, 200_000, str(tmp_path))  # h W: 16 and 7 values a row
@@ -64,7 +62,9 @@ def test_packed_rows_share_their_headers_as_the_tables_pack_them(tmp_path):
     assert held_n["up_rows"] == p["unit_lo"].size and held_n["sum_rows"] == int((~v.copy).sum()) == one_n["sum_packets"]
     assert -(-held_n["up_rows"] // per) <= held_n["up_packets"] <= held_n["up_rows"]
     assert -(-held_n["sum_rows"] // per) <= held_n["sum_packets"] < held_n["sum_rows"]
-    rows = held_n["up_rows"] + held_n["copy_rows"] + held_n["sum_rows"]
-    pk = held_n["up_packets"] + held_n["copy_packets"] + held_n["sum_packets"]
-    want = 4 * v.dim + ((HB + WIRE_HEADERS) * pk + 4 * held_n["sum_rows"]) / rows
-    assert packed_wire_bytes(v.dim, held_n) == pytest.approx(want)
+    # by hand: 32 rows of 10 values up in one packet, their 32 sums down in one: 2 packets of
+    # 28 + 42 header bytes and 32 vertices of 4 bytes over 64 rows of 40 bytes
+    one_each = {"up_rows": 32, "up_packets": 1, "copy_rows": 0, "copy_packets": 0, "sum_rows": 32, "sum_packets": 1}
+    assert packed_wire_bytes(10, one_each) == 40 + (2 * 70 + 32 * 4) / 64
+    assert packed_wire_bytes(10, one_each, held=False) == 40 + 2 * 70 / 64
+    assert packed_wire_bytes(512, {**one_each, "up_rows": 1, "sum_rows": 1}) == 2048 + 70  # a sum a packet: no vertex

@@ -12,7 +12,8 @@ block with one copy mask, :func:`~.tables.unit_packets`, beyond the paper)::
 Kinds (switchgnn.txt §3.2–3.4): UNIT (a worker's row chunk, up), SUM (a complete sum, down:
 ``unit`` is the destination vertex, ``sender`` the worker whose unit completed it; with flag
 :data:`ROWS`, several sums to one worker, beyond the paper: ``count = rows · (dim + 1)`` words,
-the ``rows`` rows' values, then their ``rows`` uint32 vertices), COPY (a unit copied down to a
+the ``rows`` rows' values, then their ``rows`` uint32 vertices; ``sender`` the worker whose unit
+completed the last), COPY (a unit copied down to a
 worker that sums it itself), DONE (up) and NEXT (down): block synchronisation; PULL (up, copied
 to every other worker: ``count`` u32 pairs (vertex, chunk) whose contributions the puller wants;
 ``target`` its rank) and RESEND (a contribution again, forwarded to ``target``, never aggregated);
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fixed import LANES
 from .tables import VALUES
 
 MAGIC = b"NWGU"
@@ -38,7 +40,7 @@ HEADER = np.dtype([("magic", "S4"), ("kind", "u1"), ("layer", "u1"), ("direction
                    ("count", "<u2"), ("target", "<u4")])
 assert HEADER.itemsize == 28
 HB = HEADER.itemsize
-MAX_WORDS = VALUES + VALUES // 16  # 4-byte words after the header, at most: a SUM of rows' values and their vertices
+MAX_WORDS = VALUES + VALUES // LANES  # 4-byte words after the header, at most: a SUM of rows' values and vertices
 
 
 def build(kind: int, *, layer: int, direction: int, seq: int, block: int, sender: int, unit, chunk, values: np.ndarray,

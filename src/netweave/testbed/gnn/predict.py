@@ -65,15 +65,18 @@ def packed_wire_bytes(dim: int, counts: dict, held: bool = True) -> float:
     its share of its packet's headers, and a held sum's vertex."""
     rows = counts["up_rows"] + counts["copy_rows"] + counts["sum_rows"]
     pk = counts["up_packets"] + counts["copy_packets"] + counts["sum_packets"]
-    return 4 * dim + ((HB + WIRE_HEADERS) * pk + (4 * counts["sum_rows"] if held else 0)) / max(1, rows)
+    vertices = 4 * counts["sum_rows"] if held and rows_per_packet(dim) > 1 else 0  # a sum a packet carries none
+    return 4 * dim + ((HB + WIRE_HEADERS) * pk + vertices) / max(1, rows)
 
 
 def predict_epoch_exchange_s(job, workers: int, gbps: float, latency_us: float = 1.0, *,
-                             memory_bytes: int | None = None, shards: int = 1, held: bool = True) -> dict:
+                             memory_bytes: int | None = None, overlap: bool = False, shards: int = 1,
+                             held: bool = True) -> dict:
     """``{"ina_s": …, "p2p_s": …, "layers": [...]}``: the simulator's exchange time of one epoch
     (see the module docstring) for ``job`` (:class:`~.job.GnnJob` with its ``plans`` and its
     directory's ``plans.npz``); with ``memory_bytes`` (the switch's), the packets' headers shared
-    as the kernel data plane shares them (``shards``: its CPUs; ``held``: pinned, sums held)."""
+    as the kernel data plane shares them (``overlap``: its memory in two halves; ``shards``: its
+    CPUs; ``held``: pinned, sums held)."""
     from ...ina import boundary_relation
     from ...ina.plan import ina_plan
     from ...partition import Partition
@@ -97,7 +100,7 @@ def predict_epoch_exchange_s(job, workers: int, gbps: float, latency_us: float =
         row = wire_bytes(dim)
         if arrays is not None and chunks_of(dim) == 1:
             p = arrays[layer]
-            v = layer_view(p, memory_bytes)
+            v = layer_view(p, memory_bytes, overlap)
             row = packed_wire_bytes(dim, packets(p, v, copy_masks(p, v), shards=shards, held=held), held)
         ina = simulate(dataclasses.replace(plan, feature_bytes=max(1, round(row))), net, config).completion_time_s
         host = ina_plan(rel, "host", 4 * dim + 8, None)

@@ -200,7 +200,8 @@ struct scratch {
     __u32 m, total;           /* rows planned (row_*), their edges */
     int bad;                  /* a row fails check_row or plan_row */
     struct hdr sum_h;         /* the header of the sums the packet completes: its own (its sender that
-                                 of the unit that completed them), kind SUM, one row */
+                                 of the unit that completed them, or, held, that sent them), kind SUM,
+                                 one row (unit and count set per packet sent) */
     __u32 stamp;              /* the packet's (exchange, block) */
     __u32 per;                /* sums a SUM packet holds (LOCKLESS, a row a chunk: hold_sum; else 1) */
     __u32 pk;                 /* this shard's and parity's first pend */
@@ -484,8 +485,10 @@ static __always_inline void send_held(struct __sk_buff *skb, struct config *c, s
               || bpf_skb_store_bytes(skb, PAYLOAD_AT, p->f, bytes, 0) < 0
               || bpf_skb_store_bytes(skb, PAYLOAD_AT + 4 * nv, p->v, vbytes, 0) < 0;
     s->sum_h.flags = flags;
-    if (bad)
+    if (bad) {
+        bump(C_BAD);  /* the held sums are lost: their owner pulls them (§3.4) */
         return;
+    }
     if (send_to(skb, c, o, 0) == 0) {
         bump(C_SUM_PACKETS);
         bump_by(C_SUMS, rows);
@@ -493,28 +496,38 @@ static __always_inline void send_held(struct __sk_buff *skb, struct config *c, s
 }
 
 /* a complete cell's sum (as float32 bits in the scratch's f) for worker `owner`, destination
- * `dest_v`, held in its pend (beyond the paper: LOCKLESS, so this CPU alone holds this shard's pends): sent with the
- * others held once there are s->per of them, or once it is the owner's last cell of the block on
- * this shard (owed), so the block's last sum waits for nothing. Sums held when a unit was lost go
- * with the block: the owner pulls them (§3.4). A global function: verified once, not per edge */
+ * `dest_v`, held in its pend (beyond the paper: LOCKLESS, so this CPU alone holds this shard's
+ * pends): sent with the others held once there are s->per of them, or once it is the owner's last
+ * cell of the block on this shard (owed), so the block's last sum waits for nothing. Sums held when
+ * a unit was lost stay held: the owner pulls them with the lost one's cells (§3.4), and the next
+ * block resets the pend. A global function: verified once, not per edge. A sum it cannot hold is
+ * counted bad (its owner pulls it); the walk goes on */
 __attribute__((noinline)) int hold_sum(struct __sk_buff *skb, __u32 owner, __u32 dest_v)
 {
     struct scratch *s = the_scratch();
     struct config *c = bpf_map_lookup_elem(&cfg, &(__u32){0});
     if (!skb || !s || !c)
-        return 1;
+        return 0;
     __u32 o = owner & (MAX_WORKERS - 1), pk = s->pk + o, ok = s->owed_at + o;
     struct pend *p = bpf_map_lookup_elem(&pend, &pk);
     __u32 *total = bpf_map_lookup_elem(&owed, &ok);
-    if (!p || !total)
-        return 1;
-    if (p->stamp != s->stamp) {  /* an earlier block's (complete: what it held was pulled) */
+    if (!p || !total) {
+        bump(C_BAD);
+        return 0;
+    }
+    if (p->stamp > s->stamp) {  /* a later block's already (none comes: its units were stale) */
+        bump(C_STALE);
+        return 0;
+    }
+    if (p->stamp < s->stamp) {  /* an earlier block's (complete: what it held was pulled) */
         p->stamp = s->stamp;
         p->rows = p->done = p->flags = 0;
     }
     __u32 r = p->rows;
-    if (r >= MAX_ROWS || r >= s->per)
-        return 1;
+    if (r >= MAX_ROWS || r >= s->per) {
+        bump(C_BAD);
+        return 0;
+    }
     __u32 at = r * s->n, steps = (s->n + LANES - 1) / LANES;  /* row r from lane at (within f: r < per) */
     for (__u32 a = 0; a < ENTRY_AGGS && a < steps; a++) {
 #pragma unroll
@@ -576,9 +589,9 @@ static long add_edge(__u32 i, struct walk *w)
     bpf_loop((n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, NULL, 0);
     bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t1);
     if (s->per > 1) {
-        int r = hold_sum(w->skb, e->owner, e->dest_v);
+        hold_sum(w->skb, e->owner, e->dest_v);
         w->sent_ns += bpf_ktime_get_ns() - t1;
-        return r ? 1 : 0;
+        return 0;
     }
     __u64 bytes = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
     if (bpf_skb_store_bytes(w->skb, HDR_AT, &s->sum_h, HDR, 0) < 0 ||  /* a SUM's header (on_unit) ... */

@@ -9,20 +9,19 @@ block with one copy mask, :func:`~.tables.unit_packets`, beyond the paper)::
     magic "NWGU" | kind u8 | layer u8 | direction u8 | flags u8 | seq u32 | block u16 | sender u16 |
     unit u32 | chunk u16 | count u16 | target u32 | values
 
-Kinds (switchgnn.txt §3.2–3.4): UNIT (a worker's row chunk, up), SUM (a complete sum, down:
-``unit`` is the destination vertex, ``sender`` the worker whose unit completed it; with flag
-:data:`ROWS`, several sums to one worker, beyond the paper: ``count = rows · (dim + 1)`` words,
-the ``rows`` rows' values, then their ``rows`` uint32 vertices; ``sender`` the worker whose unit
-completed the last), COPY (a unit copied down to a
-worker that sums it itself), DONE (up) and NEXT (down): block synchronisation; PULL (up, copied
-to every other worker: ``count`` u32 pairs (vertex, chunk) whose contributions the puller wants;
-``target`` its rank) and RESEND (a contribution again, forwarded to ``target``, never aggregated);
-CNP (§3.4: a packet to this worker was ECN-marked; forwarded to ``target``, that packet's sender,
-which halves its rate); END (up, copied to every worker: the sender's last unit of the block has
-gone up, so a worker that has every worker's END and still misses a cell has lost it: beyond the
-paper). ``flags`` bit 0: a value saturated (:mod:`.fixed`); bit 1: ECN, set by the switch's port
-when its queue is longer than the threshold (:mod:`.ecn`); bit 3: :data:`ROWS` (a SUM of several
-rows). ``seq`` numbers the exchanges of a run, from 1.
+Kinds (switchgnn.txt §3.2–3.4): UNIT (a worker's row chunk, up), SUM (a complete sum, down: ``unit``
+is the destination vertex, ``sender`` the worker whose unit completed it; with flag :data:`ROWS`,
+several sums to one worker, beyond the paper: ``count = rows · (dim + 1)`` words, the ``rows`` rows'
+values, then their ``rows`` uint32 vertices; ``sender`` the worker whose unit completed the last),
+COPY (a unit copied down to a worker that sums it itself), DONE (up) and NEXT (down): block
+synchronisation; PULL (up, copied to every other worker: ``count`` u32 pairs (vertex, chunk) whose
+contributions the puller wants; ``target`` its rank) and RESEND (a contribution again, forwarded to
+``target``, never aggregated); CNP (§3.4: a packet to this worker was ECN-marked; forwarded to
+``target``, that packet's sender, which halves its rate); END (up, copied to every worker: the
+sender's last unit of the block has gone up, so a worker that has every worker's END and still
+misses a cell has lost it: beyond the paper). ``flags`` bit 0: a value saturated (:mod:`.fixed`);
+bit 1: ECN, set by the switch's port when its queue is longer than the threshold (:mod:`.ecn`); bit
+3: :data:`ROWS` (a SUM of several rows). ``seq`` numbers the exchanges of a run, from 1.
 """
 
 from __future__ import annotations

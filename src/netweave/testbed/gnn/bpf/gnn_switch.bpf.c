@@ -177,6 +177,7 @@ struct pend {           /* the sums of one (shard, parity, owner) not yet sent (
     __u32 rows;         /* sums held */
     __u32 done;         /* sums of the block completed so far (held or sent) */
     __u32 flags;        /* SATURATED if one of the held sums' packets saturated */
+    __u32 n;            /* values a row */
     __u32 v[MAX_ROWS];  /* their vertices */
     __u32 f[VALUES];    /* their values, float32 bits, row j from j * n */
 };
@@ -469,7 +470,7 @@ static __always_inline int set_words(struct __sk_buff *skb, __u32 words)
 static __always_inline void send_held(struct __sk_buff *skb, struct config *c, struct scratch *s, struct pend *p,
                                       __u32 o)
 {
-    __u32 rows = p->rows, n = s->n;
+    __u32 rows = p->rows, n = p->n;
     p->rows = 0;
     if (rows == 0 || rows > MAX_ROWS || n == 0 || n > VALUES || rows * n > VALUES)
         return;
@@ -498,9 +499,10 @@ static __always_inline void send_held(struct __sk_buff *skb, struct config *c, s
 /* a complete cell's sum (as float32 bits in the scratch's f) for worker `owner`, destination
  * `dest_v`, held in its pend (beyond the paper: LOCKLESS, so this CPU alone holds this shard's
  * pends): sent with the others held once there are s->per of them, or once it is the owner's last
- * cell of the block on this shard (owed), so the block's last sum waits for nothing. Sums held when
- * a unit was lost stay held: the owner pulls them with the lost one's cells (§3.4), and the next
- * block resets the pend. A global function: verified once, not per edge. A sum it cannot hold is
+ * cell of the block on this shard (owed), so the block's last sum waits for nothing; with one shard
+ * also at every END of the block (flush_held), so sums held when a unit was lost still go down
+ * before the last END. With several shards they stay held: the owner pulls them with the lost
+ * one's cells (§3.4), and the next block resets the pend. A global function: verified once, not per edge. A sum it cannot hold is
  * counted bad (its owner pulls it); the walk goes on */
 __attribute__((noinline)) int hold_sum(struct __sk_buff *skb, __u32 owner, __u32 dest_v)
 {
@@ -535,11 +537,53 @@ __attribute__((noinline)) int hold_sum(struct __sk_buff *skb, __u32 owner, __u32
             p->f[(at + a * LANES + j) & (VALUES - 1)] = s->f[(a * LANES + j) & (VALUES - 1)];
     }
     p->v[r & (MAX_ROWS - 1)] = dest_v;
+    p->n = s->n;
     p->rows = r + 1;
     p->done += 1;
     p->flags |= s->sum_h.flags & 1;
     if (p->rows >= s->per || p->done >= *total)
         send_held(skb, c, s, p, o);
+    return 0;
+}
+
+struct flush {
+    struct __sk_buff *skb;
+    struct config *c;
+};
+
+/* what the pend of worker i (the scratch's pk, stamp) holds, sent */
+static long flush_one(__u32 i, struct flush *fl)
+{
+    struct scratch *s = the_scratch();
+    __u32 o = i & (MAX_WORKERS - 1), pk;
+    if (!s)
+        return 1;
+    pk = s->pk + o;
+    struct pend *p = bpf_map_lookup_elem(&pend, &pk);
+    if (p && p->stamp == s->stamp && p->rows > 0)
+        send_held(fl->skb, fl->c, s, p, o);
+    return 0;
+}
+
+/* an END of block h (one shard, pinned): every sum held for the block so far goes down before the
+ * END is copied to the workers, so a worker with every END has every sum the switch completed
+ * (a lost unit's owners then pull only its cells); the packet made the END again. Returns -1 if it
+ * cannot be */
+static __always_inline int flush_held(struct __sk_buff *skb, struct config *c, struct hdr *h)
+{
+    struct scratch *s = the_scratch();
+    if (!s || bpf_get_smp_processor_id() != c->cpu[0])
+        return 0;  /* not the CPU that holds them (a misconfigured machine): their owners pull them */
+    __u32 parity = c->overlap ? (h->block & 1) : 0;
+    s->sum_h = *h;
+    s->sum_h.kind = K_SUM;
+    s->sum_h.flags = 0;
+    s->stamp = stamp_of(h->seq, h->block);
+    s->pk = parity * MAX_WORKERS;  /* shard 0's pends of the parity */
+    struct flush fl = {.skb = skb, .c = c};
+    bpf_loop(c->workers < MAX_WORKERS ? c->workers : MAX_WORKERS, flush_one, &fl, 0);
+    if (set_words(skb, 0) < 0 || bpf_skb_store_bytes(skb, HDR_AT, h, HDR, 0) < 0)
+        return -1;
     return 0;
 }
 
@@ -909,6 +953,8 @@ int gnn_switch(struct __sk_buff *skb)
     case K_PULL:
     case K_END: {
         bump(h.kind == K_PULL ? C_PULLS : C_ENDS);
+        if (LOCKLESS && h.kind == K_END && c->shards == 1 && h.count == 0 && flush_held(skb, c, &h) < 0)
+            return TC_ACT_SHOT;
         for (__u32 w = 0; w < MAX_WORKERS; w++) {
             if (w >= c->workers)
                 break;

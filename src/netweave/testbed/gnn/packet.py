@@ -19,7 +19,9 @@ contributions the puller wants; ``target`` its rank) and RESEND (a contribution 
 ``target``, never aggregated); CNP (§3.4: a packet to this worker was ECN-marked; forwarded to
 ``target``, that packet's sender, which halves its rate); END (up, copied to every worker: the
 sender's last unit of the block has gone up, so a worker that has every worker's END and still
-misses a cell has lost it: beyond the paper). ``flags`` bit 0: a value saturated (:mod:`.fixed`);
+misses a cell has lost it: beyond the paper; a switch of several shards copies it from each shard,
+behind the units it walked there, with ``chunk`` the shard and ``target`` the shards, and a worker
+waits for every shard's). ``flags`` bit 0: a value saturated (:mod:`.fixed`);
 bit 1: ECN, set by the switch's port when its queue is longer than the threshold (:mod:`.ecn`); bit
 3: :data:`ROWS` (a SUM of several rows). ``seq`` numbers the exchanges of a run, from 1.
 """

@@ -16,8 +16,9 @@ Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of 
   per (edge, chunk);
 * **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
 * **END** (beyond the paper): after its last unit of the block, END, which the switch copies to
-  every worker. A port is a FIFO, so once every worker's END has come, every SUM and COPY of the
-  block has too: a cell still missing was lost, and the worker pulls it (``fast_pulls``) after
+  every worker (a switch of several shards: each shard, behind the units handed to it, with
+  ``chunk`` the shard and ``target`` the shards). A port is a FIFO, so once every worker's END has
+  come (from every shard), every SUM and COPY of the block has too: a cell still missing was lost, and the worker pulls it (``fast_pulls``) after
   :data:`END_GRACE_S` of quiet rather than after ``retransmit_s``. While an END is missing its
   sender is not done (it started late, or the switch is slow): the timer then repeats the worker's
   own END (``ends_again``; a lost END must not stall anyone) and pulls nothing; once every END is in
@@ -49,7 +50,7 @@ from .packet import (CNP, COPY, DONE, ECN, END, HB, HEADER, MAX_WORDS, NEXT, PUL
 from .plans import edge_ranges
 from .predict import wire_bytes
 from .rate import RateControl
-from .tables import VALUES, copy_masks, layer_view, rows_per_packet, unit_packets
+from .tables import MAX_SHARDS, VALUES, copy_masks, layer_view, rows_per_packet, unit_packets
 
 BATCH = 256  # packets per sendmmsg between receives
 END_GRACE_S = 0.005  # quiet after the last END before a pull: far beyond a packet's time in the switch (≤ 0.12 ms)
@@ -87,7 +88,8 @@ class _Run:
 
     def __init__(self, blk: _Block, tag: dict, chunks: int, workers: int):
         self.blk, self.b, self.chunks, self.tag = blk, tag["block"], chunks, tag
-        self.ends = np.zeros(workers, bool)  # whose END of this block has come
+        self.ends = np.zeros((workers, MAX_SHARDS), bool)  # whose END of this block came, from which shard
+        self.shards = 1  # copies of each END the switch sends (one a shard: packet.END)
         self.fast_pulled = False
         self.mode = np.repeat(blk.slot_copy.astype(np.int8), chunks)
         self.left = np.where(self.mode == 1, np.repeat(blk.slot_need, chunks), 1).astype(np.int64)
@@ -103,6 +105,11 @@ class _Run:
         return not (self.left > 0).any()
 
     @property
+    def all_ends(self) -> bool:
+        """Every worker's END of the block has come, from every shard of the switch."""
+        return bool(self.ends[:, :self.shards].all())
+
+    @property
     def finished(self) -> bool:
         return self.complete and self.next
 
@@ -110,8 +117,11 @@ class _Run:
         kind, dim = head["kind"], rows.shape[1]
         if (kind == NEXT).any():
             self.next = True
-        e = (kind == END) & (head["sender"] < self.ends.size)
-        self.ends[head["sender"][e]] = True
+        e = (kind == END) & (head["sender"] < self.ends.shape[0]) & (head["chunk"] < MAX_SHARDS)
+        if e.any():
+            t.counters["ends"] += int(e.sum())
+            self.ends[head["sender"][e], head["chunk"][e]] = True
+            self.shards = max(self.shards, min(int(head["target"][e].max()), MAX_SHARDS))
         s = kind == SUM
         if s.any():
             hs, ds = split_sums(head[s], data[s], dim)  # a SUM of several rows: one a row
@@ -145,7 +155,7 @@ class _Run:
         if complete and not self.done_sent:
             self.signal(t, DONE)
             self.done_sent = now
-        if not complete and not self.fast_pulled and self.ends.all() and now - self.progress >= END_GRACE_S:
+        if not complete and not self.fast_pulled and self.all_ends and now - self.progress >= END_GRACE_S:
             t._pull(self.blk, self.chunks, self.mode, self.left, self.got, self.tag)  # everything sent came: lost
             t.counters["fast_pulls"] += 1
             self.fast_pulled, self.progress = True, now
@@ -153,7 +163,7 @@ class _Run:
             if t.fast_pull and not self.next:
                 self.signal(t, END)
                 t.counters["ends_again"] += 1
-            if not complete and t.fast_pull and not self.ends.all():
+            if not complete and t.fast_pull and not self.all_ends:
                 pass  # a sender is not done, or its END was lost (it repeats it): nothing is known lost yet
             elif not complete and now - self.start < self.expected_s + self.wait:
                 pass  # its units may still be on their way up: nothing is lost yet
@@ -194,7 +204,7 @@ class PacketTransport:
         self.early: list[np.ndarray] = []
         self.record: list | None = None  # a probe's: (keys (k, 3) block, vertex, chunk; rows (k, VALUES)) per batch
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
-                                       "duplicates", "stale", "marked", "cnps_sent", "fast_pulls", "ends_again",
+                                       "duplicates", "stale", "marked", "cnps_sent", "fast_pulls", "ends", "ends_again",
                                        "receive_batches", "received_packets"), 0)
         self.bytes = {"sent": 0, "received": 0}  # UDP payload (the 28-byte header included)
         batchio.set_receive_buffer(sock, 64 << 20)

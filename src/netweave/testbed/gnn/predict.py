@@ -43,8 +43,8 @@ def packets(p: dict, v: LayerView, masks: np.ndarray, *, shards: int = 1, held: 
     data plane, where a row is one chunk: ``up_rows``/``up_packets`` (UNIT: :func:`~.tables.unit_packets`
     per sender and block), ``copy_rows``/``copy_packets`` (a UNIT packet to each worker of its copy
     mask), ``sum_rows``/``sum_packets`` (per block, shard and owner ``ceil(owed / per)`` when the
-    switch holds sums (``held``: pinned), else a sum a packet; a pinned switch of one shard also sends
-    what it holds at each worker's END of a block, up to a packet an owner more)."""
+    switch holds sums (``held``: pinned), else a sum a packet; a pinned switch also sends what each
+    shard holds at each worker's END of a block, up to a packet an owner and shard more)."""
     per = rows_per_packet(v.dim)
     M, B = int(p["num_workers"]), int(p["num_blocks"])
     ptr = p["unit_ptr"]

@@ -24,8 +24,8 @@ one copy mask (:func:`unit_packets`): a packet's fixed costs (a system call's sh
 HTB path, the switch's parse, deduplication and copies) are paid once for them. Down, a pinned
 switch (no locks) holds a shard's complete sums per owner and sends up to :func:`rows_per_packet`
 of them as one SUM packet, or fewer once the owner's last cell of the block on that shard is
-complete (:attr:`SwitchTables.owed`, :func:`sums_owed`) or (one shard) a worker's END of the block
-passes; an unpinned one sends a sum a packet.
+complete (:attr:`SwitchTables.owed`, :func:`sums_owed`) or a worker's END of the block passes
+(every shard's); an unpinned one sends a sum a packet.
 """
 
 from __future__ import annotations

@@ -43,7 +43,9 @@
  *  END    a worker's last unit of the block has gone up (beyond the paper): a copy to every worker,
  *         itself included. Each port is a FIFO, so a worker that has every worker's END of a block
  *         has had every SUM and COPY the switch sent it for that block: a cell still missing was
- *         lost, and it pulls at once instead of after the §3.4 timeout.
+ *         lost, and it pulls at once instead of after the §3.4 timeout. With several shards the
+ *         port hands it to every shard's device, behind the units it handed there, and each shard
+ *         copies it (on_end).
  *  CNP    a worker got a packet whose ECN flag the egress of its port set (ecn_mark.bpf.c: the
  *         port's queue was longer than the threshold, §3.4/§4): forwarded to worker `target`, the
  *         sender named in that packet, which halves its rate (netweave/testbed/gnn/rate.py).
@@ -499,10 +501,9 @@ static __always_inline void send_held(struct __sk_buff *skb, struct config *c, s
 /* a complete cell's sum (as float32 bits in the scratch's f) for worker `owner`, destination
  * `dest_v`, held in its pend (beyond the paper: LOCKLESS, so this CPU alone holds this shard's
  * pends): sent with the others held once there are s->per of them, or once it is the owner's last
- * cell of the block on this shard (owed), so the block's last sum waits for nothing; with one shard
- * also at every END of the block (flush_held), so sums held when a unit was lost still go down
- * before the last END. With several shards they stay held: the owner pulls them with the lost
- * one's cells (§3.4), and the next block resets the pend. A global function: verified once, not per edge. A sum it cannot hold is
+ * cell of the block on this shard (owed), so the block's last sum waits for nothing; and at every
+ * END of the block (flush_held, on each shard), so sums held when a unit was lost still go down
+ * before the last END; the next block resets the pend. A global function: verified once, not per edge. A sum it cannot hold is
  * counted bad (its owner pulls it); the walk goes on */
 __attribute__((noinline)) int hold_sum(struct __sk_buff *skb, __u32 owner, __u32 dest_v)
 {
@@ -565,21 +566,28 @@ static long flush_one(__u32 i, struct flush *fl)
     return 0;
 }
 
-/* an END of block h (one shard, pinned): every sum held for the block so far goes down before the
- * END is copied to the workers, so a worker with every END has every sum the switch completed
- * (a lost unit's owners then pull only its cells); the packet made the END again. Returns -1 if it
- * cannot be */
-static __always_inline int flush_held(struct __sk_buff *skb, struct config *c, struct hdr *h)
+/* the first pend of (shard, parity): one per owner */
+static __always_inline __u32 pend_base(__u32 shard, __u32 parity)
+{
+    return ((shard & (MAX_SHARDS - 1)) * 2 + (parity & 1)) * MAX_WORKERS;
+}
+
+/* an END of block h on the CPU of `shard` (pinned): every sum that shard holds for the block goes
+ * down before the END is copied to the workers, so a worker with every END (from every shard) has
+ * every sum the switch completed (a lost unit's owners then pull only its cells); the packet made
+ * the END again. Returns -1 if it cannot be */
+static __always_inline int flush_held(struct __sk_buff *skb, struct config *c, struct hdr *h, __u32 shard)
 {
     struct scratch *s = the_scratch();
-    if (!s || bpf_get_smp_processor_id() != c->cpu[0])
+    if (!s || bpf_get_smp_processor_id() != c->cpu[shard & (MAX_SHARDS - 1)])
         return 0;  /* not the CPU that holds them (a misconfigured machine): their owners pull them */
-    __u32 parity = c->overlap ? (h->block & 1) : 0;
     s->sum_h = *h;
     s->sum_h.kind = K_SUM;
     s->sum_h.flags = 0;
+    s->sum_h.chunk = 0;
+    s->sum_h.target = 0;
     s->stamp = stamp_of(h->seq, h->block);
-    s->pk = parity * MAX_WORKERS;  /* shard 0's pends of the parity */
+    s->pk = pend_base(shard, c->overlap ? (h->block & 1) : 0);
     struct flush fl = {.skb = skb, .c = c};
     bpf_loop(c->workers < MAX_WORKERS ? c->workers : MAX_WORKERS, flush_one, &fl, 0);
     if (set_words(skb, 0) < 0 || bpf_skb_store_bytes(skb, HDR_AT, h, HDR, 0) < 0)
@@ -878,7 +886,7 @@ walk:;
     s->sum_h.count = n;
     s->stamp = stamp;
     s->per = LOCKLESS && L->chunks == 1 ? VALUES / lanes : 1;
-    s->pk = (shard * 2 + parity) * MAX_WORKERS;
+    s->pk = pend_base(shard, parity);
     s->owed_at = ((L->owed_base + h->block) * c->shards + shard) * c->workers;
     __u64 t1 = bpf_ktime_get_ns();
     bpf_loop(s->total, add_edge, &w, 0);
@@ -930,6 +938,66 @@ static __always_inline int on_done(struct __sk_buff *skb, struct config *c, stru
     return TC_ACT_SHOT;
 }
 
+/* shard i's copy of an END, to its device's ingress: behind the units handed to it before */
+static long end_to_shard(__u32 i, struct flush *fl)
+{
+    struct __sk_buff *skb = fl->skb;
+    __u32 sh = i & (MAX_SHARDS - 1);
+    __u32 *dev = bpf_map_lookup_elem(&shard_dev, &(__u32){sh});
+    if (!dev)
+        return 0;
+    bpf_skb_store_bytes(skb, HDR_AT + 24, &sh, 4, 0);
+    if (bpf_clone_redirect(skb, *dev, BPF_F_INGRESS))
+        bump(C_CLONE_DROPPED);
+    return 0;
+}
+
+/* a worker's END of a block: copied to every worker, itself included. With several shards the
+ * port hands it to every shard's device instead, behind the units it handed there (a FIFO per
+ * CPU), and each shard copies it to the workers with `chunk` = the shard and `target` = the shards:
+ * a worker with all of them from every worker has every SUM the switch sent it for the block. A
+ * pinned shard first sends what it holds for the block (flush_held). */
+static __always_inline int on_end(struct __sk_buff *skb, struct config *c, struct hdr *h)
+{
+    __u32 shard = 0;
+    if (h->flags & F_SHARD) {
+        __u32 sh = h->target;
+        if (sh >= MAX_SHARDS || sh >= c->shards) {
+            bump(C_BAD);
+            return TC_ACT_SHOT;
+        }
+        __u32 key = sh;
+        __u32 *dev = bpf_map_lookup_elem(&shard_dev, &key);
+        if (!dev || *dev != skb->ifindex) {  /* only the switch hands an END to a shard */
+            bump(C_BAD);
+            return TC_ACT_SHOT;
+        }
+        shard = sh & (MAX_SHARDS - 1);
+        h->flags &= ~F_SHARD;
+        h->chunk = (__u16)shard;
+        h->target = c->shards;
+        if (bpf_skb_store_bytes(skb, HDR_AT, h, HDR, 0) < 0)
+            return TC_ACT_SHOT;
+    } else {
+        bump(C_ENDS);
+        if (c->shards > 1) {
+            __u8 flags = h->flags | F_SHARD;
+            bpf_skb_store_bytes(skb, HDR_AT + 7, &flags, 1, 0);
+            struct flush fl = {.skb = skb, .c = c};
+            bpf_loop(c->shards < MAX_SHARDS ? c->shards : MAX_SHARDS, end_to_shard, &fl, 0);
+            return TC_ACT_SHOT;
+        }
+    }
+    if (LOCKLESS && h->count == 0 && flush_held(skb, c, h, shard) < 0)
+        return TC_ACT_SHOT;
+    for (__u32 w = 0; w < MAX_WORKERS; w++) {
+        if (w >= c->workers)
+            break;
+        send_to(skb, c, w, 0);
+    }
+    return TC_ACT_SHOT;
+}
+
 SEC("tc")
 int gnn_switch(struct __sk_buff *skb)
 {
@@ -950,19 +1018,17 @@ int gnn_switch(struct __sk_buff *skb)
         return on_unit(skb, c, &h);
     case K_DONE:
         return on_done(skb, c, &h);
+    case K_END:
+        return on_end(skb, c, &h);
     case K_PULL:
-    case K_END: {
-        bump(h.kind == K_PULL ? C_PULLS : C_ENDS);
-        if (LOCKLESS && h.kind == K_END && c->shards == 1 && h.count == 0 && flush_held(skb, c, &h) < 0)
-            return TC_ACT_SHOT;
+        bump(C_PULLS);
         for (__u32 w = 0; w < MAX_WORKERS; w++) {
             if (w >= c->workers)
                 break;
-            if (w != h.sender || h.kind == K_END)
+            if (w != h.sender)
                 send_to(skb, c, w, 0);
         }
         return TC_ACT_SHOT;
-    }
     case K_RESEND:
     case K_CNP:
         if (h.target >= c->workers)

@@ -1,0 +1,60 @@
+"""The worker's END bookkeeping (gnn/packet_transport.py): a block's ENDs are all in only once every
+worker's has come from every shard of the switch (bpf/gnn_switch.bpf.c: on_end)."""
+
+import numpy as np
+
+from netweave.testbed.gnn.packet import END, HB, HEADER, build
+from netweave.testbed.gnn.packet_transport import _Block, _Run
+
+WORKERS = 3
+
+
+class _Transport:
+    rank = 0
+
+    def __init__(self):
+        self.counters = {"ends": 0}
+
+
+def _run():
+    empty = np.zeros(0, np.int64)
+    blk = _Block(units=empty, unit_rows=empty, slot_v=empty, slot_row=empty, slot_copy=np.zeros(0, bool),
+                 slot_need=empty, e_unit=empty, e_slot=empty, pull_v=empty, pull_unit=empty, pull_row=empty,
+                 packet_first=empty, packet_rows=empty)
+    tag = {"layer": 0, "direction": 0, "seq": 1, "block": 0, "sender": 0}
+    return _Run(blk, tag, 1, WORKERS)
+
+
+def _ends(senders, chunk, target):
+    rows, _ = build(END, layer=0, direction=0, seq=1, block=0, sender=np.asarray(senders), unit=0, chunk=chunk,
+                    values=np.zeros((len(senders), 0), np.float32), target=target)
+    return rows[:, :HB].view(HEADER).reshape(len(senders))
+
+
+def _handle(run, t, head):
+    run.handle(t, head, np.zeros((head.size, 0), np.uint8), np.zeros((1, 4), np.float32), None)
+
+
+def test_one_shard_every_workers_end():
+    run, t = _run(), _Transport()
+    _handle(run, t, _ends([0, 1], chunk=0, target=0))
+    assert not run.all_ends
+    _handle(run, t, _ends([2], chunk=0, target=0))
+    assert run.all_ends and t.counters["ends"] == 3
+
+
+def test_several_shards_every_shards_copy_of_every_end():
+    run, t = _run(), _Transport()
+    _handle(run, t, _ends([0, 1, 2], chunk=0, target=2))
+    assert not run.all_ends  # shard 1 may still be walking units whose sums come before its ENDs
+    _handle(run, t, _ends([0, 1], chunk=1, target=2))
+    assert not run.all_ends
+    _handle(run, t, _ends([2, 2], chunk=1, target=2))  # a repeated END counts once
+    assert run.all_ends and t.counters["ends"] == 7
+
+
+def test_an_end_naming_a_shard_beyond_the_switchs_is_ignored():
+    run, t = _run(), _Transport()
+    _handle(run, t, _ends([0, 1, 2], chunk=0, target=1 << 20))  # shards capped at MAX_SHARDS
+    _handle(run, t, _ends([0, 1, 2], chunk=1 << 15, target=2))  # no such shard: not counted
+    assert not run.all_ends and run.shards == 8

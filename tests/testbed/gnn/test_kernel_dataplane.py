@@ -128,7 +128,32 @@ def _close(out, exact):
 
 def _kernel_sums(outs, i, r):
     keys, rows = outs[r][f"sum{i}_key"], outs[r][f"sum{i}_row"]
-    return {tuple(k): row for k, row in zip(keys.tolist(), rows)}
+    return {tuple(k[:3]): row for k, row in zip(keys.tolist(), rows)}
+
+
+def _sums_named_after_a_contributor(directory, outs, workers, held):
+    """Whether every SUM of one row each worker accepted names as its sender a worker with an edge
+    into its vertex (a marked SUM's CNP then slows a contributor, §3.4; checked against the plans'
+    edges), and every SUM of several rows (``held``, a row a chunk) some worker: the one whose unit
+    completed its last row, which the split rows no longer tell apart."""
+    from netweave.testbed.gnn.plans import load_plans
+    from netweave.testbed.gnn.probe import EXCHANGES
+    from netweave.testbed.gnn.tables import VALUES
+
+    plans = load_plans(f"{directory}/plans.npz")
+    parts = plans[0]["parts"]
+    for i, (layer, _) in enumerate(EXCHANGES):
+        p = plans[layer]
+        pairs = p["dst"].astype(np.int64) * workers + parts[p["src"]]
+        for r in range(workers):
+            keys = outs[r][f"sum{i}_key"]
+            if held and int(p["dim"]) <= VALUES:
+                ok = (keys[:, 3] >= 0) & (keys[:, 3] < workers)
+            else:
+                ok = np.isin(keys[:, 1] * workers + keys[:, 3], pairs)
+            if not ok.all():
+                return False
+    return True
 
 
 def _counted_by_the_tables(directory, overlap, shards, held):
@@ -211,6 +236,7 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
             _close(outs[r][f"out{i}"], exact[i][r])
     assert total > 100
     assert all(res["transport"]["pulls"] == 0 for res in results)
+    assert _sums_named_after_a_contributor(str(tmp_path), outs, 4, held)
     # every worker's END of every block, from every shard (behind the units walked there)
     from netweave.testbed.gnn.plans import load_plans
     from netweave.testbed.gnn.probe import EXCHANGES

@@ -202,7 +202,7 @@ class PacketTransport:
         self.rows = np.zeros((1024, STRIDE), np.uint8)
         self.lengths = np.zeros(1024, np.int64)
         self.early: list[np.ndarray] = []
-        self.record: list | None = None  # a probe's: (keys (k, 3) block, vertex, chunk; rows (k, VALUES)) per batch
+        self.record: list | None = None  # a probe's: (keys (k, 4) block, vertex, chunk, sender; rows (k, VALUES)) per batch
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
                                        "duplicates", "stale", "marked", "cnps_sent", "fast_pulls", "ends", "ends_again",
                                        "receive_batches", "received_packets"), 0)
@@ -415,7 +415,7 @@ class PacketTransport:
         left[cell[idx]] = 0
         self.counters["sums"] += int(idx.size)
         if self.record is not None and idx.size:
-            keys = np.stack([head["block"][idx], head["unit"][idx], c[idx]], axis=1).astype(np.int64)
+            keys = np.stack([head["block"][idx], head["unit"][idx], c[idx], head["sender"][idx]], axis=1).astype(np.int64)
             rows = np.zeros((idx.size, VALUES), np.float32)
             for i, n in enumerate(head["count"][idx].tolist()):  # a probe's record, not the data path
                 rows[i, :n] = np.ascontiguousarray(data[idx[i], HB:HB + 4 * n]).view(np.float32)

@@ -2,8 +2,8 @@
 :class:`ProbeConfig`) in a host's namespace runs exchanges of seeded random rows
 (:func:`probe_rows`) through :class:`~.packet_transport.PacketTransport`, with no model, and
 writes what came down to ``out`` (``.npz``): per exchange ``i`` the result ``out{i}`` (float32,
-``(num_boundary, dim)``) and every SUM accepted, ``sum{i}_key`` ``(k, 3)`` (block, vertex, chunk)
-and ``sum{i}_row`` (float32, ``(k, VALUES)``, zero past the chunk's width). Tests compare them with the userspace agent
+``(num_boundary, dim)``) and every SUM accepted, ``sum{i}_key`` ``(k, 4)`` (block, vertex, chunk, and
+the SUM's sender: the worker whose unit completed it) and ``sum{i}_row`` (float32, ``(k, VALUES)``, zero past the chunk's width). Tests compare them with the userspace agent
 (:class:`~.switch.Switch`) fed the same rows, bit for bit, and time the data plane alone.
 
 It connects to the switch agent (HELLO, then BYE) as a worker does, so the agent serves it.
@@ -95,7 +95,7 @@ def probe(cfg: ProbeConfig) -> dict:
             seconds.append(time.perf_counter() - t0)
             saved[f"out{i}"] = out
             saved[f"sum{i}_key"] = (np.concatenate([k for k, _ in t.record]) if t.record
-                                    else np.zeros((0, 3), np.int64))
+                                    else np.zeros((0, 4), np.int64))
             saved[f"sum{i}_row"] = (np.concatenate([r for _, r in t.record]) if t.record
                                     else np.zeros((0, VALUES), np.float32))
             i += 1

@@ -180,6 +180,7 @@ struct pend {           /* the sums of one (shard, parity, owner) not yet sent (
     __u32 done;         /* sums of the block completed so far (held or sent) */
     __u32 flags;        /* SATURATED if one of the held sums' packets saturated */
     __u32 n;            /* values a row */
+    __u32 sender;       /* the worker whose unit completed the last held (its CNP halves that rate) */
     __u32 v[MAX_ROWS];  /* their vertices */
     __u32 f[VALUES];    /* their values, float32 bits, row j from j * n */
 };
@@ -468,7 +469,8 @@ static __always_inline int set_words(struct __sk_buff *skb, __u32 words)
 }
 
 /* the sums pend p holds to worker o as one SUM packet (F_ROWS: count = rows * (n + 1) words, the
- * rows' values, then their vertices; unit = the first vertex) */
+ * rows' values, then their vertices; unit = the first vertex; sender = the worker whose unit
+ * completed the last, as a SUM of one row names its completer, also when an END flushes it) */
 static __always_inline void send_held(struct __sk_buff *skb, struct config *c, struct scratch *s, struct pend *p,
                                       __u32 o)
 {
@@ -481,6 +483,7 @@ static __always_inline void send_held(struct __sk_buff *skb, struct config *c, s
     __u64 bytes = (((__u64)nv * 4 - 1) & (VALUES * 4 - 1)) + 1;  /* within their arrays, for the verifier */
     __u64 vbytes = (((__u64)rows * 4 - 1) & (MAX_ROWS * 4 - 1)) + 1;
     s->sum_h.flags = flags | F_ROWS | (__u8)p->flags;
+    s->sum_h.sender = (__u16)p->sender;
     s->sum_h.unit = p->v[0];
     s->sum_h.count = (__u16)(nv + rows);
     p->flags = 0;
@@ -539,6 +542,7 @@ __attribute__((noinline)) int hold_sum(struct __sk_buff *skb, __u32 owner, __u32
     }
     p->v[r & (MAX_ROWS - 1)] = dest_v;
     p->n = s->n;
+    p->sender = s->sum_h.sender;
     p->rows = r + 1;
     p->done += 1;
     p->flags |= s->sum_h.flags & 1;

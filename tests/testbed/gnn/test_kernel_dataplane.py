@@ -276,15 +276,17 @@ def test_a_unit_walked_on_another_cpu_than_the_lockless_ones_is_dropped_and_pull
 
 @needs_root
 @pytest.mark.slow
-@pytest.mark.parametrize("pin", [False, True], ids=["locks", "pinned"])
-def test_kernel_sums_stay_exact_under_loss_duplication_and_reordering(tmp_path, pin):
+@pytest.mark.parametrize("pin,shards", [(False, 1), (True, 1), (True, 2)], ids=["locks", "pinned", "sharded"])
+def test_kernel_sums_stay_exact_under_loss_duplication_and_reordering(tmp_path, pin, shards):
     """5 % loss on every link (and 2 % duplication, 2 % reordering): pulls recover every missing
     cell; every SUM that arrives is the agent's bits; every exchange's result is the exact sum.
-    Pinned: sums held per owner (several a packet); a lost unit leaves its owners' held sums held,
-    and they are pulled with its cells."""
+    Pinned: sums held per owner (several a packet); a lost unit leaves its owners' counts short,
+    and each END sends what is held. Sharded: two CPUs hold them, each END goes through both."""
     _prepare(tmp_path, overlap=True)
-    switch, results, outs = _probe_run(str(tmp_path), loss=0.05, duplicate=0.02, reorder=0.02, overlap=True, pin=pin)
+    switch, results, outs = _probe_run(str(tmp_path), loss=0.05, duplicate=0.02, reorder=0.02, overlap=True, pin=pin,
+                                       shards=shards)
     assert (switch["kernel_sum_packets"] < switch["kernel_sums"]) == pin
+    assert (switch["kernel_sharded"] > 0) == (shards > 1)
     ref, exact = _reference(str(tmp_path), 4)
     assert sum(res["transport"]["pulls"] for res in results) > 0 and switch["kernel_resends"] > 0
     assert sum(res["transport"]["fast_pulls"] for res in results) > 0 and switch["kernel_ends"] > 0

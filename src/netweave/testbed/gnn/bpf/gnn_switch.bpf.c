@@ -206,6 +206,7 @@ struct scratch {
     struct hdr sum_h;         /* the header of the sums the packet completes: its own (its sender that
                                  of the unit that completed them, or, held, that sent them), kind SUM,
                                  one row (unit and count set per packet sent) */
+    struct hdr held_h;        /* send_held's: the header of a SUM of held rows */
     __u32 stamp;              /* the packet's (exchange, block) */
     __u32 per;                /* sums a SUM packet holds (LOCKLESS, a row a chunk: hold_sum; else 1) */
     __u32 pk;                 /* this shard's and parity's first pend */
@@ -479,18 +480,17 @@ static __always_inline void send_held(struct __sk_buff *skb, struct config *c, s
     if (rows == 0 || rows > MAX_ROWS || n == 0 || n > VALUES || rows * n > VALUES)
         return;
     __u32 nv = rows * n;
-    __u8 flags = s->sum_h.flags;  /* the packet's: restored below for its next sum */
     __u64 bytes = (((__u64)nv * 4 - 1) & (VALUES * 4 - 1)) + 1;  /* within their arrays, for the verifier */
     __u64 vbytes = (((__u64)rows * 4 - 1) & (MAX_ROWS * 4 - 1)) + 1;
-    s->sum_h.flags = flags | F_ROWS | (__u8)p->flags;
-    s->sum_h.sender = (__u16)p->sender;
-    s->sum_h.unit = p->v[0];
-    s->sum_h.count = (__u16)(nv + rows);
+    s->held_h = s->sum_h;  /* the walk's SUM header stays as it is for its next sum */
+    s->held_h.flags |= F_ROWS | (__u8)p->flags;
+    s->held_h.sender = (__u16)p->sender;
+    s->held_h.unit = p->v[0];
+    s->held_h.count = (__u16)(nv + rows);
     p->flags = 0;
-    int bad = set_words(skb, nv + rows) < 0 || bpf_skb_store_bytes(skb, HDR_AT, &s->sum_h, HDR, 0) < 0
+    int bad = set_words(skb, nv + rows) < 0 || bpf_skb_store_bytes(skb, HDR_AT, &s->held_h, HDR, 0) < 0
               || bpf_skb_store_bytes(skb, PAYLOAD_AT, p->f, bytes, 0) < 0
               || bpf_skb_store_bytes(skb, PAYLOAD_AT + 4 * nv, p->v, vbytes, 0) < 0;
-    s->sum_h.flags = flags;
     if (bad) {
         bump(C_BAD);  /* the held sums are lost: their owner pulls them (§3.4) */
         return;
@@ -570,6 +570,12 @@ static long flush_one(__u32 i, struct flush *fl)
     return 0;
 }
 
+/* the half of the aggregators (and pends, syncs) block `block` uses: its parity when blocks overlap */
+static __always_inline __u32 parity_of(struct config *c, __u32 block)
+{
+    return c->overlap ? (block & 1) : 0;
+}
+
 /* the first pend of (shard, parity): one per owner */
 static __always_inline __u32 pend_base(__u32 shard, __u32 parity)
 {
@@ -591,7 +597,7 @@ static __always_inline int flush_held(struct __sk_buff *skb, struct config *c, s
     s->sum_h.chunk = 0;
     s->sum_h.target = 0;
     s->stamp = stamp_of(h->seq, h->block);
-    s->pk = pend_base(shard, c->overlap ? (h->block & 1) : 0);
+    s->pk = pend_base(shard, parity_of(c, h->block));
     struct flush fl = {.skb = skb, .c = c};
     bpf_loop(c->workers < MAX_WORKERS ? c->workers : MAX_WORKERS, flush_one, &fl, 0);
     if (set_words(skb, 0) < 0 || bpf_skb_store_bytes(skb, HDR_AT, h, HDR, 0) < 0)
@@ -788,7 +794,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         return TC_ACT_SHOT;
     }
     __u32 stamp = stamp_of(h->seq, h->block);
-    __u32 parity = c->overlap ? (h->block & 1) : 0;
+    __u32 parity = parity_of(c, h->block);
     struct sync *y = bpf_map_lookup_elem(&syncs, &parity);
     if (!y || stamp <= y->floor) {  /* its block is complete: a late or duplicated unit */
         bump(C_STALE);
@@ -903,7 +909,7 @@ walk:;
 
 static __always_inline int on_done(struct __sk_buff *skb, struct config *c, struct hdr *h)
 {
-    __u32 parity = c->overlap ? (h->block & 1) : 0;
+    __u32 parity = parity_of(c, h->block);
     struct sync *y = bpf_map_lookup_elem(&syncs, &parity);
     if (!y || h->sender >= c->workers || h->sender >= MAX_WORKERS)
         return TC_ACT_SHOT;

@@ -237,13 +237,14 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
     assert total > 100
     assert all(res["transport"]["pulls"] == 0 for res in results)
     assert _sums_named_after_a_contributor(str(tmp_path), outs, 4, held)
-    # every worker's END of every block, from every shard (behind the units walked there)
+    # every worker's END of every block, from every shard (behind the units walked there); those of
+    # the last block may come after the probe's last exchange, unread
     from netweave.testbed.gnn.plans import load_plans
     from netweave.testbed.gnn.probe import EXCHANGES
 
     plans = load_plans(f"{tmp_path}/plans.npz")
     blocks = sum(int(plans[layer]["num_blocks"]) for layer, _ in EXCHANGES)
-    assert all(res["transport"]["ends"] >= 4 * blocks * shards for res in results)
+    assert all(res["transport"]["ends"] >= 4 * (blocks - 1) * shards for res in results)
 
 
 @needs_root

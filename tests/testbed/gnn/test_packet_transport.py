@@ -12,9 +12,6 @@ WORKERS = 3
 class _Transport:
     rank = 0
 
-    def __init__(self):
-        self.counters = {"ends": 0}
-
 
 def _run():
     empty = np.zeros(0, np.int64)
@@ -37,10 +34,10 @@ def _handle(run, t, head):
 
 def test_one_shard_every_workers_end():
     run, t = _run(), _Transport()
-    _handle(run, t, _ends([0, 1], chunk=0, target=0))
+    _handle(run, t, _ends([0, 1], chunk=0, target=1))
     assert not run.all_ends
-    _handle(run, t, _ends([2], chunk=0, target=0))
-    assert run.all_ends and t.counters["ends"] == 3
+    _handle(run, t, _ends([2], chunk=0, target=1))
+    assert run.all_ends
 
 
 def test_several_shards_every_shards_copy_of_every_end():
@@ -50,11 +47,14 @@ def test_several_shards_every_shards_copy_of_every_end():
     _handle(run, t, _ends([0, 1], chunk=1, target=2))
     assert not run.all_ends
     _handle(run, t, _ends([2, 2], chunk=1, target=2))  # a repeated END counts once
-    assert run.all_ends and t.counters["ends"] == 7
+    assert run.all_ends and run.ends.sum() == 6
 
 
-def test_an_end_naming_a_shard_beyond_the_switchs_is_ignored():
+def test_an_end_whose_shard_fields_do_not_fit_is_ignored():
     run, t = _run(), _Transport()
-    _handle(run, t, _ends([0, 1, 2], chunk=0, target=1 << 20))  # shards capped at MAX_SHARDS
-    _handle(run, t, _ends([0, 1, 2], chunk=1 << 15, target=2))  # no such shard: not counted
-    assert not run.all_ends and run.shards == 8
+    _handle(run, t, _ends([0, 1, 2], chunk=0, target=9))  # more shards than a switch has
+    _handle(run, t, _ends([0, 1, 2], chunk=2, target=2))  # no such shard
+    _handle(run, t, _ends([0, 1, 2], chunk=0, target=0))  # not from the switch
+    assert not run.ends.any() and run.shards == 1
+    _handle(run, t, _ends([0, 1, 2], chunk=0, target=1))
+    assert run.all_ends

@@ -117,11 +117,13 @@ class _Run:
         kind, dim = head["kind"], rows.shape[1]
         if (kind == NEXT).any():
             self.next = True
-        e = (kind == END) & (head["sender"] < self.ends.shape[0]) & (head["chunk"] < MAX_SHARDS)
+        # an END copy names its shard (chunk) and the switch's shards (target), both set by the switch;
+        # one where they do not fit (chunk < target <= MAX_SHARDS) is ignored
+        e = ((kind == END) & (head["sender"] < self.ends.shape[0]) & (head["target"] >= 1)
+             & (head["target"] <= MAX_SHARDS) & (head["chunk"] < head["target"]))
         if e.any():
-            t.counters["ends"] += int(e.sum())
             self.ends[head["sender"][e], head["chunk"][e]] = True
-            self.shards = max(self.shards, min(int(head["target"][e].max()), MAX_SHARDS))
+            self.shards = max(self.shards, int(head["target"][e].max()))
         s = kind == SUM
         if s.any():
             hs, ds = split_sums(head[s], data[s], dim)  # a SUM of several rows: one a row
@@ -363,6 +365,7 @@ class PacketTransport:
             self.counters["receive_batches"] += 1
             self.counters["received_packets"] += k
             head, idx = parse(self.rows, self.lengths, k)
+            self.counters["ends"] += int((head["kind"] == END).sum())  # a late one too (its block done)
             self.bytes["received"] += int(self.lengths[idx].sum())
             if self.rate is not None and head.size:
                 keep = self._congestion(head)

@@ -964,7 +964,8 @@ static long end_to_shard(__u32 i, struct flush *fl)
 
 /* a worker's END of a block: copied to every worker, itself included. With several shards the
  * port hands it to every shard's device instead, behind the units it handed there (a FIFO per
- * CPU), and each shard copies it to the workers with `chunk` = the shard and `target` = the shards:
+ * CPU), and each shard copies it to the workers with `chunk` = the shard and `target` = the shards
+ * (one shard: 0 and 1):
  * a worker with all of them from every worker has every SUM the switch sent it for the block. A
  * pinned shard first sends what it holds for the block (flush_held). */
 static __always_inline int on_end(struct __sk_buff *skb, struct config *c, struct hdr *h)
@@ -984,11 +985,11 @@ static __always_inline int on_end(struct __sk_buff *skb, struct config *c, struc
         }
         shard = sh & (MAX_SHARDS - 1);
         h->flags &= ~F_SHARD;
-        h->chunk = (__u16)shard;
-        h->target = c->shards;
-        if (bpf_skb_store_bytes(skb, HDR_AT, h, HDR, 0) < 0)
-            return TC_ACT_SHOT;
     } else {
+        if (h->sender >= c->workers) {
+            bump(C_BAD);
+            return TC_ACT_SHOT;
+        }
         bump(C_ENDS);
         if (c->shards > 1) {
             __u8 flags = h->flags | F_SHARD;
@@ -998,6 +999,10 @@ static __always_inline int on_end(struct __sk_buff *skb, struct config *c, struc
             return TC_ACT_SHOT;
         }
     }
+    h->chunk = (__u16)shard;  /* the copy's shard fields are the switch's, never the worker's */
+    h->target = c->shards;
+    if (bpf_skb_store_bytes(skb, HDR_AT, h, HDR, 0) < 0)
+        return TC_ACT_SHOT;
     if (LOCKLESS && h->count == 0 && flush_held(skb, c, h, shard) < 0)
         return TC_ACT_SHOT;
     for (__u32 w = 0; w < MAX_WORKERS; w++) {

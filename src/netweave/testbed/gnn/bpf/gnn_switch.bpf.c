@@ -685,6 +685,36 @@ static long copy_to(__u32 w, struct hand *hd)
     return 0;
 }
 
+/* a copy of the packet, flagged F_SHARD, with shard `sh` in `target`, to the ingress of that shard's
+ * device `dev` (steered to its CPU, behind what was handed there before); a clone that fails is
+ * counted. Returns bpf_clone_redirect's result */
+static __always_inline long clone_to_shard(struct __sk_buff *skb, __u32 sh, __u32 dev)
+{
+    bpf_skb_store_bytes(skb, HDR_AT + 24, &sh, 4, 0);
+    long err = bpf_clone_redirect(skb, dev, BPF_F_INGRESS);
+    if (err)
+        bump(C_CLONE_DROPPED);
+    return err;
+}
+
+/* the shard a packet flagged F_SHARD was handed to (its `target`), or -1 (counted bad) unless it
+ * came from that shard's device: only the switch hands a packet to a shard */
+static __always_inline int handed_shard(struct __sk_buff *skb, struct config *c, struct hdr *h)
+{
+    __u32 sh = h->target;
+    if (sh >= MAX_SHARDS || sh >= c->shards) {
+        bump(C_BAD);
+        return -1;
+    }
+    __u32 key = sh;  /* sh stays in a register, bounded */
+    __u32 *dev = bpf_map_lookup_elem(&shard_dev, &key);
+    if (!dev || *dev != skb->ifindex) {
+        bump(C_BAD);
+        return -1;
+    }
+    return (int)(sh & (MAX_SHARDS - 1));
+}
+
 /* shard i's copy of the unit, to its device's ingress (handled on its CPU), if it holds any of the
  * unit's destinations (a packet of several units: to every shard) */
 static long hand_to_shard(__u32 i, struct hand *hd)
@@ -693,11 +723,8 @@ static long hand_to_shard(__u32 i, struct hand *hd)
     __u32 *dev = bpf_map_lookup_elem(&shard_dev, &(__u32){sh});
     if (!dev || (hd->rows == 1 && hd->u->cut[sh] == hd->u->cut[sh + 1]))
         return 0;
-    bpf_skb_store_bytes(hd->skb, HDR_AT + 24, &sh, 4, 0);
     __u64 t0 = bpf_ktime_get_ns();
-    if (bpf_clone_redirect(hd->skb, *dev, BPF_F_INGRESS))
-        bump(C_CLONE_DROPPED);
-    else
+    if (clone_to_shard(hd->skb, sh, *dev) == 0)
         bump(C_SHARDED);
     bump_by(C_CLONE_NS, bpf_ktime_get_ns() - t0);
     return 0;
@@ -803,18 +830,10 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     __u32 shard = 0, sharded = 0;
     __u64 bytes = ((((__u64)h->count - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
     if (h->flags & F_SHARD) {  /* a shard's copy (seen, copied and counted at the port): its edges */
-        __u32 sh = h->target;
-        if (sh >= MAX_SHARDS || sh >= c->shards) {
-            bump(C_BAD);
+        int sh = handed_shard(skb, c, h);
+        if (sh < 0)
             return TC_ACT_SHOT;
-        }
-        __u32 key = sh;  /* sh stays in a register, bounded */
-        __u32 *dev = bpf_map_lookup_elem(&shard_dev, &key);
-        if (!dev || *dev != skb->ifindex) {  /* only the switch hands a unit to a shard */
-            bump(C_BAD);
-            return TC_ACT_SHOT;
-        }
-        shard = sh & (MAX_SHARDS - 1);
+        shard = (__u32)sh & (MAX_SHARDS - 1);
         sharded = 1;
         if (bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, bytes) < 0)
             return TC_ACT_SHOT;
@@ -951,14 +970,10 @@ static __always_inline int on_done(struct __sk_buff *skb, struct config *c, stru
 /* shard i's copy of an END, to its device's ingress: behind the units handed to it before */
 static long end_to_shard(__u32 i, struct flush *fl)
 {
-    struct __sk_buff *skb = fl->skb;
     __u32 sh = i & (MAX_SHARDS - 1);
     __u32 *dev = bpf_map_lookup_elem(&shard_dev, &(__u32){sh});
-    if (!dev)
-        return 0;
-    bpf_skb_store_bytes(skb, HDR_AT + 24, &sh, 4, 0);
-    if (bpf_clone_redirect(skb, *dev, BPF_F_INGRESS))
-        bump(C_CLONE_DROPPED);
+    if (dev)
+        clone_to_shard(fl->skb, sh, *dev);
     return 0;
 }
 
@@ -972,18 +987,10 @@ static __always_inline int on_end(struct __sk_buff *skb, struct config *c, struc
 {
     __u32 shard = 0;
     if (h->flags & F_SHARD) {
-        __u32 sh = h->target;
-        if (sh >= MAX_SHARDS || sh >= c->shards) {
-            bump(C_BAD);
+        int sh = handed_shard(skb, c, h);
+        if (sh < 0)
             return TC_ACT_SHOT;
-        }
-        __u32 key = sh;
-        __u32 *dev = bpf_map_lookup_elem(&shard_dev, &key);
-        if (!dev || *dev != skb->ifindex) {  /* only the switch hands an END to a shard */
-            bump(C_BAD);
-            return TC_ACT_SHOT;
-        }
-        shard = sh & (MAX_SHARDS - 1);
+        shard = (__u32)sh & (MAX_SHARDS - 1);
         h->flags &= ~F_SHARD;
     } else {
         if (h->sender >= c->workers) {

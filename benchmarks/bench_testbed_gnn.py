@@ -13,7 +13,8 @@ the switch's counters, per epoch what bound it (the testbed's CPU-vs-link accoun
 final logits from single-process training, and the simulator's predicted exchange per epoch for
 the same plans, star and rate (:mod:`netweave.testbed.gnn.predict`, computed after the timed runs).
 The data plane's own ceiling: the kernel's BPF run-time statistics of ``gnn_switch`` (ns of CPU per
-packet, packets per second on one core) beside the userspace agent's aggregation time per
+packet, packets per second on one core) beside the userspace agent's aggregation CPU time (its
+thread's; its wall time beside it, which also counts the waits for a CPU the workers held) per
 equivalent packet (a chunk of 512 values). ``uptime`` before and after every run.
 
     sudo .venv/bin/python benchmarks/bench_testbed_gnn.py            # results/testbed_gnn_kernel.json + .png
@@ -44,7 +45,8 @@ def uptime() -> str:
 
 def ceiling(switch: dict) -> dict:
     """The data plane's cost per packet: the kernel's (BPF run-time statistics) or the userspace
-    agent's (its aggregation time per chunk of 512 values, the kernel plane's packet)."""
+    agent's (its aggregation CPU time per chunk of 512 values, the kernel plane's packet; its wall
+    time beside it)."""
     if switch.get("bpf_run_cnt"):  # a unit handed to shards runs the program again on each: one packet
         packets = switch["bpf_run_cnt"] - switch.get("kernel_sharded", 0)
         ns = switch["bpf_run_time_ns"] / packets
@@ -54,7 +56,8 @@ def ceiling(switch: dict) -> dict:
         packets = switch["unit_values"] / 512
         ns = switch["aggregate_s"] * 1e9 / packets
         return {"dataplane": "userspace agent", "packet_equivalents": packets, "ns_per_packet": ns,
-                "packets_per_s_one_core": 1e9 / ns}
+                "packets_per_s_one_core": 1e9 / ns,
+                "wall_ns_per_packet": switch.get("aggregate_wall_s", 0.0) * 1e9 / packets}
     return {}
 
 

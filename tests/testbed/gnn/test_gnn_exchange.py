@@ -35,6 +35,8 @@ def test_ina_through_the_switch_follows_single_process():
     assert r.planned[0]["blocks"] > 1 and r.planned[0]["forwarded_destinations"] > 0
     assert r.switch["blocks"] >= 2 * r.planned[0]["blocks"]  # layer 0 forward, twice (an epoch and the evaluation)
     assert r.switch["sums"] > 0 and r.switch["copies"] > 0 and r.switch["aggregated_edges"] > 0
+    # the agent's aggregation cost: its thread's CPU time, at most the wall time the same code took
+    assert 0 < r.switch["aggregate_s"] <= r.switch["aggregate_wall_s"] + 1e-3
     assert r.max_logit_diff < 1e-5
     assert len(r.epochs) == 2 and all(e["exchange_bytes"] > 0 for e in r.epochs)
     np.testing.assert_allclose([e["loss"] for e in r.epochs], r.single_losses, atol=1e-5)

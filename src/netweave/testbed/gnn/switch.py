@@ -124,7 +124,7 @@ class Switch:
         self.counters = dict.fromkeys(("exchanges", "blocks", "units", "unit_values", "unit_edges", "aggregated_edges",
                                        "sums",
                                        "copies", "copied_edges", "bypassed_destinations", "peak_aggregators",
-                                       "grad_steps", "aggregate_s"), 0)
+                                       "grad_steps", "aggregate_s", "aggregate_wall_s"), 0)
         self._grads: dict[tuple[int, int], dict[int, np.ndarray]] = {}  # (step, offset) -> sender -> values
 
     # -- one block's state ----------------------------------------------------------------------
@@ -163,7 +163,11 @@ class Switch:
             raise ProtocolError(f"unexpected message kind {m.kind} from worker {m.sender}")
 
     def _units(self, L: _Layer, m: Message) -> None:
-        t0 = time.perf_counter()
+        """One UNITS message: admit, aggregate, send the sums it completed and the copies. Its cost
+        is counted as the agent's CPU time (``aggregate_s``: this thread's, what the kernel's BPF
+        run time is beside it) and as wall time (``aggregate_wall_s``: also while the agent waited
+        for a CPU that the workers held)."""
+        t0, c0 = time.perf_counter(), time.thread_time()
         p, h, b, n = L.p, m.sender, m.block, m.count
         first, end = int(p["unit_ptr"][h * L.B + b]), int(p["unit_ptr"][h * L.B + b + 1])
         if m.dim != L.dim or first + m.offset + n > end:
@@ -221,7 +225,8 @@ class Switch:
                                     seq=m.seq, sender=h)
                 self.counters["copies"] += int(runs.size)
             self.counters["copied_edges"] += int(copy.sum())
-        self.counters["aggregate_s"] += time.perf_counter() - t0
+        self.counters["aggregate_s"] += time.thread_time() - c0
+        self.counters["aggregate_wall_s"] += time.perf_counter() - t0
 
     def _done(self, L: _Layer, m: Message) -> None:
         self.done.add(m.sender)

@@ -50,7 +50,7 @@ def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overl
         probes = [sup.start(f"probe {r}", cluster.namespace[h], "netweave.testbed.gnn.probe",
                             ProbeConfig(rank=r, address=cluster.address[h], switch=(cluster.address[sw], GNN_SWITCH),
                                         directory=directory, memory_bytes=memory, overlap=overlap, rounds=rounds,
-                                        out=f"{directory}/probe{r}.npz", timeout_s=60))
+                                        out=f"{directory}/probe{r}.npz", timeout_s=60, switch_shards=shards))
                   for r, h in enumerate(cluster.hosts)]
         sup.wait([agent, *probes], 240)
     results = [json.loads(last_line(p.stdout)) for p in probes]

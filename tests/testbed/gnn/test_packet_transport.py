@@ -1,7 +1,9 @@
 """The worker's END bookkeeping (gnn/packet_transport.py): a block's ENDs are all in only once every
-worker's has come from every shard of the switch (bpf/gnn_switch.bpf.c: on_end)."""
+worker's has come from every shard of the switch (bpf/gnn_switch.bpf.c: on_end), whose number the
+worker is told (WorkerConfig.switch_shards)."""
 
 import numpy as np
+import pytest
 
 from netweave.testbed.gnn.packet import END, HB, HEADER, build
 from netweave.testbed.gnn.packet_transport import _Block, _Run
@@ -13,13 +15,13 @@ class _Transport:
     rank = 0
 
 
-def _run():
+def _run(shards=1):
     empty = np.zeros(0, np.int64)
     blk = _Block(units=empty, unit_rows=empty, slot_v=empty, slot_row=empty, slot_copy=np.zeros(0, bool),
                  slot_need=empty, e_unit=empty, e_slot=empty, pull_v=empty, pull_unit=empty, pull_row=empty,
                  packet_first=empty, packet_rows=empty)
     tag = {"layer": 0, "direction": 0, "seq": 1, "block": 0, "sender": 0}
-    return _Run(blk, tag, 1, WORKERS)
+    return _Run(blk, tag, 1, WORKERS, shards)
 
 
 def _ends(senders, chunk, target):
@@ -41,7 +43,7 @@ def test_one_shard_every_workers_end():
 
 
 def test_several_shards_every_shards_copy_of_every_end():
-    run, t = _run(), _Transport()
+    run, t = _run(shards=2), _Transport()
     _handle(run, t, _ends([0, 1, 2], chunk=0, target=2))
     assert not run.all_ends  # shard 1 may still be walking units whose sums come before its ENDs
     _handle(run, t, _ends([0, 1], chunk=1, target=2))
@@ -50,11 +52,19 @@ def test_several_shards_every_shards_copy_of_every_end():
     assert run.all_ends and run.ends.sum() == 6
 
 
-def test_an_end_whose_shard_fields_do_not_fit_is_ignored():
-    run, t = _run(), _Transport()
+@pytest.mark.parametrize("shards", [1, 2])
+def test_an_end_whose_shard_fields_do_not_fit_is_ignored(shards):
+    run, t = _run(shards), _Transport()
     _handle(run, t, _ends([0, 1, 2], chunk=0, target=9))  # more shards than a switch has
-    _handle(run, t, _ends([0, 1, 2], chunk=2, target=2))  # no such shard
+    _handle(run, t, _ends([0, 1, 2], chunk=0, target=shards + 1))  # another switch's count: no copy of it comes
+    _handle(run, t, _ends([0, 1, 2], chunk=shards, target=shards))  # no such shard
     _handle(run, t, _ends([0, 1, 2], chunk=0, target=0))  # not from the switch
-    assert not run.ends.any() and run.shards == 1
-    _handle(run, t, _ends([0, 1, 2], chunk=0, target=1))
+    assert not run.ends.any()
+    for shard in range(shards):
+        _handle(run, t, _ends([0, 1, 2], chunk=shard, target=shards))
     assert run.all_ends
+
+
+def test_a_shard_count_the_switch_cannot_have_is_refused():
+    with pytest.raises(ValueError, match="shards"):
+        _run(shards=0)

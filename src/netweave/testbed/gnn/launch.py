@@ -230,6 +230,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    memory_bytes=memory_bytes, overlap=bool(overlap and kernel),
                                                    retransmit_s=retransmit_s, link_gbps=gbps,
                                                    congestion_control=congestion_control, fast_pull=fast_pull,
+                                                   switch_shards=shards,
                                                    transform_first=transform_first, grad_chunk=grad_chunk))
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []

@@ -84,12 +84,14 @@ class _Block:
 class _Run:
     """One block in flight: its cells' state (mode: 0 aggregated, 1 copies, 2 pulled; what each
     still needs), the (edge, chunk) pairs received, the workers' ENDs, DONE and NEXT. ``tag``: the
-    header fields of its packets (layer, direction, seq, block, sender)."""
+    header fields of its packets (layer, direction, seq, block, sender). ``shards``: the switch's
+    CPUs that aggregate, each of which sends its own copy of every END (packet.END)."""
 
-    def __init__(self, blk: _Block, tag: dict, chunks: int, workers: int):
-        self.blk, self.b, self.chunks, self.tag = blk, tag["block"], chunks, tag
-        self.ends = np.zeros((workers, MAX_SHARDS), bool)  # whose END of this block came, from which shard
-        self.shards = 1  # copies of each END the switch sends (one a shard: packet.END)
+    def __init__(self, blk: _Block, tag: dict, chunks: int, workers: int, shards: int = 1):
+        if not 1 <= shards <= MAX_SHARDS:
+            raise ValueError(f"shards {shards}: the switch has 1 to {MAX_SHARDS}")
+        self.blk, self.b, self.chunks, self.tag, self.shards = blk, tag["block"], chunks, tag, shards
+        self.ends = np.zeros((workers, shards), bool)  # whose END of this block came, from which shard
         self.fast_pulled = False
         self.mode = np.repeat(blk.slot_copy.astype(np.int8), chunks)
         self.left = np.where(self.mode == 1, np.repeat(blk.slot_need, chunks), 1).astype(np.int64)
@@ -107,7 +109,7 @@ class _Run:
     @property
     def all_ends(self) -> bool:
         """Every worker's END of the block has come, from every shard of the switch."""
-        return bool(self.ends[:, :self.shards].all())
+        return bool(self.ends.all())
 
     @property
     def finished(self) -> bool:
@@ -118,12 +120,11 @@ class _Run:
         if (kind == NEXT).any():
             self.next = True
         # an END copy names its shard (chunk) and the switch's shards (target), both set by the switch;
-        # one where they do not fit (chunk < target <= MAX_SHARDS) is ignored
-        e = ((kind == END) & (head["sender"] < self.ends.shape[0]) & (head["target"] >= 1)
-             & (head["target"] <= MAX_SHARDS) & (head["chunk"] < head["target"]))
+        # one that names another switch (target) or no shard of this one is ignored
+        e = ((kind == END) & (head["sender"] < self.ends.shape[0]) & (head["target"] == self.shards)
+             & (head["chunk"] < self.shards))
         if e.any():
             self.ends[head["sender"][e], head["chunk"][e]] = True
-            self.shards = max(self.shards, int(head["target"][e].max()))
         s = kind == SUM
         if s.any():
             hs, ds = split_sums(head[s], data[s], dim)  # a SUM of several rows: one a row
@@ -182,13 +183,14 @@ class _Run:
 class PacketTransport:
     """The exchange over ``sock`` (UDP, bound to the worker's data-plane port) with the switch at
     ``switch`` ((address, port)) for ``rank`` with plans ``plans``, boundary vertices ``boundary``
-    (sorted global ids), the switch's ``memory_bytes`` and ``overlap``."""
+    (sorted global ids), the switch's ``memory_bytes``, ``overlap`` and ``shards`` (its CPUs that
+    aggregate: ENDs come once from each)."""
 
     def __init__(self, sock: socket.socket, switch: tuple[str, int], rank: int, plans: list[dict],
                  boundary: np.ndarray, memory_bytes: int, *, overlap: bool = False, timeout_s: float = 60.0,
                  retransmit_s: float = 0.2, link_gbps: float = 0.0, rate: RateControl | None = None,
-                 fast_pull: bool = True):
-        self.sock, self.switch, self.rank, self.boundary = sock, switch, rank, boundary
+                 fast_pull: bool = True, shards: int = 1):
+        self.sock, self.switch, self.rank, self.boundary, self.shards = sock, switch, rank, boundary, shards
         self.rate, self.fast_pull = rate, fast_pull
         self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
         self.overlap, self.link_gbps = overlap, link_gbps
@@ -278,7 +280,7 @@ class PacketTransport:
 
         def start(b):
             tag = dict(layer=layer, direction=direction, seq=self.seq, block=b, sender=self.rank)
-            runs[b] = _Run(self._block(layer, b), tag, chunks, int(self.plans[layer]["num_workers"]))
+            runs[b] = _Run(self._block(layer, b), tag, chunks, int(self.plans[layer]["num_workers"]), self.shards)
             runs[b].wait = self.retransmit_s
             if self.link_gbps > 0:  # the slowest sender's units of this block (and of the one before, in flight)
                 p = self.plans[layer]

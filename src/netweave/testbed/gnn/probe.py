@@ -41,7 +41,7 @@ def probe_rows(seed: int, rank: int, exchange: int, shape: tuple[int, int], dire
 @dataclass(frozen=True, kw_only=True)
 class ProbeConfig(RoleConfig):
     """rank, address (its own), switch (the agent's TCP address), directory (the job's files),
-    memory_bytes and overlap (the switch's), rounds (times the exchanges run), seed, out (the
+    memory_bytes, overlap and switch_shards (the switch's), rounds (times the exchanges run), seed, out (the
     ``.npz`` it writes), timeout_s, retransmit_s."""
 
     rank: int
@@ -56,6 +56,7 @@ class ProbeConfig(RoleConfig):
     timeout_s: float = 60.0
     retransmit_s: float = 0.05
     link_gbps: float = 0.0
+    switch_shards: int = 1
 
 
 def probe(cfg: ProbeConfig) -> dict:
@@ -79,7 +80,7 @@ def probe(cfg: ProbeConfig) -> dict:
     sock.bind((cfg.address, GNN_DOWN))
     t = PacketTransport(sock, (cfg.switch[0], GNN_DATA), cfg.rank, plans, boundary, cfg.memory_bytes,
                         overlap=cfg.overlap, timeout_s=cfg.timeout_s, retransmit_s=cfg.retransmit_s,
-                        link_gbps=cfg.link_gbps)
+                        link_gbps=cfg.link_gbps, shards=cfg.switch_shards)
     t.record = []
     barrier(conn, cfg.rank, cfg.timeout_s)
     saved, seconds = {}, []

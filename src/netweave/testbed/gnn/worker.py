@@ -221,7 +221,8 @@ class WorkerConfig(RoleConfig):
         ``p2p``; dataplane: ``user`` (the agent, TCP) or ``xdp`` (the kernel data plane, UDP:
         :mod:`.packet_transport`, with the switch's ``memory_bytes``, ``overlap``, the pulls'
         ``retransmit_s``, the links' rate ``link_gbps``, ``congestion_control``: §3.4's ECN-driven
-        rate, :mod:`.rate`; ``fast_pull``: pull as soon as every worker's END came); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
+        rate, :mod:`.rate`; ``fast_pull``: pull as soon as every worker's END came;
+        ``switch_shards``: the switch's CPUs that aggregate, each sending its copy of every END); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
         transform_first: exchange ``h W`` where a layer narrows; grad_chunk: gradient values a GRAD
         message (:func:`grad_sum`);
         num_train: training vertices of the whole graph; epochs, lr, weight_decay, dropout, seed:
@@ -250,6 +251,7 @@ class WorkerConfig(RoleConfig):
     link_gbps: float = 0.0
     congestion_control: bool = False
     fast_pull: bool = True
+    switch_shards: int = 1
     transform_first: bool = True
     grad_chunk: int = GRAD_CHUNK
 
@@ -280,7 +282,7 @@ def worker(cfg: WorkerConfig) -> None:
                                     overlap=cfg.overlap, timeout_s=timeout, retransmit_s=cfg.retransmit_s,
                                     link_gbps=cfg.link_gbps,
                                     rate=RateControl(cfg.link_gbps * 1e9) if cfg.congestion_control else None,
-                                    fast_pull=cfg.fast_pull)
+                                    fast_pull=cfg.fast_pull, shards=cfg.switch_shards)
         conns = [switch]
     elif cfg.exchange == "ina":
         plans = load_plans(os.path.join(cfg.directory, "plans.npz"))

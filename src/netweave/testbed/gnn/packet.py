@@ -84,9 +84,7 @@ def split_sums(head: np.ndarray, data: np.ndarray, dim: int) -> tuple[np.ndarray
     the vertices) as one SUM a row (``unit`` its vertex, ``count = dim``, without :data:`ROWS`), as
     rows ``(m, HB + 4 dim)``; the others keep their header and their first ``dim`` values. A
     malformed count leaves the packet whole (the receiver then refuses its count)."""
-    count = head["count"].astype(np.int64)
-    ok = ((head["flags"] & ROWS) != 0) & (count > dim) & (count % (dim + 1) == 0) & (count <= MAX_WORDS)
-    rows = np.where(ok, count // (dim + 1), 1)
+    ok, rows = _sum_rows(head, dim)
 
     def vertex(which, j):
         words = _words(data)
@@ -96,6 +94,23 @@ def split_sums(head: np.ndarray, data: np.ndarray, dim: int) -> tuple[np.ndarray
     out, split = _split(head, data, dim, rows, ok, vertex)
     out["flags"] &= ~np.uint8(ROWS)
     return out, split
+
+
+def last_vertices(head: np.ndarray, data: np.ndarray, dim: int) -> np.ndarray:
+    """Per SUM packet, the vertex of its last row (``(n,)``; a SUM of one row: its ``unit``): the
+    row whose completer a SUM of several rows names as its sender."""
+    ok, rows = _sum_rows(head, dim)
+    words = _words(data)
+    at = np.clip(rows * dim + rows - 1, 0, max(0, words.shape[1] - 1))
+    last = words[np.arange(head.size), at] if words.shape[1] else np.zeros(head.size, np.uint32)
+    return np.where(ok, last, head["unit"]).astype(np.int64)
+
+
+def _sum_rows(head: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which SUM packets hold several rows (flag :data:`ROWS` and a count that fits), and their rows."""
+    count = head["count"].astype(np.int64)
+    ok = ((head["flags"] & ROWS) != 0) & (count > dim) & (count % (dim + 1) == 0) & (count <= MAX_WORDS)
+    return ok, np.where(ok, count // (dim + 1), 1)
 
 
 def _split(head, data, dim, rows, packed, unit) -> tuple[np.ndarray, np.ndarray]:

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..net import batchio
 from .packet import (CNP, COPY, DONE, ECN, END, HB, HEADER, MAX_WORDS, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build,
-                     parse, split_rows, split_sums)
+                     last_vertices, parse, split_rows, split_sums)
 from .plans import edge_ranges
 from .predict import wire_bytes
 from .rate import RateControl
@@ -127,6 +127,9 @@ class _Run:
             self.ends[head["sender"][e], head["chunk"][e]] = True
         s = kind == SUM
         if s.any():
+            if t.record is not None:  # a probe's: per SUM packet its block, sender and last row's vertex
+                t.record_last.append(np.stack([head["block"][s], head["sender"][s],
+                                               last_vertices(head[s], data[s], dim)], axis=1).astype(np.int64))
             hs, ds = split_sums(head[s], data[s], dim)  # a SUM of several rows: one a row
             t._sums(self.blk, hs, ds, self.chunks, self.mode, self.left, out, dim=dim)
         c = (kind == COPY) | ((kind == RESEND) & (head["target"] == t.rank))
@@ -207,6 +210,7 @@ class PacketTransport:
         self.lengths = np.zeros(1024, np.int64)
         self.early: list[np.ndarray] = []
         self.record: list | None = None  # a probe's: (keys (k, 4) block, vertex, chunk, sender; rows (k, VALUES)) per batch
+        self.record_last: list = []  # ... and per SUM packet (k, 3): block, sender, its last row's vertex
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
                                        "duplicates", "stale", "marked", "cnps_sent", "fast_pulls", "ends", "ends_again",
                                        "receive_batches", "received_packets"), 0)

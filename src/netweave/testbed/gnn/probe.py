@@ -3,7 +3,9 @@
 (:func:`probe_rows`) through :class:`~.packet_transport.PacketTransport`, with no model, and
 writes what came down to ``out`` (``.npz``): per exchange ``i`` the result ``out{i}`` (float32,
 ``(num_boundary, dim)``) and every SUM accepted, ``sum{i}_key`` ``(k, 4)`` (block, vertex, chunk, and
-the SUM's sender: the worker whose unit completed it) and ``sum{i}_row`` (float32, ``(k, VALUES)``, zero past the chunk's width). Tests compare them with the userspace agent
+the SUM's sender: the worker whose unit completed it), ``sum{i}_row`` (float32, ``(k, VALUES)``, zero past
+the chunk's width) and per SUM packet received ``sum{i}_last`` ``(k, 3)`` (block, sender, the vertex of
+its last row, whose completer a SUM of several rows names). Tests compare them with the userspace agent
 (:class:`~.switch.Switch`) fed the same rows, bit for bit, and time the data plane alone.
 
 It connects to the switch agent (HELLO, then BYE) as a worker does, so the agent serves it.
@@ -91,6 +93,7 @@ def probe(cfg: ProbeConfig) -> dict:
                 continue
             rows = probe_rows(cfg.seed, cfg.rank, i, (boundary.size, int(plans[layer]["dim"])), direction)
             t.record.clear()
+            t.record_last.clear()
             t0 = time.perf_counter()
             out = t.exchange(layer, direction, rows)
             seconds.append(time.perf_counter() - t0)
@@ -99,6 +102,7 @@ def probe(cfg: ProbeConfig) -> dict:
                                     else np.zeros((0, 4), np.int64))
             saved[f"sum{i}_row"] = (np.concatenate([r for _, r in t.record]) if t.record
                                     else np.zeros((0, VALUES), np.float32))
+            saved[f"sum{i}_last"] = (np.concatenate(t.record_last) if t.record_last else np.zeros((0, 3), np.int64))
             i += 1
     np.savez(cfg.out, **saved)
     conn.queue(BYE, sender=cfg.rank)

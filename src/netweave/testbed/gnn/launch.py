@@ -138,7 +138,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     message to the switch agent, whose sum comes down while later chunks go up (0: the whole
     gradient in one message, summed once every worker's has come); ``pin_switch``: the kernel data
     plane runs on one CPU, the last (:mod:`netweave.testbed.net.steering`; False: on whichever CPU
-    a packet arrives: two cores, but a cell costs 85-95 or 160-170 ns from run to run); ``switch_cpus``:
+    a packet arrives, the sender's: with the workers on both cores, two CPUs add into the same
+    aggregators, and a cell costs about twice as much as pinned); ``switch_cpus``:
     with ``pin_switch``, the aggregators spread over that many CPUs, the last ones, each adding
     into its own (beyond the paper: :func:`~.tables.edge_shard`)."""
     import tempfile

@@ -148,11 +148,14 @@ def _device(device: str, local_rank: int):
 
 def _run(job: TrainJob, fn: Callable, rank: int, world: int, local_world: int, local_rank: int) -> Any:
     """Run ``fn`` as one rank on its :class:`~.context.RankContext`; returns what ``fn`` returned."""
+    import numba
     import torch
 
     from .context import rank_context
 
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world))
+    threads = max(1, (os.cpu_count() or 1) // local_world)  # the machine's cores shared by its ranks
+    torch.set_num_threads(threads)
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # the parallel dropout's too
     device = _device(job.config.device, local_rank)
     graph = load_dataset(job.config.dataset)
     return fn(rank_context(job, graph, rank, world, device))

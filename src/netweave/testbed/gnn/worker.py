@@ -258,12 +258,16 @@ class WorkerConfig(RoleConfig):
 
 def worker(cfg: WorkerConfig) -> None:
     """Train this worker's partition until the last epoch; its logits go to the job's directory."""
+    import numba
     import torch
 
     from ...runtime.ina_exchange import SumExchange, SumLayout, sum_local_tensors
     from ...runtime.models import DistGNN
 
+    # one thread a worker, the testbed's hosts share the machine's cores: numba's parallel dropout
+    # would otherwise start a thread a core whose wait spins (libgomp) on cores the others need
     torch.set_num_threads(1)
+    numba.set_num_threads(1)
     rank, workers, timeout = cfg.rank, cfg.workers, cfg.timeout_s
     deadline = time.monotonic() + timeout
     with np.load(os.path.join(cfg.directory, f"worker{rank}.npz"), allow_pickle=False) as f:

@@ -55,9 +55,9 @@ def ceiling(switch: dict) -> dict:
     if switch.get("unit_values"):
         packets = switch["unit_values"] / 512
         ns = switch["aggregate_s"] * 1e9 / packets
+        wall = {"wall_ns_per_packet": switch["aggregate_wall_s"] * 1e9 / packets} if "aggregate_wall_s" in switch else {}
         return {"dataplane": "userspace agent", "packet_equivalents": packets, "ns_per_packet": ns,
-                "packets_per_s_one_core": 1e9 / ns,
-                "wall_ns_per_packet": switch.get("aggregate_wall_s", 0.0) * 1e9 / packets}
+                "packets_per_s_one_core": 1e9 / ns, **wall}
     return {}
 
 

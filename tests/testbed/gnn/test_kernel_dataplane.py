@@ -242,6 +242,7 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
     plans = load_plans(f"{tmp_path}/plans.npz")
     blocks = sum(int(plans[layer]["num_blocks"]) for layer, _ in EXCHANGES)
     assert all(res["transport"]["ends"] >= 4 * (blocks - 1) * shards for res in results)
+    assert all(res["transport"]["ends_ignored"] == 0 for res in results)  # told the switch's own count
 
 
 @needs_root

@@ -6,13 +6,17 @@ import numpy as np
 import pytest
 
 from netweave.testbed.gnn.packet import END, HB, HEADER, build
-from netweave.testbed.gnn.packet_transport import _Block, _Run
+from netweave.testbed.gnn.packet_transport import PacketTransport, _Block, _Run
+from netweave.testbed.gnn.tables import MAX_SHARDS
 
 WORKERS = 3
 
 
 class _Transport:
     rank = 0
+
+    def __init__(self):
+        self.counters = {"ends_ignored": 0}
 
 
 def _run(shards=1):
@@ -59,12 +63,13 @@ def test_an_end_whose_shard_fields_do_not_fit_is_ignored(shards):
     _handle(run, t, _ends([0, 1, 2], chunk=0, target=shards + 1))  # another switch's count: no copy of it comes
     _handle(run, t, _ends([0, 1, 2], chunk=shards, target=shards))  # no such shard
     _handle(run, t, _ends([0, 1, 2], chunk=0, target=0))  # not from the switch
-    assert not run.ends.any()
+    assert not run.ends.any() and t.counters["ends_ignored"] == 12
     for shard in range(shards):
         _handle(run, t, _ends([0, 1, 2], chunk=shard, target=shards))
     assert run.all_ends
 
 
-def test_a_shard_count_the_switch_cannot_have_is_refused():
+@pytest.mark.parametrize("shards", [0, MAX_SHARDS + 1])
+def test_a_shard_count_the_switch_cannot_have_is_refused(shards):
     with pytest.raises(ValueError, match="shards"):
-        _run(shards=0)
+        PacketTransport(None, ("10.0.0.1", 1), 0, [], np.zeros(0, np.int64), 0, shards=shards)

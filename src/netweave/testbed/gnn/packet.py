@@ -99,11 +99,9 @@ def split_sums(head: np.ndarray, data: np.ndarray, dim: int) -> tuple[np.ndarray
 def last_vertices(head: np.ndarray, data: np.ndarray, dim: int) -> np.ndarray:
     """Per SUM packet, the vertex of its last row (``(n,)``; a SUM of one row: its ``unit``): the
     row whose completer a SUM of several rows names as its sender."""
-    ok, rows = _sum_rows(head, dim)
-    words = _words(data)
-    at = np.clip(rows * dim + rows - 1, 0, max(0, words.shape[1] - 1))
-    last = words[np.arange(head.size), at] if words.shape[1] else np.zeros(head.size, np.uint32)
-    return np.where(ok, last, head["unit"]).astype(np.int64)
+    _, rows = _sum_rows(head, dim)
+    out, _ = split_sums(head, data, dim)
+    return out["unit"][np.cumsum(rows) - 1].astype(np.int64)
 
 
 def _sum_rows(head: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -88,8 +88,6 @@ class _Run:
     CPUs that aggregate, each of which sends its own copy of every END (packet.END)."""
 
     def __init__(self, blk: _Block, tag: dict, chunks: int, workers: int, shards: int = 1):
-        if not 1 <= shards <= MAX_SHARDS:
-            raise ValueError(f"shards {shards}: the switch has 1 to {MAX_SHARDS}")
         self.blk, self.b, self.chunks, self.tag, self.shards = blk, tag["block"], chunks, tag, shards
         self.ends = np.zeros((workers, shards), bool)  # whose END of this block came, from which shard
         self.fast_pulled = False
@@ -123,6 +121,7 @@ class _Run:
         # one that names another switch (target) or no shard of this one is ignored
         e = ((kind == END) & (head["sender"] < self.ends.shape[0]) & (head["target"] == self.shards)
              & (head["chunk"] < self.shards))
+        t.counters["ends_ignored"] += int((kind == END).sum() - e.sum())  # a switch of another count: none fits
         if e.any():
             self.ends[head["sender"][e], head["chunk"][e]] = True
         s = kind == SUM
@@ -193,6 +192,8 @@ class PacketTransport:
                  boundary: np.ndarray, memory_bytes: int, *, overlap: bool = False, timeout_s: float = 60.0,
                  retransmit_s: float = 0.2, link_gbps: float = 0.0, rate: RateControl | None = None,
                  fast_pull: bool = True, shards: int = 1):
+        if not 1 <= shards <= MAX_SHARDS:
+            raise ValueError(f"shards {shards}: the switch has 1 to {MAX_SHARDS}")
         self.sock, self.switch, self.rank, self.boundary, self.shards = sock, switch, rank, boundary, shards
         self.rate, self.fast_pull = rate, fast_pull
         self.plans, self.timeout_s, self.retransmit_s, self.seq = plans, timeout_s, retransmit_s, 0
@@ -212,7 +213,7 @@ class PacketTransport:
         self.record: list | None = None  # a probe's: (keys (k, 4) block, vertex, chunk, sender; rows (k, VALUES)) per batch
         self.record_last: list = []  # ... and per SUM packet (k, 3): block, sender, its last row's vertex
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
-                                       "duplicates", "stale", "marked", "cnps_sent", "fast_pulls", "ends", "ends_again",
+                                       "duplicates", "stale", "marked", "cnps_sent", "fast_pulls", "ends", "ends_again", "ends_ignored",
                                        "receive_batches", "received_packets"), 0)
         self.bytes = {"sent": 0, "received": 0}  # UDP payload (the 28-byte header included)
         batchio.set_receive_buffer(sock, 64 << 20)

@@ -4,7 +4,7 @@
 writes what came down to ``out`` (``.npz``): per exchange ``i`` the result ``out{i}`` (float32,
 ``(num_boundary, dim)``) and every SUM accepted, ``sum{i}_key`` ``(k, 4)`` (block, vertex, chunk, and
 the SUM's sender: the worker whose unit completed it), ``sum{i}_row`` (float32, ``(k, VALUES)``, zero past
-the chunk's width) and per SUM packet received ``sum{i}_last`` ``(k, 3)`` (block, sender, the vertex of
+the chunk's width) and per SUM packet received (duplicates included) ``sum{i}_last`` ``(k, 3)`` (block, sender, the vertex of
 its last row, whose completer a SUM of several rows names). Tests compare them with the userspace agent
 (:class:`~.switch.Switch`) fed the same rows, bit for bit, and time the data plane alone.
 

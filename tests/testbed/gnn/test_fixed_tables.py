@@ -242,9 +242,9 @@ def test_a_sum_of_several_rows_splits_into_one_sum_a_row():
     got = np.ascontiguousarray(d[:, HB:HB + 4 * dim]).view(np.float32)
     np.testing.assert_array_equal(got, np.r_[vals, np.full((1, dim), 2), np.full((1, dim), 3)].astype(np.float32))
     # each packet's last row, whose completer a held SUM names as its sender
-    assert last_vertices(head, buf[idx], dim).tolist() == [1 << 20, 9, 12]
+    assert last_vertices(head, h, dim).tolist() == [1 << 20, 9, 12]
     # a count that is not rows of dim + 1 words: left whole (the transport's count check refuses it)
     head["count"][0] -= 1
     h, _ = split_sums(head, buf[idx], dim)
     assert h["unit"].tolist() == [40, 9, 12]
-    assert last_vertices(head, buf[idx], dim).tolist() == [40, 9, 12]
+    assert last_vertices(head, h, dim).tolist() == [40, 9, 12]

@@ -96,12 +96,12 @@ def split_sums(head: np.ndarray, data: np.ndarray, dim: int) -> tuple[np.ndarray
     return out, split
 
 
-def last_vertices(head: np.ndarray, data: np.ndarray, dim: int) -> np.ndarray:
-    """Per SUM packet, the vertex of its last row (``(n,)``; a SUM of one row: its ``unit``): the
-    row whose completer a SUM of several rows names as its sender."""
+def last_vertices(head: np.ndarray, split: np.ndarray, dim: int) -> np.ndarray:
+    """Per SUM packet ``head``, the vertex of its last row (``(n,)``; a SUM of one row: its
+    ``unit``), read from ``split``, the headers :func:`split_sums` made of them: the row whose
+    completer a SUM of several rows names as its sender."""
     _, rows = _sum_rows(head, dim)
-    out, _ = split_sums(head, data, dim)
-    return out["unit"][np.cumsum(rows) - 1].astype(np.int64)
+    return split["unit"][np.cumsum(rows) - 1].astype(np.int64)
 
 
 def _sum_rows(head: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:

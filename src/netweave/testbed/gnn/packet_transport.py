@@ -126,10 +126,10 @@ class _Run:
             self.ends[head["sender"][e], head["chunk"][e]] = True
         s = kind == SUM
         if s.any():
+            hs, ds = split_sums(head[s], data[s], dim)  # a SUM of several rows: one a row
             if t.record is not None:  # a probe's: per SUM packet its block, sender and last row's vertex
                 t.record_last.append(np.stack([head["block"][s], head["sender"][s],
-                                               last_vertices(head[s], data[s], dim)], axis=1).astype(np.int64))
-            hs, ds = split_sums(head[s], data[s], dim)  # a SUM of several rows: one a row
+                                               last_vertices(head[s], hs, dim)], axis=1).astype(np.int64))
             t._sums(self.blk, hs, ds, self.chunks, self.mode, self.left, out, dim=dim)
         c = (kind == COPY) | ((kind == RESEND) & (head["target"] == t.rank))
         if c.any():

@@ -160,7 +160,8 @@ def main() -> None:
                          "default: netweave.testbed.gnn.wire.GRAD_CHUNK)")
     ap.add_argument("--no-pin-switch", action="store_true",
                     help="the kernel data plane on whichever CPU a packet arrives (default: on one CPU, the last)")
-    ap.add_argument("--switch-cpus", type=int, default=1, help="CPUs the switch's aggregators are spread over")
+    ap.add_argument("--switch-cpus", type=int, default=0,
+                    help="CPUs the switch's aggregators are spread over (0: one for each CPU the workers leave free)")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")
@@ -183,6 +184,10 @@ def main() -> None:
         from netweave.testbed.gnn.wire import GRAD_CHUNK
 
         args.grad_chunk = GRAD_CHUNK
+    if args.switch_cpus == 0:  # what the runs will take, recorded (and given to the simulator) as such
+        from netweave.testbed.gnn.launch import auto_switch_cpus
+
+        args.switch_cpus = auto_switch_cpus(len(os.sched_getaffinity(0)), args.workers, not args.no_pin_switch)
     results = {"machine": f"{platform.node()} {platform.machine()}, {_cpu_model()}, {os.cpu_count()} cores",
                "workers": args.workers,
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,

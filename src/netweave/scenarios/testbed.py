@@ -187,7 +187,8 @@ class TestbedGnnScenario:
     every worker's END of a block came (False: §3.4's timer alone); ``transform_first`` exchanges
     ``h W`` where a layer narrows, PyG ``GCNConv``'s order (False: the layer's input ``h``);
     ``pin_switch`` runs the kernel data plane on one CPU (False: wherever a packet arrives);
-    ``switch_cpus`` spreads its aggregators over that many CPUs, the last ones."""
+    ``switch_cpus`` spreads its aggregators over that many CPUs, the last ones (0: one for each
+    CPU the workers leave free, up to 8)."""
 
     __test__ = False
 
@@ -211,7 +212,7 @@ class TestbedGnnScenario:
     fast_pull: bool = True
     transform_first: bool = True
     pin_switch: bool = True
-    switch_cpus: int = 1
+    switch_cpus: int = 0
 
     @property
     def memory_bytes(self) -> int:

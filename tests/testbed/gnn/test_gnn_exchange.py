@@ -64,6 +64,16 @@ def test_p2p_follows_single_process_and_sends_each_row_once_per_worker(transform
     assert not _left_behind()
 
 
+def test_switch_shards_by_default_one_for_each_cpu_the_workers_leave():
+    from netweave.testbed.gnn.launch import auto_switch_cpus
+    from netweave.testbed.gnn.tables import MAX_SHARDS
+
+    assert auto_switch_cpus(2, 8) == 1 and auto_switch_cpus(8, 8) == 1  # no CPU to spare: one shard
+    assert auto_switch_cpus(16, 8) == 8 and auto_switch_cpus(12, 8) == 4 and auto_switch_cpus(9, 4) == 5
+    assert auto_switch_cpus(64, 8) == MAX_SHARDS
+    assert auto_switch_cpus(16, 8, pinned=False) == 1  # unpinned, the switch takes locks and no shards
+
+
 def test_bad_input_is_one_line():
     for args, words in ((["cora", "--exchange", "bogus"], "use ina or p2p"),
                         (["cora", "--memory", "12QB"], "is not a size"),
@@ -72,6 +82,7 @@ def test_bad_input_is_one_line():
                         (["cora", "--switch-buffer-kb", "-4"], "a switch port's queue"),
                         (["cora", "--congestion-control", "--ecn-kb", "0"], "marking threshold"),
                         (["cora", "--switch-cpus", "99"], "this machine's CPUs"),
+                        (["cora", "--switch-cpus", "-1"], "this machine's CPUs"),
                         (["cora", "--switch-cpus", "2", "--no-pin-switch"], "CPUs of their own")):
         done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", *args], capture_output=True,
                               text=True, timeout=120)

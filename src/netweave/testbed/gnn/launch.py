@@ -113,6 +113,16 @@ def _ports(cluster, switch_name: str) -> dict[int, tuple[str, str, str, str]]:
             for r, h in enumerate(cluster.hosts)}
 
 
+def auto_switch_cpus(cpus: int, workers: int, pinned: bool = True) -> int:
+    """The switch's shards when none are asked for: one for every CPU the ``workers`` leave free
+    of the machine's ``cpus``, at least one and at most :data:`~.tables.MAX_SHARDS`; one where the
+    switch is not ``pinned`` (its locks allow no shards). Beyond the
+    paper; measured (BENCHMARKS.md issue 32): on 16 CPUs with 8 workers, eight shards made
+    amazon_cs's INA epoch at 0.5 Gb/s 0.133 s against 0.205 with one; on 2 CPUs a second shard
+    slowed it (its units go to both shards, on CPUs the workers need)."""
+    return max(1, min(MAX_SHARDS, cpus - workers)) if pinned else 1
+
+
 def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina", memory_bytes: int = 2 << 20,
                          gbps: float = 1.0, epochs: int = 3, hidden: int = 16, layers: int = 2, lr: float = 0.01,
                          weight_decay: float = 5e-4, dropout: float = 0.5, seed: int = 0, blocking: str = "paper",
@@ -122,7 +132,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
                          switch_buffer_kb: float = 0.0, fast_pull: bool = True,
                          transform_first: bool = True, grad_chunk: int = GRAD_CHUNK,
-                         pin_switch: bool = True, switch_cpus: int = 1) -> GnnTestbedRun:
+                         pin_switch: bool = True, switch_cpus: int = 0) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -141,7 +151,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     a packet arrives, the sender's: with the workers on both cores, two CPUs add into the same
     aggregators, and a cell costs about twice as much as pinned); ``switch_cpus``:
     with ``pin_switch``, the aggregators spread over that many CPUs, the last ones, each adding
-    into its own (beyond the paper: :func:`~.tables.edge_shard`)."""
+    into its own (beyond the paper: :func:`~.tables.edge_shard`); 0 (the default):
+    :func:`auto_switch_cpus`."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -179,9 +190,13 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         raise NetweaveError(f"--epochs {epochs}: give at least 1")
     if memory_bytes < 0:
         raise NetweaveError(f"--memory {memory_bytes}: give a non-negative size")
-    most = min(MAX_SHARDS, len(os.sched_getaffinity(0)))
-    if not 1 <= switch_cpus <= most:
-        raise NetweaveError(f"--switch-cpus {switch_cpus}: give 1 to {most} (this machine's CPUs, at most {MAX_SHARDS})")
+    cpus = len(os.sched_getaffinity(0))
+    most = min(MAX_SHARDS, cpus)
+    if not 0 <= switch_cpus <= most:
+        raise NetweaveError(f"--switch-cpus {switch_cpus}: give 1 to {most} (this machine's CPUs, at most {MAX_SHARDS}), "
+                            "or 0 for one a CPU the workers leave free")
+    if switch_cpus == 0:
+        switch_cpus = auto_switch_cpus(cpus, workers, pin_switch)
     if switch_cpus > 1 and not pin_switch:
         raise NetweaveError(f"--switch-cpus {switch_cpus} --no-pin-switch: the shards need CPUs of their own; "
                             "drop --no-pin-switch")

@@ -131,7 +131,9 @@ class Collector:
 
     ``counters``: results (from switches), raw (DATA packets taken), duplicates (and stale packets),
     asked (NACK rounds), bytes (UDP payload of the gradient packets that reached the PS) and
-    aggregate_s (seconds spent summing DATA here: the PS's aggregation time)."""
+    aggregate_s (wall seconds spent summing DATA here: the PS's aggregation time, a phase of its
+    step beside the other wall-clock phases ``ps.py`` times, so not its CPU time as the GNN switch
+    agent's ``aggregate_s`` is)."""
 
     sock: socket.socket
     groups: dict[int, tuple[tuple[str, int] | None, dict[int, str]]]

@@ -226,6 +226,17 @@ def predict_into(path: Path, args) -> None:
     print(f"wrote {path} and {path.with_suffix('.png')}")
 
 
+def busiest_share(ina: dict) -> float:
+    """The share of a pinned switch's work its busiest CPU did (the program's timed parts, per CPU:
+    ``kernel_busiest_cpu_ns``, recorded since 2026-11-27), else an even share of its CPUs: the
+    busiest shard, not the average, bounds the exchange."""
+    sw = ina.get("switch", {})
+    timed = sum(sw.get(f"kernel_{k}", 0) for k in ("cell_ns", "convert_ns", "clone_ns"))
+    busiest = sw.get("kernel_busiest_cpu_ns", 0)
+    ina["switch_busiest_share"] = busiest / timed if busiest and timed else 1 / ina.get("switch_cpus", 1)
+    return ina["switch_busiest_share"]
+
+
 def predict_all(results: dict, args, rates) -> None:
     """The simulator's exchange per epoch beside each measured one (after every timed run)."""
     import tempfile
@@ -264,11 +275,12 @@ def predict_all(results: dict, args, rates) -> None:
                 ina = entry["ina"]
                 entry["ina_epoch_floor_s"] = ina["median_epoch_s"] - ina["median_exchange_s"] + pred["ina_s"]
                 entry["bound_attainable"] = entry["ina_epoch_floor_s"] <= entry["bound_epoch_s"]
-                # the simulator's links, or the switch's one CPU (pinned: its programs' run time an
-                # epoch, the kernel's accounting), whichever is longer: what the switch alone allows
+                # the simulator's links, or the switch's busiest CPU (pinned: its programs' run time an
+                # epoch, the kernel's accounting, times that CPU's share), whichever is longer: what the
+                # switch alone allows
                 dp = sorted(e["accounting_data_plane_cpu_s_per_step"] for e in ina["epochs"][1:])
                 if ina.get("switch_cpu") is not None and dp:
-                    cpu = dp[len(dp) // 2] / ina.get("switch_cpus", 1)
+                    cpu = dp[len(dp) // 2] * busiest_share(ina)
                     ina["switch_limited_exchange_s"] = max(pred["ina_s"], cpu)
                     ina["measured_over_switch_limited"] = ina["median_exchange_s"] / ina["switch_limited_exchange_s"]
                     # ... and the two one after the other (the switch's CPU shares the cores with the

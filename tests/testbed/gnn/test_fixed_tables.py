@@ -70,14 +70,15 @@ def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest()
 
 
 def test_sharded_tables_give_each_entry_to_one_shard_and_keep_every_edge():
-    """Three shards: a unit's edges are the same set, shard by shard; every edge in shard s's range
-    adds into an entry whose index is s modulo 3 (worked out here from the edge's own position and
-    base) in the run of SHARD_RUN entries s, s + 3, … , so no entry, lock or cache line is shared by
-    two CPUs; the edges nobody aggregates (copies) come after the shards'."""
+    """Three shards: a unit's edges are the same set, shard by shard; the entries (worked out here
+    from each edge's own position and base) that shard s's edges add into form a range below shard
+    s + 1's, so no entry, lock or cache line is shared by two CPUs; the shards add nearly equal
+    numbers of cells (each within one entry's cells of a third); the edges nobody aggregates
+    (copies) come after the shards'."""
     pytest.importorskip("pymetis")
     from netweave.testbed.gnn.job import prepare_gnn_job
     from netweave.testbed.gnn.plans import load_plans
-    from netweave.testbed.gnn.tables import COPY_BIT, ENTRY_AGGS, SHARD_RUN, switch_tables
+    from netweave.testbed.gnn.tables import COPY_BIT, ENTRY_AGGS, switch_tables
 
     import tempfile
 
@@ -90,6 +91,7 @@ def test_sharded_tables_give_each_entry_to_one_shard_and_keep_every_edge():
     walked = 0
     for L in three.layers:
         part = int(L["part"])
+        entries, cells = [[] for _ in range(3)], np.zeros(3, np.int64)
         for u1, u3 in zip(one.units[L["unit_base"]:L["unit_base"] + L["units"]],
                           three.units[L["unit_base"]:L["unit_base"] + L["units"]]):
             lo, hi = int(u3["edge_lo"]), int(u3["edge_hi"])
@@ -102,9 +104,15 @@ def test_sharded_tables_give_each_entry_to_one_shard_and_keep_every_edge():
                 e = three.edges[L["edge_base"] + cut[s]:L["edge_base"] + cut[s + 1]]
                 assert not (e["owner"] & COPY_BIT).any()
                 entry = (e["pbase"].astype(int) + e["pos"].astype(int) * part) // ENTRY_AGGS if part else e["pos"]
-                assert ((entry // SHARD_RUN) % 3 == s).all()
+                entries[s].append(entry.astype(int))
+                cells[s] += e.size
                 walked += e.size
             assert (three.edges[L["edge_base"] + cut[3]:L["edge_base"] + hi]["owner"] & COPY_BIT).all()
+        spans = [np.concatenate(x) for x in entries]
+        assert all(a.size for a in spans) and spans[0].max() < spans[1].min() and spans[1].max() < spans[2].min()
+        every = np.concatenate(spans)
+        biggest = np.bincount(every).max()  # the cells of the fullest entry: what a cut can be off by
+        assert np.abs(cells - cells.sum() / 3).max() <= biggest
     assert walked == int(((one.edges["owner"] & COPY_BIT) == 0).sum())
     with pytest.raises(ValueError, match="shards"):
         switch_tables(plans, 200_000, shards=9)

@@ -121,6 +121,10 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, trans
     assert all(p > 0 for p in parts) and r.switch["kernel_cleared"] > 0
     if r.switch.get("bpf_run_time_ns"):  # the parts of a run are inside the kernel's run time
         assert sum(parts) < r.switch["bpf_run_time_ns"]
+    busiest = r.switch["kernel_busiest_cpu_ns"]  # one CPU's parts, read per CPU
+    assert 0 < busiest <= sum(parts)
+    if not overlap:  # pinned: one CPU did it all, or each of two shards some of it
+        assert (busiest == sum(parts)) == (cpus == 1)
     assert r.max_logit_diff <= 1e-5
     np.testing.assert_allclose([e["loss"] for e in r.epochs], r.single_losses, atol=1e-5)
     assert all(e["exchange_bytes"] > 0 for e in r.epochs)

@@ -154,16 +154,16 @@ def _sums_named_after_a_contributor(directory, outs, workers):
 
 
 def _counted_by_the_tables(directory, overlap, shards, held):
-    """Sums, SUM packets and COPY packets of the probes' exchanges without loss, as
-    :func:`netweave.testbed.gnn.predict.packets` counts them from the tables (rows of one chunk;
-    rows of several go a chunk a packet), and the ENDs of the blocks whose sums are held."""
+    """Sums, SUM packets, COPY packets and hand-overs to shards of the probes' exchanges without
+    loss, as :func:`netweave.testbed.gnn.predict.packets` counts them from the tables (rows of one
+    chunk; rows of several go a chunk a packet), and the ENDs of the blocks whose sums are held."""
     from netweave.testbed.gnn.plans import load_plans
     from netweave.testbed.gnn.predict import packets
     from netweave.testbed.gnn.probe import EXCHANGES
-    from netweave.testbed.gnn.tables import copy_masks, layer_view
+    from netweave.testbed.gnn.tables import copy_masks, layer_view, popcount, unit_shards
 
     plans = load_plans(f"{directory}/plans.npz")
-    n = {"sums": 0, "sum_packets": 0, "copies": 0}
+    n = {"sums": 0, "sum_packets": 0, "copies": 0, "handed": 0}
     ends = 0  # ENDs of the blocks whose sums are held: workers × blocks
     for layer, _ in EXCHANGES:
         p = plans[layer]
@@ -175,11 +175,14 @@ def _counted_by_the_tables(directory, overlap, shards, held):
             n["sums"] += c["sum_rows"]
             n["sum_packets"] += c["sum_packets"]
             n["copies"] += c["copy_packets"]
+            n["handed"] += c["handed"]
         else:
             cells = int((~v.copy).sum()) * v.chunks
             n["sums"] += cells
             n["sum_packets"] += cells
             n["copies"] += sum(bin(int(m)).count("1") for m in masks) * v.chunks
+            if shards > 1:  # a chunk a packet, each to its unit's shards
+                n["handed"] += int(popcount(unit_shards(p, v, shards)).sum()) * v.chunks
     return n, ends
 
 
@@ -220,6 +223,7 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
     held = overlap or shards > 1
     want, ends = _counted_by_the_tables(str(tmp_path), overlap, shards, held=held)
     assert (switch["kernel_sums"], switch["kernel_copies"]) == (want["sums"], want["copies"])
+    assert switch["kernel_sharded"] == want["handed"]  # a packet to each shard that walks one of its units' edges
     extra = switch["kernel_sum_packets"] - want["sum_packets"]
     assert 0 <= extra <= (4 * ends * shards if held else 0), extra
     total = 0

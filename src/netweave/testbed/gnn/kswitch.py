@@ -163,7 +163,14 @@ class KernelSwitch(TcObject):
             self._write("owed", t.owed)
 
     def counters(self) -> dict[str, int]:
-        return self.percpu_counters("counters", COUNTERS)
+        """The program's counters, summed over CPUs, and ``busiest_cpu_ns``: the most time one CPU
+        spent in the timed parts of the program (its walks, conversions and hand-overs: ``cell_ns``
+        + ``convert_ns`` + ``clone_ns`` on that CPU). Pinned, the switch's work is on its CPUs alone,
+        so beside the sum it says how evenly the shards shared it (equal: the sum / the shards)."""
+        out = self.percpu_counters("counters", COUNTERS)
+        timed = [self.percpu_values("counters", COUNTERS.index(k)) for k in ("cell_ns", "convert_ns", "clone_ns")]
+        out["busiest_cpu_ns"] = max((sum(per) for per in zip(*timed)), default=0)
+        return out
 
     def run_stats(self) -> dict[str, int]:
         """The kernel's run-time statistics of the program (``run_cnt`` packets, ``run_time_ns``:

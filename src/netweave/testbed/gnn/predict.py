@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 
 from .packet import HB
-from .tables import LayerView, chunks_of, rows_per_packet, sums_owed, unit_packets
+from .tables import LayerView, chunks_of, plan_packets, popcount, rows_per_packet, sums_owed, unit_shards
 
 WIRE_HEADERS = 14 + 20 + 8  # Ethernet, IPv4, UDP
 
@@ -44,22 +44,18 @@ def packets(p: dict, v: LayerView, masks: np.ndarray, *, shards: int = 1, held: 
     per sender and block), ``copy_rows``/``copy_packets`` (a UNIT packet to each worker of its copy
     mask), ``sum_rows``/``sum_packets`` (per block, shard and owner ``ceil(owed / per)`` when the
     switch holds sums (``held``: pinned), else a sum a packet; a pinned switch also sends what each
-    shard holds at each worker's END of a block, up to a packet an owner and shard more)."""
-    per = rows_per_packet(v.dim)
-    M, B = int(p["num_workers"]), int(p["num_blocks"])
-    ptr = p["unit_ptr"]
-    up_packets = copy_packets = copy_rows = 0
-    for g in range(M * B):  # a loop over (sender, block) groups, numpy within
-        first, rows = unit_packets(masks[ptr[g]:ptr[g + 1]], per)
-        bits = np.unpackbits(np.ascontiguousarray(masks[ptr[g] + first], "<u8").view(np.uint8))
-        fan = bits.reshape(first.size, 64).sum(axis=1).astype(np.int64)  # the copy masks' popcounts
-        up_packets += first.size
-        copy_packets += int(fan.sum())
-        copy_rows += int((fan * rows).sum())
-    owed = sums_owed(v, B, shards, M).astype(np.int64)
-    return {"up_rows": int(masks.size), "up_packets": up_packets, "copy_rows": copy_rows,
-            "copy_packets": copy_packets, "sum_rows": int(owed.sum()),
-            "sum_packets": int(-(-owed // per).sum()) if held else int(owed.sum())}
+    shard holds at each worker's END of a block, up to a packet an owner and shard more), and
+    ``handed``: with ``shards`` > 1, the UNIT packets' hand-overs to the shards, one to each shard
+    that walks an edge of one of the packet's units (:func:`~.tables.unit_shards`)."""
+    first, rows = plan_packets(p, v, masks)
+    fan = popcount(masks[first])  # the workers a packet is copied to
+    handed = int(popcount(np.bitwise_or.reduceat(unit_shards(p, v, shards), first)).sum()) \
+        if shards > 1 and first.size else 0
+    owed = sums_owed(v, int(p["num_blocks"]), shards, int(p["num_workers"])).astype(np.int64)
+    return {"up_rows": int(masks.size), "up_packets": int(first.size), "copy_rows": int((fan * rows).sum()),
+            "copy_packets": int(fan.sum()), "sum_rows": int(owed.sum()),
+            "sum_packets": int(-(-owed // rows_per_packet(v.dim)).sum()) if held else int(owed.sum()),
+            "handed": handed}
 
 
 def packed_wire_bytes(dim: int, counts: dict, held: bool = True) -> float:

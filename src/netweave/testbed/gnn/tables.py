@@ -46,7 +46,6 @@ MAX_WORKERS = 64
 MAX_LAYERS = 8
 MAX_BLOCKS = 4096  # the stamp holds 12 bits of block (bpf: stamp_of)
 MAX_SHARDS = 8  # CPUs the aggregators are spread over (bpf: MAX_SHARDS)
-SHARD_RUN = 64  # consecutive map entries a shard holds (270 KB): few boundaries for the prefetchers to cross
 
 UNIT = np.dtype([("copy_mask", "<u8"), ("edge_lo", "<u4"), ("edge_hi", "<u4"), ("block", "<u4"), ("sender", "<u4"),
                  ("cut", "<u4", (MAX_SHARDS + 1,)), ("pad", "<u4")])
@@ -210,17 +209,71 @@ class SwitchTables:
         return max(1, self.units.size * MAX_CHUNKS)
 
 
+def entry_of(v: LayerView, k: np.ndarray) -> np.ndarray:
+    """The map entry (of the layer's region, ``ENTRY_AGGS`` aggregators each) that holds the cells of
+    slots ``k``: that of its partial cell, which neighbouring destinations share, else its position
+    (its full chunks' entries are its own)."""
+    return (v.pbase[k] + v.pos[k] * v.part) // ENTRY_AGGS if v.part else v.pos[k]
+
+
+def entry_shards(v: LayerView, shards: int) -> np.ndarray:
+    """``(entries,)``: the shard (``0..shards-1``) whose CPU adds into each map entry of the layer —
+    contiguous ranges of entries, cut where the cells aggregated into them (a destination's
+    ``need`` each; summed over the blocks, which reuse the entries) reach ``s / shards`` of the
+    layer's, each entry going to the range its middle cell falls in. So the shards add nearly
+    equal numbers of cells, an entry (its lock, its cache lines) stays on one CPU, and two shards'
+    entries meet at ``shards - 1`` places only. (Beyond the paper. Runs of 64 entries dealt round
+    robin, as before, left the busiest of 8 shards 1.40–3.14× the mean's cells on amazon_cs and
+    reddit-like:0.02, these ranges 1.00–1.09×: the shard that adds most bounds the exchange;
+    entry by entry, two shards' neighbouring entries had made a cell cost 131–171 ns instead of
+    85–98, the prefetchers reaching into the other CPU's lines.)"""
+    agg = np.flatnonzero(~v.copy)
+    entry = entry_of(v, agg)
+    load = np.bincount(entry, weights=v.need[agg], minlength=int(entry.max()) + 1 if entry.size else 0)
+    total = load.sum()
+    if total == 0:
+        return np.zeros(load.size, np.int64)
+    middle = np.cumsum(load) - load / 2
+    return np.minimum(shards - 1, (shards * middle / total).astype(np.int64))
+
+
 def edge_shard(v: LayerView, k: np.ndarray, shards: int) -> np.ndarray:
     """The shard (``0..shards-1``) whose CPU adds into the cells of the plan edges whose slots are
-    ``k``: their destination's map entry — the entry of its partial cell, which destinations share
-    (so an entry, its lock and its cache lines stay on one CPU), else its position (its full
-    chunks' entries are its own) — in runs of :data:`SHARD_RUN` entries, dealt round robin. (Entry
-    by entry, two shards' neighbouring entries made a cell cost 131–171 ns instead of 85–98 in
-    four runs of four on reddit-like: the CPUs' prefetchers reach across an entry's end into the
-    other CPU's lines.) ``shards`` for an edge not aggregated here (forwarded or bypassed: the
-    owner sums its copies), which no shard walks."""
-    entry = (v.pbase[k] + v.pos[k] * v.part) // ENTRY_AGGS if v.part else v.pos[k]
-    return np.where(v.copy[k], shards, (entry // SHARD_RUN) % shards)
+    ``k``: their map entry's (:func:`entry_shards`); ``shards`` for an edge not aggregated here
+    (forwarded or bypassed: the owner sums its copies), which no shard walks."""
+    agg = ~v.copy[k]
+    out = np.full(k.shape, shards, np.int64)
+    out[agg] = entry_shards(v, shards)[entry_of(v, k[agg])]
+    return out
+
+
+def unit_shards(p: dict[str, np.ndarray], v: LayerView, shards: int) -> np.ndarray:
+    """``(U,)`` int64: per unit of plan ``p``, the shards that walk one of its edges
+    (:func:`edge_shard`; bit ``s``: shard ``s``): those a switch of ``shards`` hands it to."""
+    ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
+    sh = edge_shard(v, v.slot_of_edge[ce], shards)
+    walked = sh < shards
+    out = np.zeros(p["unit_lo"].size, np.int64)
+    np.bitwise_or.at(out, ue[walked], np.left_shift(1, sh[walked]))
+    return out
+
+
+def plan_packets(p: dict[str, np.ndarray], v: LayerView, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, rows)``: every UNIT packet of plan ``p`` as the workers pack them
+    (:func:`unit_packets` per sender and block, ``masks`` the units' :func:`copy_masks`), ``first``
+    indexing ``p``'s units."""
+    per, ptr = rows_per_packet(v.dim), p["unit_ptr"]
+    parts = [unit_packets(masks[ptr[g]:ptr[g + 1]], per) for g in range(ptr.size - 1)]  # (sender, block) groups
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return (np.concatenate([ptr[g] + f for g, (f, _) in enumerate(parts)]),
+            np.concatenate([r for _, r in parts]))
+
+
+def popcount(x: np.ndarray) -> np.ndarray:
+    """``(N,)`` int64: the bits set in each of ``x`` (``(N,)`` non-negative integers below 2⁶⁴)."""
+    bits = np.unpackbits(np.ascontiguousarray(x, "<u8").view(np.uint8).reshape(-1, 8), axis=1)
+    return bits.sum(axis=1).astype(np.int64)
 
 
 def sums_owed(v: LayerView, blocks: int, shards: int, workers: int) -> np.ndarray:

@@ -148,15 +148,15 @@ class XdpObject:
     def delete(self, name: str, key: bytes) -> None:
         self.lib.bpf_map_delete_elem(self.fd(name), ctypes.create_string_buffer(key, len(key)))
 
+    def percpu_values(self, name: str, index: int) -> list[int]:
+        """Entry ``index`` of the per-CPU array of u64 ``name``: its value on each possible CPU."""
+        values = (ctypes.c_uint64 * self.lib.libbpf_num_possible_cpus())()
+        self.lib.bpf_map_lookup_elem(self.fd(name), ctypes.byref(ctypes.c_uint32(index)), values)
+        return [int(v) for v in values]
+
     def percpu_counters(self, name: str, names: tuple[str, ...]) -> dict[str, int]:
         """A per-CPU array of u64 counters, summed over CPUs, by ``names`` (its indexes' order)."""
-        cpus = self.lib.libbpf_num_possible_cpus()
-        out = {}
-        for i, counter in enumerate(names):
-            values = (ctypes.c_uint64 * cpus)()
-            self.lib.bpf_map_lookup_elem(self.fd(name), ctypes.byref(ctypes.c_uint32(i)), values)
-            out[counter] = int(sum(values))
-        return out
+        return {counter: sum(self.percpu_values(name, i)) for i, counter in enumerate(names)}
 
     def close(self) -> None:
         for link in self.links:

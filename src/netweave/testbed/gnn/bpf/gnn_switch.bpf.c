@@ -52,9 +52,9 @@
  *  shards (beyond the paper; cfg.shards > 1, netweave/testbed/gnn/tables.py: edge_shard): the
  *         aggregators' map entries are spread over several CPUs. The port checks, deduplicates and
  *         copies a UNIT as above, then clones it to the ingress of each shard's device (shard_dev,
- *         steered to that shard's CPU) whose edge range (unit.cut) is not empty (a packet of several
- *         units: every shard's), flagged F_SHARD with
- *         the shard in `target`; there the program walks only that range. A flagged unit from
+ *         steered to that shard's CPU) whose edge range (unit.cut) is not empty for one of the
+ *         packet's units, flagged F_SHARD with the shard in `target`; there the program walks only
+ *         the units' ranges of that shard. A flagged unit from
  *         anywhere but its shard's device is dropped as bad.
  *  locks  (beyond the paper; built with LOCKLESS=1, the switch pinned): CPU cfg.cpu[s] alone walks
  *         shard s's edges (the receive of the ports, or of shard s's device, steered to it), so it
@@ -198,6 +198,7 @@ struct scratch {
     __u32 row_off[MAX_ROWS];  /* an edge's index among the layer's, less its index in that range */
     __u32 row_xo[MAX_ROWS];   /* the row's first lane in x */
     __u64 mask;               /* the packet's first unit's copy mask, */
+    __u32 hand;               /* the shards holding an edge of any of its units (check_row; bit s: shard s) */
     __u32 ui, sender, block;  /* ... its index in the units map, sender and block */
     __u32 edges;              /* the layer's edges */
     __u32 shard, sharded;     /* the shard walked (sharded: its range of each unit) */
@@ -672,7 +673,7 @@ struct hand {
     struct __sk_buff *skb;
     struct unit *u;
     struct config *c;
-    __u32 rows;  /* units in the packet, from u */
+    __u32 shards;  /* the shards to hand the packet to (bit s: shard s) */
 };
 
 /* the unit to worker w as a COPY, if w sums one of its destinations itself */
@@ -716,12 +717,12 @@ static __always_inline int handed_shard(struct __sk_buff *skb, struct config *c,
 }
 
 /* shard i's copy of the unit, to its device's ingress (handled on its CPU), if it holds any of the
- * unit's destinations (a packet of several units: to every shard) */
+ * destinations of the packet's units (hd->shards) */
 static long hand_to_shard(__u32 i, struct hand *hd)
 {
     __u32 sh = i & (MAX_SHARDS - 1);
     __u32 *dev = bpf_map_lookup_elem(&shard_dev, &(__u32){sh});
-    if (!dev || (hd->rows == 1 && hd->u->cut[sh] == hd->u->cut[sh + 1]))
+    if (!dev || !(hd->shards & (1u << sh)))
         return 0;
     __u64 t0 = bpf_ktime_get_ns();
     if (clone_to_shard(hd->skb, sh, *dev) == 0)
@@ -730,7 +731,18 @@ static long hand_to_shard(__u32 i, struct hand *hd)
     return 0;
 }
 
-/* row j of a UNIT packet: its unit exists and goes with the first (sender, block, copy mask) */
+/* the shards whose edge range of unit u is not empty (bit s: shard s) */
+static __always_inline __u32 shards_of(struct unit *u)
+{
+    __u32 m = 0;
+    for (int i = 0; i < MAX_SHARDS; i++)
+        if (u->cut[i] != u->cut[i + 1])
+            m |= 1u << i;
+    return m;
+}
+
+/* row j of a UNIT packet: its unit exists and goes with the first (sender, block, copy mask); the
+ * shards it has edges on join s->hand */
 static long check_row(__u32 j, void *unused)
 {
     struct scratch *s = the_scratch();
@@ -743,6 +755,7 @@ static long check_row(__u32 j, void *unused)
         s->bad = 1;
         return 1;
     }
+    s->hand |= shards_of(u);
     return 0;
 }
 
@@ -815,6 +828,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     s->block = u->block;
     s->edges = L->edges;
     s->bad = 0;
+    s->hand = 0;
     bpf_loop(rows, check_row, NULL, 0);
     if (s->bad) {
         bump(C_BAD);
@@ -875,7 +889,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         bpf_skb_store_bytes(skb, L4 + 2, &dport, 2, 0);
         bpf_skb_store_bytes(skb, HDR_AT + 4, &kind, 1, 0);
         bpf_skb_store_bytes(skb, HDR_AT + 7, &flags, 1, 0);
-        struct hand hd = {.skb = skb, .u = u, .rows = rows};
+        struct hand hd = {.skb = skb, .u = u, .shards = s->hand};
         bpf_loop(c->shards < MAX_SHARDS ? c->shards : MAX_SHARDS, hand_to_shard, &hd, 0);
         return TC_ACT_SHOT;
     }

@@ -1,0 +1,91 @@
+"""How evenly a sharded kernel switch's CPUs share the cells, and how many shards a UNIT packet is
+handed to (issue 32; ``--switch-cpus N``, beyond the paper).
+
+The busiest shard bounds the exchange, and each hand-over of a packet to a shard is a clone, a
+second run of the program and a second conversion of its rows. Two ways to give the map entries
+to shards, both worked out from the tables the switch is loaded with (nothing runs):
+
+* ``runs``: runs of 64 entries dealt round robin, with a packet of several units handed to every
+  shard (the data plane before 2026-11-27);
+* ``ranges``: contiguous ranges of entries holding equal cells (``tables.entry_shards``), a packet
+  handed to the shards that hold one of its units' edges (the data plane now).
+
+    python benchmarks/bench_shard_balance.py [--shards 2 4 8] [--out benchmarks/results/shard_balance.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+DATASETS = {"amazon_cs": "/work/shared/data/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
+RUN = 64  # entries a run, dealt round robin (the rule before 2026-11-27)
+
+
+def layer_stats(p: dict, memory: int, shards: int, rule: str) -> dict:
+    """One layer of plan ``p``: per block the busiest shard's cells over the mean (cells weighted
+    by the block's share), and the shards a UNIT packet is handed to, on average."""
+    from netweave.testbed.gnn.plans import edge_ranges
+    from netweave.testbed.gnn.tables import copy_masks, entry_of, entry_shards, layer_view, plan_packets, popcount
+
+    v = layer_view(p, memory)
+    ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
+    k = v.slot_of_edge[ce]
+    agg = ~v.copy[k]
+    ue, k = ue[agg], k[agg]
+    entry = entry_of(v, k)
+    sh = (entry // RUN) % shards if rule == "runs" else entry_shards(v, shards)[entry]
+    B = int(p["num_blocks"])
+    cells = np.bincount(v.block[k] * shards + sh, minlength=B * shards).reshape(B, shards)
+    busiest = float((cells.max(axis=1) * shards).sum() / max(1, cells.sum()))  # Σ_b max_s / Σ_b mean_s
+    mask = np.zeros(p["unit_lo"].size, np.int64)  # per unit its shards (tables.unit_shards, by this rule)
+    np.bitwise_or.at(mask, ue, np.left_shift(1, sh))
+    first, rows = plan_packets(p, v, copy_masks(p, v))
+    handed = popcount(np.bitwise_or.reduceat(mask, first)) if first.size else np.zeros(0, np.int64)
+    if rule == "runs":
+        handed = np.where(rows > 1, shards, handed)  # a packet of several units went to every shard
+    return {"dim": v.dim, "cells": int(cells.sum()), "busiest_over_mean": busiest,
+            "packets": int(first.size), "shards_a_packet": float(handed.mean()) if handed.size else 0.0}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
+    ap.add_argument("--shards", nargs="*", type=int, default=[2, 4, 8])
+    ap.add_argument("--workers", type=int, default=8)
+    ap.add_argument("--memory", type=int, default=10_000_000)
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "shard_balance.json"))
+    args = ap.parse_args()
+    from netweave.testbed.gnn.job import prepare_gnn_job
+    from netweave.testbed.gnn.plans import load_plans
+
+    results = {"workers": args.workers, "memory_bytes": args.memory, "hidden": args.hidden, "rows": []}
+    print("| dataset | layer (values a row) | shards | busiest shard's cells / mean: runs → ranges "
+          "| shards a UNIT packet goes to: runs → ranges |")
+    print("|---|---|---|---|---|")
+    for name in args.datasets:
+        spec = DATASETS.get(name, name)
+        if spec.endswith(".npz") and not os.path.exists(spec):
+            print(f"| {name} | (not here: {spec}) | | | |")
+            continue
+        with tempfile.TemporaryDirectory() as d:
+            prepare_gnn_job(spec, args.workers, args.memory, d, hidden=args.hidden, layers=2, seed=0,
+                            blocking="paper", transform_first=True)
+            plans = load_plans(os.path.join(d, "plans.npz"))
+        for layer, p in enumerate(plans[:2]):  # forward layers; backward ones mirror them
+            for shards in args.shards:
+                old, new = (layer_stats(p, args.memory, shards, rule) for rule in ("runs", "ranges"))
+                results["rows"].append({"dataset": name, "layer": layer, "shards": shards, "runs": old, "ranges": new})
+                print(f"| {name} | {layer} ({new['dim']}) | {shards} | {old['busiest_over_mean']:.2f} → "
+                      f"**{new['busiest_over_mean']:.2f}** | {old['shards_a_packet']:.2f} → "
+                      f"**{new['shards_a_packet']:.2f}** |", flush=True)
+    Path(args.out).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

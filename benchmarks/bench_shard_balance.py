@@ -30,22 +30,22 @@ def layer_stats(p: dict, memory: int, shards: int, rule: str) -> dict:
     """One layer of plan ``p``: per block the busiest shard's cells over the mean (cells weighted
     by the block's share), and the shards a UNIT packet is handed to, on average."""
     from netweave.testbed.gnn.plans import edge_ranges
-    from netweave.testbed.gnn.tables import copy_masks, entry_of, entry_shards, layer_view, plan_packets, popcount
+    from netweave.testbed.gnn.tables import copy_masks, edge_shard, entry_shards, layer_view, packet_shards, \
+        plan_packets, popcount, unit_shards
 
     v = layer_view(p, memory)
-    ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
+    table = entry_shards(v, shards)
+    if rule == "runs":
+        table = (np.arange(table.size) // RUN) % shards
+    ce, _ = edge_ranges(p["unit_lo"], p["unit_hi"])
     k = v.slot_of_edge[ce]
-    agg = ~v.copy[k]
-    ue, k = ue[agg], k[agg]
-    entry = entry_of(v, k)
-    sh = (entry // RUN) % shards if rule == "runs" else entry_shards(v, shards)[entry]
+    sh = edge_shard(v, k, shards, table)
+    walked = sh < shards
     B = int(p["num_blocks"])
-    cells = np.bincount(v.block[k] * shards + sh, minlength=B * shards).reshape(B, shards)
+    cells = np.bincount(v.block[k[walked]] * shards + sh[walked], minlength=B * shards).reshape(B, shards)
     busiest = float((cells.max(axis=1) * shards).sum() / max(1, cells.sum()))  # Σ_b max_s / Σ_b mean_s
-    mask = np.zeros(p["unit_lo"].size, np.int64)  # per unit its shards (tables.unit_shards, by this rule)
-    np.bitwise_or.at(mask, ue, np.left_shift(1, sh))
     first, rows = plan_packets(p, v, copy_masks(p, v))
-    handed = popcount(np.bitwise_or.reduceat(mask, first)) if first.size else np.zeros(0, np.int64)
+    handed = popcount(packet_shards(first, unit_shards(p, v, shards, table)))
     if rule == "runs":
         handed = np.where(rows > 1, shards, handed)  # a packet of several units went to every shard
     return {"dim": v.dim, "cells": int(cells.sum()), "busiest_over_mean": busiest,

@@ -231,7 +231,9 @@ def busiest_share(ina: dict) -> float:
     ``kernel_busiest_cpu_ns``, recorded since 2026-11-27), else an even share of its CPUs: the
     busiest shard, not the average, bounds the exchange."""
     sw = ina.get("switch", {})
-    timed = sum(sw.get(f"kernel_{k}", 0) for k in ("cell_ns", "convert_ns", "clone_ns"))
+    from netweave.testbed.gnn.kswitch import TIMED
+
+    timed = sum(sw.get(f"kernel_{k}", 0) for k in TIMED)
     busiest = sw.get("kernel_busiest_cpu_ns", 0)
     ina["switch_busiest_share"] = busiest / timed if busiest and timed else 1 / ina.get("switch_cpus", 1)
     return ina["switch_busiest_share"]

@@ -104,6 +104,7 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, trans
     run's switch is not pinned to one CPU (``pin_switch=False``), the others' are; the sharded
     run's aggregators are spread over two CPUs."""
     from netweave.testbed.gnn import train_gnn_on_testbed
+    from netweave.testbed.gnn.kswitch import TIMED
 
     backlog = Path("/proc/sys/net/core/netdev_max_backlog").read_text()
     r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=memory, gbps=1.0, epochs=2,
@@ -117,7 +118,7 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, trans
     assert r.dataplane == "xdp" and r.planned[0]["blocks"] > 1 and r.planned[0]["overlap"] == overlap and r.planned[0]["forwarded_destinations"] > 0
     assert r.switch["kernel_sums"] > 0 and r.switch["kernel_copies"] > 0 and r.switch["kernel_aggregated"] > 0
     assert r.switch["kernel_bad"] == 0 and r.switch["kernel_saturated"] == 0 and r.switch["exchanges"] == 0
-    parts = [r.switch[k] for k in ("kernel_cell_ns", "kernel_clone_ns", "kernel_convert_ns")]
+    parts = [r.switch[f"kernel_{k}"] for k in TIMED]
     assert all(p > 0 for p in parts) and r.switch["kernel_cleared"] > 0
     if r.switch.get("bpf_run_time_ns"):  # the parts of a run are inside the kernel's run time
         assert sum(parts) < r.switch["bpf_run_time_ns"]
@@ -139,7 +140,7 @@ def test_kernel_data_plane_under_loss_follows_single_process():
     from netweave.testbed.gnn import train_gnn_on_testbed
 
     r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=200_000, gbps=1.0, epochs=1,
-                             timeout_s=60, dataplane="xdp", loss=0.05, retransmit_s=0.05)
+                             timeout_s=60, dataplane="xdp", loss=0.05, retransmit_s=0.05, switch_cpus=1)
     assert sum(t["pulls"] for t in r.transport) > 0 and r.switch["kernel_resends"] > 0
     assert sum(t["fast_pulls"] for t in r.transport) > 0 and r.switch["kernel_ends"] > 0  # pulled on END
     assert r.max_logit_diff <= 1e-5
@@ -157,7 +158,7 @@ def test_congestion_control_under_background_traffic_and_loss_follows_single_pro
 
     r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=200_000, gbps=0.05, epochs=1,
                              timeout_s=60, dataplane="xdp", loss=0.05, retransmit_s=0.05, congestion_control=True,
-                             ecn_kb=8, background=0.3, fast_pull=False)
+                             ecn_kb=8, background=0.3, fast_pull=False, switch_cpus=1)
     t = {k: sum(w[k] for w in r.transport)
          for k in ("marked", "cnps_sent", "cnps_received", "rate_cuts", "pulls", "fast_pulls")}
     assert r.switch["ecn_marked"] > 0 and t["marked"] > 0 and t["pulls"] > 0

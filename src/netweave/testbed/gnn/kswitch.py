@@ -31,6 +31,7 @@ COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nex
             "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
             "sharded", "off_cpu", "packed", "sum_packets")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
+TIMED = ("cell_ns", "convert_ns", "clone_ns")  # the counters of the program's timed parts
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
 
 
@@ -168,7 +169,7 @@ class KernelSwitch(TcObject):
         + ``convert_ns`` + ``clone_ns`` on that CPU). Pinned, the switch's work is on its CPUs alone,
         so beside the sum it says how evenly the shards shared it (equal: the sum / the shards)."""
         out = self.percpu_counters("counters", COUNTERS)
-        timed = [self.percpu_values("counters", COUNTERS.index(k)) for k in ("cell_ns", "convert_ns", "clone_ns")]
+        timed = [self.percpu_values("counters", COUNTERS.index(k)) for k in TIMED]
         out["busiest_cpu_ns"] = max((sum(per) for per in zip(*timed)), default=0)
         return out
 

@@ -194,7 +194,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     most = min(MAX_SHARDS, cpus)
     if not 0 <= switch_cpus <= most:
         raise NetweaveError(f"--switch-cpus {switch_cpus}: give 1 to {most} (this machine's CPUs, at most {MAX_SHARDS}), "
-                            "or 0 for one a CPU the workers leave free")
+                            "or 0 for one per CPU the workers leave free")
     if switch_cpus == 0:
         switch_cpus = auto_switch_cpus(cpus, workers, pin_switch)
     if switch_cpus > 1 and not pin_switch:

@@ -26,7 +26,8 @@ import dataclasses
 import numpy as np
 
 from .packet import HB
-from .tables import LayerView, chunks_of, plan_packets, popcount, rows_per_packet, sums_owed, unit_shards
+from .tables import (LayerView, chunks_of, packet_shards, plan_packets, popcount, rows_per_packet, sums_owed,
+                     unit_shards)
 
 WIRE_HEADERS = 14 + 20 + 8  # Ethernet, IPv4, UDP
 
@@ -49,8 +50,7 @@ def packets(p: dict, v: LayerView, masks: np.ndarray, *, shards: int = 1, held: 
     that walks an edge of one of the packet's units (:func:`~.tables.unit_shards`)."""
     first, rows = plan_packets(p, v, masks)
     fan = popcount(masks[first])  # the workers a packet is copied to
-    handed = int(popcount(np.bitwise_or.reduceat(unit_shards(p, v, shards), first)).sum()) \
-        if shards > 1 and first.size else 0
+    handed = int(popcount(packet_shards(first, unit_shards(p, v, shards))).sum()) if shards > 1 else 0
     owed = sums_owed(v, int(p["num_blocks"]), shards, int(p["num_workers"])).astype(np.int64)
     return {"up_rows": int(masks.size), "up_packets": int(first.size), "copy_rows": int((fan * rows).sum()),
             "copy_packets": int(fan.sum()), "sum_rows": int(owed.sum()),

@@ -221,8 +221,10 @@ def entry_shards(v: LayerView, shards: int) -> np.ndarray:
     contiguous ranges of entries, cut where the cells aggregated into them (a destination's
     ``need`` each; summed over the blocks, which reuse the entries) reach ``s / shards`` of the
     layer's, each entry going to the range its middle cell falls in. So the shards add nearly
-    equal numbers of cells, an entry (its lock, its cache lines) stays on one CPU, and two shards'
-    entries meet at ``shards - 1`` places only. (Beyond the paper. Runs of 64 entries dealt round
+    equal numbers of cells, an entry (its lock, its cache lines) stays on one CPU through a layer's
+    exchanges, and two shards' entries meet at ``shards - 1`` places only. An entry may change CPU
+    from one layer to the next: no unit of an exchange is sent before every worker's DONE of the
+    one before (NEXT), and each walk first checks its block is not done (the floor). (Beyond the paper. Runs of 64 entries dealt round
     robin, as before, left the busiest of 8 shards 1.40–3.14× the mean's cells on amazon_cs and
     reddit-like:0.02, these ranges 1.00–1.09×: the shard that adds most bounds the exchange;
     entry by entry, two shards' neighbouring entries had made a cell cost 131–171 ns instead of
@@ -237,21 +239,23 @@ def entry_shards(v: LayerView, shards: int) -> np.ndarray:
     return np.minimum(shards - 1, (shards * middle / total).astype(np.int64))
 
 
-def edge_shard(v: LayerView, k: np.ndarray, shards: int) -> np.ndarray:
+def edge_shard(v: LayerView, k: np.ndarray, shards: int, table: np.ndarray | None = None) -> np.ndarray:
     """The shard (``0..shards-1``) whose CPU adds into the cells of the plan edges whose slots are
-    ``k``: their map entry's (:func:`entry_shards`); ``shards`` for an edge not aggregated here
-    (forwarded or bypassed: the owner sums its copies), which no shard walks."""
+    ``k``: their map entry's (``table``, an entry's shard; :func:`entry_shards` unless given);
+    ``shards`` for an edge not aggregated here (forwarded or bypassed: the owner sums its copies),
+    which no shard walks."""
     agg = ~v.copy[k]
     out = np.full(k.shape, shards, np.int64)
-    out[agg] = entry_shards(v, shards)[entry_of(v, k[agg])]
+    out[agg] = (entry_shards(v, shards) if table is None else table)[entry_of(v, k[agg])]
     return out
 
 
-def unit_shards(p: dict[str, np.ndarray], v: LayerView, shards: int) -> np.ndarray:
+def unit_shards(p: dict[str, np.ndarray], v: LayerView, shards: int, table: np.ndarray | None = None) -> np.ndarray:
     """``(U,)`` int64: per unit of plan ``p``, the shards that walk one of its edges
-    (:func:`edge_shard`; bit ``s``: shard ``s``): those a switch of ``shards`` hands it to."""
+    (:func:`edge_shard`, ``table`` as there; bit ``s``: shard ``s``): those a switch of ``shards``
+    hands it to."""
     ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
-    sh = edge_shard(v, v.slot_of_edge[ce], shards)
+    sh = edge_shard(v, v.slot_of_edge[ce], shards, table)
     walked = sh < shards
     out = np.zeros(p["unit_lo"].size, np.int64)
     np.bitwise_or.at(out, ue[walked], np.left_shift(1, sh[walked]))
@@ -268,6 +272,12 @@ def plan_packets(p: dict[str, np.ndarray], v: LayerView, masks: np.ndarray) -> t
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return (np.concatenate([ptr[g] + f for g, (f, _) in enumerate(parts)]),
             np.concatenate([r for _, r in parts]))
+
+
+def packet_shards(first: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """``(Q,)``: the shards each UNIT packet is handed to, the union of its units' (``units``:
+    :func:`unit_shards`; the packets' ``first`` units from :func:`plan_packets`)."""
+    return np.bitwise_or.reduceat(units, first) if first.size else np.zeros(0, np.int64)
 
 
 def popcount(x: np.ndarray) -> np.ndarray:

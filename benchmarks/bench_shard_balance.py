@@ -11,6 +11,7 @@ to shards, both worked out from the tables the switch is loaded with (nothing ru
   handed to the shards that hold one of its units' edges (the data plane now).
 
     python benchmarks/bench_shard_balance.py [--shards 2 4 8] [--out benchmarks/results/shard_balance.json]
+    # writes the JSON and a PNG beside it
 """
 from __future__ import annotations
 
@@ -85,6 +86,43 @@ def main() -> None:
                       f"**{new['busiest_over_mean']:.2f}** | {old['shards_a_packet']:.2f} → "
                       f"**{new['shards_a_packet']:.2f}** |", flush=True)
     Path(args.out).write_text(json.dumps(results, indent=1))
+    plot(results, Path(args.out).with_suffix(".png"))
+    print(f"wrote {args.out} and {Path(args.out).with_suffix('.png')}")
+
+
+def plot(results: dict, path: Path) -> None:
+    """Per dataset and layer, against the shards: the busiest shard's cells over the mean, and the
+    shards a UNIT packet goes to, under both rules."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = results["rows"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    keys = sorted({(r["dataset"], r["layer"], r["ranges"]["dim"]) for r in rows})
+    for (name, layer, dim), colour in zip(keys, plt.rcParams["axes.prop_cycle"].by_key()["color"]):
+        mine = sorted((r for r in rows if (r["dataset"], r["layer"]) == (name, layer)), key=lambda r: r["shards"])
+        x = [r["shards"] for r in mine]
+        for ax, key in zip(axes, ("busiest_over_mean", "shards_a_packet")):
+            ax.plot(x, [r["runs"][key] for r in mine], "--o", color=colour, alpha=0.6)
+            ax.plot(x, [r["ranges"][key] for r in mine], "-o", color=colour,
+                    label=f"{name}, layer {layer} ({dim} values a row)")
+    axes[0].set_ylabel("busiest shard's cells / the mean's")
+    axes[1].set_ylabel("shards a UNIT packet is handed to")
+    axes[1].plot(x, x, ":", color="grey", label="every shard")
+    for ax in axes:
+        ax.set_xlabel("shards (switch CPUs)")
+        ax.set_xticks(sorted({r["shards"] for r in rows}))
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, title="solid: ranges of equal cells (now); dashed: runs of 64 (before)",
+                   title_fontsize=7)
+    axes[1].legend(fontsize=7)
+    fig.suptitle(f"Sharded kernel switch, {results['workers']} workers, {results['memory_bytes'] / 1e6:g} MB, "
+                 f"{results['hidden']} hidden (from the tables; nothing runs)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -224,11 +224,13 @@ def entry_shards(v: LayerView, shards: int) -> np.ndarray:
     equal numbers of cells, an entry (its lock, its cache lines) stays on one CPU through a layer's
     exchanges, and two shards' entries meet at ``shards - 1`` places only. An entry may change CPU
     from one layer to the next: no unit of an exchange is sent before every worker's DONE of the
-    one before (NEXT), and each walk first checks its block is not done (the floor). (Beyond the paper. Runs of 64 entries dealt round
-    robin, as before, left the busiest of 8 shards 1.40–3.14× the mean's cells on amazon_cs and
-    reddit-like:0.02, these ranges 1.00–1.09×: the shard that adds most bounds the exchange;
-    entry by entry, two shards' neighbouring entries had made a cell cost 131–171 ns instead of
-    85–98, the prefetchers reaching into the other CPU's lines.)"""
+    one before (NEXT), and each walk first checks its block is not done (the floor).
+
+    Beyond the paper. Runs of 64 entries dealt round robin, as before, left the busiest of 8 shards
+    1.40–3.14× the mean's cells on amazon_cs and reddit-like:0.02, these ranges 1.00–1.09×
+    (``benchmarks/bench_shard_balance.py``): the shard that adds most bounds the exchange. Entry by
+    entry, two shards' neighbouring entries had made a cell cost 131–171 ns instead of 85–98, the
+    prefetchers reaching into the other CPU's lines."""
     agg = np.flatnonzero(~v.copy)
     entry = entry_of(v, agg)
     load = np.bincount(entry, weights=v.need[agg], minlength=int(entry.max()) + 1 if entry.size else 0)

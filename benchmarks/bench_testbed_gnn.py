@@ -230,9 +230,9 @@ def busiest_share(ina: dict) -> float:
     """The share of a pinned switch's work its busiest CPU did (the program's timed parts, per CPU:
     ``kernel_busiest_cpu_ns``, recorded since 2026-11-27), else an even share of its CPUs: the
     busiest shard, not the average, bounds the exchange."""
-    sw = ina.get("switch", {})
     from netweave.testbed.gnn.kswitch import TIMED
 
+    sw = ina.get("switch", {})
     timed = sum(sw.get(f"kernel_{k}", 0) for k in TIMED)
     busiest = sw.get("kernel_busiest_cpu_ns", 0)
     ina["switch_busiest_share"] = busiest / timed if busiest and timed else 1 / ina.get("switch_cpus", 1)

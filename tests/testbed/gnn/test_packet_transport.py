@@ -5,18 +5,18 @@ worker is told (WorkerConfig.switch_shards)."""
 import numpy as np
 import pytest
 
-from netweave.testbed.gnn.packet import END, HB, HEADER, build
-from netweave.testbed.gnn.packet_transport import PacketTransport, _Block, _Run
+from netweave.testbed.gnn.packet import END, MAX_WORDS, build
+from netweave.testbed.gnn.packet_transport import PacketTransport, _Batch, _Block, _Run
 from netweave.testbed.gnn.tables import MAX_SHARDS
 
 WORKERS = 3
 
 
 class _Transport:
-    rank = 0
+    rank, record = 0, None
 
     def __init__(self):
-        self.counters = {"ends_ignored": 0}
+        self.counters = dict.fromkeys(("ends_ignored", "sums", "copies", "duplicates"), 0)
 
 
 def _run(shards=1):
@@ -29,13 +29,16 @@ def _run(shards=1):
 
 
 def _ends(senders, chunk, target):
-    rows, _ = build(END, layer=0, direction=0, seq=1, block=0, sender=np.asarray(senders), unit=0, chunk=chunk,
-                    values=np.zeros((len(senders), 0), np.float32), target=target)
-    return rows[:, :HB].view(HEADER).reshape(len(senders))
+    """END packets as a received batch, every one of block 0 (receive.sort's pick)."""
+    rows, lengths = build(END, layer=0, direction=0, seq=1, block=0, sender=np.asarray(senders), unit=0, chunk=chunk,
+                          values=np.zeros((len(senders), 0), np.float32), target=target)
+    batch = _Batch(np.pad(rows, ((0, 0), (0, 4 * MAX_WORDS))), lengths)
+    batch.pick[:] = 0
+    return batch
 
 
-def _handle(run, t, head):
-    run.handle(t, head, np.zeros((head.size, 0), np.uint8), np.zeros((1, 4), np.float32), None)
+def _handle(run, t, batch):
+    run.handle(t, batch, 0, np.zeros((1, 4), np.float32), np.zeros((1, 4)))
 
 
 def test_one_shard_every_workers_end():

@@ -1,6 +1,7 @@
 """A worker's end of the SwitchGNN exchange through the kernel data plane
 (``bpf/gnn_switch.bpf.c``): UDP packets (:mod:`.packet`), batched system calls
-(:mod:`netweave.testbed.net.batchio`), numpy per batch (no Python loop per packet or per edge).
+(:mod:`netweave.testbed.net.batchio`), each received batch walked in compiled code
+(:mod:`.receive`; no Python loop per packet or per edge).
 
 Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of the layer's plan
 (switchgnn.txt §3.3: blocks one after another):
@@ -10,10 +11,10 @@ Per exchange (one layer, one direction; ``seq`` counts them) and block ``b`` of 
   (:func:`~.tables.unit_packets`, beyond the paper; grouped by how many they carry), interleaved
   with receiving;
 * **down**: a SUM per aggregated cell (a destination's chunk: :mod:`.tables`; a pinned switch
-  sends several to one worker as a packet, beyond the paper: :func:`~.packet.split_sums`), a COPY
-  per UNIT packet for the cells the switch does not aggregate (forwarded by the plan, or bypassed:
-  they do not fit its memory), split into rows (:func:`~.packet.split_rows`) and summed here, once
-  per (edge, chunk);
+  sends several to one worker as a packet, beyond the paper), a COPY per UNIT packet for the
+  cells the switch does not aggregate (forwarded by the plan, or bypassed: they do not fit its
+  memory), summed here once per (edge, chunk); both walked row by row in compiled code
+  (:mod:`.receive`);
 * **§3.3**: when every cell of the block is complete, DONE; the block ends with NEXT;
 * **END** (beyond the paper): after its last unit of the block, END, which the switch copies to
   every worker (a switch of several shards: each shard, behind the units handed to it, with
@@ -45,10 +46,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..net import batchio
-from .packet import (CNP, COPY, DONE, ECN, END, HB, HEADER, MAX_WORDS, NEXT, PULL, RESEND, SATURATED, SUM, UNIT, build,
-                     last_vertices, parse, split_rows, split_sums)
+from .packet import CNP, COPY, DONE, ECN, END, HB, HEADER, MAX_WORDS, PULL, RESEND, SUM, UNIT, build, parse
 from .plans import edge_ranges
 from .predict import wire_bytes
+from .receive import LATER, S_BYTES, S_ENDS, S_LATER, S_NEXT_FIRST, S_RATE, S_RUN, S_SATURATED, S_STALE, T_COPIES, \
+    T_ENDS_IGNORED, T_NEXT, T_PROGRESS, T_PULLS, T_ROWS, T_SUMS, T_TAKEN, W0, sort, take, views
 from .rate import RateControl
 from .tables import MAX_SHARDS, VALUES, copy_masks, layer_view, rows_per_packet, unit_packets
 
@@ -56,6 +58,27 @@ BATCH = 256  # packets per sendmmsg between receives
 END_GRACE_S = 0.005  # quiet after the last END before a pull: far beyond a packet's time in the switch (≤ 0.12 ms)
 PACED = 16   # ... with a rate (congestion control): the bits of 16 packets, then the pause the rate asks
 STRIDE = HB + 4 * MAX_WORDS
+
+
+class _Batch:
+    """Received packets: ``rows`` (``uint8 (n, STRIDE)``, C-contiguous), the first ``k`` of them
+    packets of ``lengths`` bytes; their :func:`~.receive.views`, and :func:`~.receive.sort`'s
+    ``pick`` (which block in flight each is of)."""
+
+    def __init__(self, rows: np.ndarray, lengths: np.ndarray):
+        self.rows, self.lengths, self.k = rows, lengths, len(rows)
+        self.words, self.values = views(rows)
+        self.pick = np.empty(len(rows), np.int64)
+
+    def of(self, k: int) -> "_Batch":
+        self.k = k
+        return self
+
+    def packets(self, which: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The well-formed packets among the first ``k`` (where ``which``): headers and rows."""
+        idx = np.arange(self.k) if which is None else np.flatnonzero(which)
+        head, ok = parse(self.rows[idx], self.lengths[idx], idx.size)
+        return head, self.rows[idx[ok]]
 
 
 class ExchangeError(RuntimeError):
@@ -113,32 +136,26 @@ class _Run:
     def finished(self) -> bool:
         return self.complete and self.next
 
-    def handle(self, t: "PacketTransport", head, data, rows, out) -> None:
-        kind, dim = head["kind"], rows.shape[1]
-        if (kind == NEXT).any():
-            self.next = True
-        # an END copy names its shard (chunk) and the switch's shards (target), both set by the switch;
-        # one that names another switch (target) or no shard of this one is ignored
-        e = ((kind == END) & (head["sender"] < self.ends.shape[0]) & (head["target"] == self.shards)
-             & (head["chunk"] < self.shards))
-        t.counters["ends_ignored"] += int((kind == END).sum() - e.sum())  # a switch of another count: none fits
-        if e.any():
-            self.ends[head["sender"][e], head["chunk"][e]] = True
-        s = kind == SUM
-        if s.any():
-            hs, ds = split_sums(head[s], data[s], dim)  # a SUM of several rows: one a row
-            if t.record is not None:  # a probe's: per SUM packet its block, sender and last row's vertex
-                t.record_last.append(np.stack([head["block"][s], head["sender"][s],
-                                               last_vertices(head[s], hs, dim)], axis=1).astype(np.int64))
-            t._sums(self.blk, hs, ds, self.chunks, self.mode, self.left, out, dim=dim)
-        c = (kind == COPY) | ((kind == RESEND) & (head["target"] == t.rank))
-        if c.any():
-            hc, dc = split_rows(head[c], data[c], dim)  # a COPY of several units: one a row
-            t._copies(self.blk, hc, dc, self.chunks, self.mode, self.left, self.got, out=out, dim=dim)
-        p = (kind == PULL) & (head["sender"] != t.rank)
-        if p.any():
-            t._serve_pulls(self.blk, head[p], data[p], self.tag["layer"], self.tag["direction"], self.b, rows)
-        if not e.all():  # ENDs are no progress: workers repeat theirs while they wait (see tick)
+    def handle(self, t: "PacketTransport", batch: "_Batch", j: int, rows, out) -> None:
+        """The packets of ``batch`` that :func:`~.receive.sort` gave this block (``j``): its SUMs,
+        COPYs, ENDs and NEXT (:func:`~.receive.take`); a PULL from another worker served here."""
+        blk, k = self.blk, batch.k
+        stats = np.zeros(8, np.int64)
+        want = k * (MAX_WORDS // (rows.shape[1] + 1) + 1) if t.record is not None else 0
+        taken, last = np.empty((want, 4), np.int64), np.zeros(k, np.int64)
+        take(batch.rows, batch.words, batch.values, k, batch.pick, j, t.rank, rows.shape[1], self.chunks, blk.slot_v,
+             blk.slot_row, blk.e_unit, blk.e_slot, self.mode, self.left, self.got, self.ends, out, taken, last, stats)
+        self.next |= bool(stats[T_NEXT])
+        for name, at in (("sums", T_SUMS), ("copies", T_COPIES), ("ends_ignored", T_ENDS_IGNORED)):
+            t.counters[name] += int(stats[at])
+        t.counters["duplicates"] += int(stats[T_ROWS] - stats[T_SUMS])
+        if stats[T_PULLS]:
+            head, data = batch.packets((batch.pick[:k] == j) & (batch.rows[:k, 4] == PULL))
+            mine = head["sender"] != t.rank
+            t._serve_pulls(blk, head[mine], data[mine], self.tag["layer"], self.tag["direction"], self.b, rows)
+        if t.record is not None:
+            t._record(batch, j, taken[:min(int(stats[T_TAKEN]), want)], last)
+        if stats[T_PROGRESS]:  # ENDs are no progress: workers repeat theirs while they wait (see tick)
             self.progress = self.real = time.monotonic()
 
     def signal(self, t: "PacketTransport", kind: int) -> None:
@@ -209,6 +226,7 @@ class PacketTransport:
         self.blocks: dict[tuple[int, int], _Block] = {}
         self.rows = np.zeros((1024, STRIDE), np.uint8)
         self.lengths = np.zeros(1024, np.int64)
+        self.batch = _Batch(self.rows, self.lengths)
         self.early: list[np.ndarray] = []
         self.record: list | None = None  # a probe's: (keys (k, 4) block, vertex, chunk, sender; rows (k, VALUES)) per batch
         self.record_last: list = []  # ... and per SUM packet (k, 3): block, sender, its last row's vertex
@@ -262,26 +280,23 @@ class PacketTransport:
         first = 0  # the oldest block not finished
         chunks = max(1, -(-rows.shape[1] // VALUES))
 
-        def handle(head, data):
-            key = head["seq"].astype(np.int64) * 65536 + head["block"]
-            cur = self.seq * 65536
-            started = cur + first + len(runs)
-            later = key >= started
-            if later.any():
-                self.early.extend(np.array(data[later]))
+        def handle(batch: _Batch) -> np.ndarray:
+            stats = np.zeros(S_RUN + window, np.int64)
+            sort(batch.rows, batch.words, batch.lengths, batch.k, self.seq, first, len(runs), window, batch.pick, stats)
+            self.counters["stale"] += int(stats[S_STALE])
+            if stats[S_LATER]:
+                self.early.extend(batch.rows[:batch.k][batch.pick[:batch.k] == LATER])
                 # a packet of block first + window or later (or of the next exchange) exists only after
                 # every worker's DONE of block `first`: its NEXT, whether it came or not
-                if (key >= cur + first + window).any() and first in runs:
+                if stats[S_NEXT_FIRST] and first in runs:
                     runs[first].next = True
-            stale = key < cur + first
-            self.counters["stale"] += int(stale.sum())
-            if (head["flags"] & SATURATED).any():
+            if stats[S_SATURATED]:
                 raise ExchangeError(f"worker {self.rank}: the switch saturated a sum (layer {layer}); a value "
                                     "exceeds the fixed-point range")
             for b, run in list(runs.items()):
-                mine = key == cur + b
-                if mine.any():
-                    run.handle(self, head[mine], data[mine], rows, out)
+                if stats[S_RUN + b - first]:
+                    run.handle(self, batch, b - first, rows, out)
+            return stats
 
         def start(b):
             tag = dict(layer=layer, direction=direction, seq=self.seq, block=b, sender=self.rank)
@@ -292,9 +307,9 @@ class PacketTransport:
                 most = np.diff(p["unit_ptr"]).reshape(-1, B)[:, max(0, b - window + 1):b + 1].sum(axis=1).max()
                 runs[b].expected_s = float(most) * wire_bytes(rows.shape[1]) * 8 / (self.link_gbps * 1e9)
             early, self.early = self.early, []
-            if early:
+            if early:  # validated when they came: their lengths are their counts'
                 data = np.stack(early)
-                handle(data[:, :HB].copy().view(HEADER).reshape(len(early)), data)
+                handle(_Batch(data, HB + 4 * data[:, 22:24].copy().view("<u2").reshape(-1).astype(np.int64)))
             blk = runs[b].blk
             step = PACED if self.rate else BATCH
             for data, lengths in self._unit_packets(layer, direction, b, blk, chunks, rows):
@@ -371,24 +386,21 @@ class PacketTransport:
                 return
             self.counters["receive_batches"] += 1
             self.counters["received_packets"] += k
-            head, idx = parse(self.rows, self.lengths, k)
-            self.counters["ends"] += int((head["kind"] == END).sum())  # a late one too (its block done)
-            self.bytes["received"] += int(self.lengths[idx].sum())
-            if self.rate is not None and head.size:
-                keep = self._congestion(head)
-                head, idx = head[keep], idx[keep]
-            if head.size:
-                handle(head, self.rows[idx])
+            batch = self.batch.of(k)
+            stats = handle(batch)
+            self.counters["ends"] += int(stats[S_ENDS])  # a late one too (its block done)
+            self.bytes["received"] += int(stats[S_BYTES])
+            if self.rate is not None and stats[S_RATE]:
+                self._congestion(batch.packets()[0])
             if k < len(self.rows):
                 return
             timeout_s = 0.0
 
-    def _congestion(self, head) -> np.ndarray:
-        """§3.4's rate control on a received batch: CNPs halve the rate; marked data packets get
-        a CNP back to their senders. Returns which packets are not CNPs."""
+    def _congestion(self, head) -> None:
+        """§3.4's rate control on a received batch's headers: CNPs halve the rate; marked data
+        packets get a CNP back to their senders."""
         kind = head["kind"]
-        cnp = kind == CNP
-        if cnp.any():
+        if (kind == CNP).any():
             self.rate.on_cnp(time.monotonic())
         marked = ((head["flags"] & ECN) != 0) & ((kind == SUM) | (kind == COPY) | (kind == RESEND))
         if marked.any():
@@ -400,62 +412,23 @@ class PacketTransport:
                 self._send([build(CNP, layer=0, direction=0, seq=0, block=0, sender=self.rank, unit=0, chunk=0,
                                   values=none, target=senders)])
                 self.counters["cnps_sent"] += int(senders.size)
-        return ~cnp
 
     # -- what comes down ----------------------------------------------------------------------------
-    def _sums(self, blk, head, data, chunks, mode, left, out, *, dim):
-        j = np.searchsorted(blk.slot_v, head["unit"].astype(np.int64))
-        ok = (j < blk.slot_v.size)
-        j = np.where(ok, j, 0)
-        ok &= blk.slot_v[j] == head["unit"] if blk.slot_v.size else False
-        c = head["chunk"].astype(np.int64)
-        cell = j * chunks + c
-        ok &= (c < chunks) & (head["count"] == np.clip(dim - c * VALUES, 0, VALUES))  # a whole chunk
-        cell = np.where(ok, cell, 0)
-        ok &= (mode[cell] == 0) & (left[cell] > 0)
-        idx = np.flatnonzero(ok)
-        _, first = np.unique(cell[idx], return_index=True)
-        idx = idx[first]
-        self.counters["duplicates"] += int(head.size - idx.size)
-        for ch in np.unique(c[idx]).tolist():
-            sel = idx[c[idx] == ch]
-            lo, hi = ch * VALUES, min(dim, (ch + 1) * VALUES)
-            vals = np.ascontiguousarray(data[sel, HB:HB + 4 * (hi - lo)]).view(np.float32)
-            out[blk.slot_row[j[sel]], lo:hi] += vals  # one sum per cell: rows are distinct
-        left[cell[idx]] = 0
-        self.counters["sums"] += int(idx.size)
-        if self.record is not None and idx.size:
-            keys = np.stack([head["block"][idx], head["unit"][idx], c[idx], head["sender"][idx]], axis=1).astype(np.int64)
-            rows = np.zeros((idx.size, VALUES), np.float32)
-            for i, n in enumerate(head["count"][idx].tolist()):  # a probe's record, not the data path
-                rows[i, :n] = np.ascontiguousarray(data[idx[i], HB:HB + 4 * n]).view(np.float32)
-            self.record.append((keys, rows))
-
-    def _copies(self, blk, head, data, chunks, mode, left, got, *, out, dim):
-        u = head["unit"].astype(np.int64)
-        lo = np.searchsorted(blk.e_unit, u, "left")
-        hi = np.searchsorted(blk.e_unit, u, "right")
-        e, which = edge_ranges(lo, hi)
-        c = head["chunk"].astype(np.int64)[which]
-        ok = (c < chunks) & (head["count"][which] == np.clip(dim - c * VALUES, 0, VALUES))  # a whole chunk
-        cell = blk.e_slot[e] * chunks + np.where(ok, c, 0)
-        ok &= (mode[cell] > 0) & ~got[e, np.where(ok, c, 0)]
-        idx = np.flatnonzero(ok)
-        pair = e[idx] * chunks + c[idx]
-        _, first = np.unique(pair, return_index=True)
-        idx = idx[first]
-        self.counters["copies"] += int(idx.size)
-        for ch in np.unique(c[idx]).tolist():
-            sel = idx[c[idx] == ch]
-            a, z = ch * VALUES, min(dim, (ch + 1) * VALUES)
-            dest = blk.slot_row[blk.e_slot[e[sel]]]
-            order = np.argsort(dest, kind="stable")  # several copies for one row: summed per row, then added
-            dest, sel = dest[order], sel[order]
-            vals = np.ascontiguousarray(data[which[sel], HB:HB + 4 * (z - a)]).view(np.float32).astype(np.float64)
-            first = np.flatnonzero(np.r_[True, dest[1:] != dest[:-1]])
-            out[dest[first], a:z] += np.add.reduceat(vals, first, axis=0)
-        got[e[idx], c[idx]] = True
-        np.subtract.at(left, cell[idx], 1)
+    def _record(self, batch: _Batch, j: int, taken: np.ndarray, last: np.ndarray) -> None:
+        """A probe's record of block ``j``'s SUMs in ``batch``: each row taken (``taken``: packet,
+        first value, vertex, values) with its block, chunk and sender, and per SUM packet its
+        block, sender and last row's vertex (``last``)."""
+        k = batch.k
+        sums = np.flatnonzero((batch.pick[:k] == j) & (batch.rows[:k, 4] == SUM))
+        head = batch.rows[sums, :HB].copy().view(HEADER).reshape(sums.size)
+        self.record_last.append(np.stack([head["block"], head["sender"], last[sums]], axis=1).astype(np.int64))
+        p, at, v, cnt = taken.T
+        of = batch.rows[p, :HB].copy().view(HEADER).reshape(p.size)
+        keys = np.stack([of["block"], v, of["chunk"], of["sender"]], axis=1).astype(np.int64)
+        chunk = np.zeros((p.size, VALUES), np.float32)
+        for i in range(p.size):  # a probe's record, not the data path
+            chunk[i, :cnt[i]] = batch.values[p[i], W0 + at[i]:W0 + at[i] + cnt[i]]
+        self.record.append((keys, chunk))
 
     # -- §3.4 -----------------------------------------------------------------------------------------
     def _pull(self, blk, chunks, mode, left, got, tag):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import select
 import socket
@@ -91,22 +92,28 @@ def set_backend(name: str = "auto") -> str:
 
 
 def _sockaddr(sock: socket.socket, address) -> bytes | None:
-    """The ``struct sockaddr`` of ``address`` ((ip, port) for AF_INET, a path for AF_UNIX; None: connected)."""
+    """The ``struct sockaddr`` of ``address`` ((ip, port) for AF_INET, a path for AF_UNIX; None:
+    connected), built once per address (a sender sends many batches to one)."""
     if address is None:
         return None
-    if sock.family == socket.AF_INET:
+    return _sockaddr_of(sock.family, address if isinstance(address, (str, bytes)) else tuple(address))
+
+
+@functools.lru_cache(maxsize=256)
+def _sockaddr_of(family, address) -> bytes:
+    if family == socket.AF_INET:
         ip, port = address
         return struct.pack("=H", socket.AF_INET) + struct.pack("!H", int(port)) + socket.inet_aton(
             socket.gethostbyname(ip)) + bytes(8)
-    if sock.family == socket.AF_INET6:
+    if family == socket.AF_INET6:
         ip, port = address[:2]
         flow, scope = (list(address[2:4]) + [0, 0])[:2]
         return (struct.pack("=H", socket.AF_INET6) + struct.pack("!HI", int(port), flow)
                 + socket.inet_pton(socket.AF_INET6, ip) + struct.pack("=I", scope))
-    if sock.family == socket.AF_UNIX:
+    if family == socket.AF_UNIX:
         path = os.fsencode(address)
         return struct.pack("=H", socket.AF_UNIX) + path + b"\0"
-    raise NetweaveError(f"send_batch: sockets of family {sock.family!r} are not supported")
+    raise NetweaveError(f"send_batch: sockets of family {family!r} are not supported")
 
 
 def _check_rows(buffer: np.ndarray, name: str, writable: bool = False) -> None:

@@ -274,8 +274,13 @@ def test_crafted_batches_never_index_outside_the_arrays():
 
 
 def test_tables_that_do_not_fit_are_refused():
+    """Checked where a row uses them: a destination's row past ``out``, an edge's destination past
+    the destinations."""
     rows, lengths = _batch(_pkt(SUM, unit=3, values=np.ones((1, 4), np.float32)))
-    with pytest.raises(ValueError, match="tables do not fit"):  # a destination's row past out
+    with pytest.raises(ValueError, match="tables do not fit"):
         _Block(4, slot_v=[3], slot_row=[5], rows=2).take(rows, lengths)
-    with pytest.raises(ValueError, match="tables do not fit"):  # an edge's destination past them
-        _Block(4, slot_v=[3], slot_row=[0], e_unit=[3], e_slot=[1], rows=2).take(rows, lengths)
+    rows, lengths = _batch(_pkt(COPY, unit=3, values=np.ones((1, 4), np.float32)))
+    with pytest.raises(ValueError, match="tables do not fit"):
+        _Block(4, slot_v=[3], slot_row=[0], e_unit=[3], e_slot=[1], mode=[1], rows=2).take(rows, lengths)
+    with pytest.raises(ValueError, match="tables do not fit"):  # cells for another number of destinations
+        _Block(4, slot_v=[3], slot_row=[0], mode=[1, 1], rows=2).take(rows, lengths)

@@ -62,13 +62,14 @@ STRIDE = HB + 4 * MAX_WORDS
 
 class _Batch:
     """Received packets: ``rows`` (``uint8 (n, STRIDE)``, C-contiguous), the first ``k`` of them
-    packets of ``lengths`` bytes; their :func:`~.receive.views`, and :func:`~.receive.sort`'s
-    ``pick`` (which block in flight each is of)."""
+    packets of ``lengths`` bytes; their :func:`~.receive.views`, :func:`~.receive.sort`'s ``pick``
+    (which block in flight each is of) and :func:`~.receive.take`'s outputs."""
 
     def __init__(self, rows: np.ndarray, lengths: np.ndarray):
         self.rows, self.lengths, self.k = rows, lengths, len(rows)
         self.words, self.values = views(rows)
-        self.pick = np.empty(len(rows), np.int64)
+        self.pick, self.last = np.empty(len(rows), np.int64), np.zeros(len(rows), np.int64)
+        self.stats, self.none = np.zeros(8, np.int64), np.empty((0, 4), np.int64)  # take's, reused
 
     def of(self, k: int) -> "_Batch":
         self.k = k
@@ -140,9 +141,10 @@ class _Run:
         """The packets of ``batch`` that :func:`~.receive.sort` gave this block (``j``): its SUMs,
         COPYs, ENDs and NEXT (:func:`~.receive.take`); a PULL from another worker served here."""
         blk, k = self.blk, batch.k
-        stats = np.zeros(8, np.int64)
+        stats, last = batch.stats, batch.last
+        stats[:] = 0
         want = k * (MAX_WORDS // (rows.shape[1] + 1) + 1) if t.record is not None else 0
-        taken, last = np.empty((want, 4), np.int64), np.zeros(k, np.int64)
+        taken = np.empty((want, 4), np.int64) if want else batch.none
         take(batch.rows, batch.words, batch.values, k, batch.pick, j, t.rank, rows.shape[1], self.chunks, blk.slot_v,
              blk.slot_row, blk.e_unit, blk.e_slot, self.mode, self.left, self.got, self.ends, out, taken, last, stats)
         self.next |= bool(stats[T_NEXT])

@@ -71,6 +71,16 @@ def _chunk_len(dim, c):
 
 
 @numba.njit(cache=True)
+def _row(slot_row, s, out):
+    """Destination ``s``'s row in ``out``, checked (the tables are checked where they are used,
+    not whole at every batch)."""
+    row = slot_row[s]
+    if row < 0 or row >= out.shape[0]:
+        raise ValueError("take: the block's tables do not fit")
+    return row
+
+
+@numba.njit(cache=True)
 def sort(rows, words, lengths, k, seq, first, runs, window, pick, stats):
     """Which block in flight each of the first ``k`` packets is of (exchange ``seq``, blocks
     ``first .. first + runs - 1``): ``pick[i]`` = ``j`` for block ``first + j``, :data:`LATER`
@@ -144,8 +154,7 @@ def take(rows, words, values, k, pick, j, rank, dim, chunks, slot_v, slot_row, e
             or rows.shape[1] != 4 * width or pick.size < k or last.size < k or taken.shape[1] != 4:
         raise ValueError("take: the batch's arrays do not fit")
     if slot_row.size != S or mode.size != S * chunks or left.size != mode.size or dim > out.shape[1] \
-            or (S and (slot_row.min() < 0 or slot_row.max() >= out.shape[0])) or e_slot.size != E \
-            or got.shape[0] != E or got.shape[1] != chunks or (E and (e_slot.min() < 0 or e_slot.max() >= S)):
+            or e_slot.size != E or got.shape[0] != E or got.shape[1] != chunks:
         raise ValueError("take: the block's tables do not fit")
     workers, shards = ends.shape[0], ends.shape[1]
     for i in range(k):
@@ -185,7 +194,7 @@ def take(rows, words, values, k, pick, j, rank, dim, chunks, slot_v, slot_row, e
                 cell = s * chunks + c
                 if mode[cell] != 0 or left[cell] <= 0:
                     continue
-                row, lo = slot_row[s], c * VALUES
+                row, lo = _row(slot_row, s, out), c * VALUES
                 for x in range(cnt):
                     out[row, lo + x] += values[i, W0 + at + x]
                 left[cell] = 0
@@ -206,10 +215,12 @@ def take(rows, words, values, k, pick, j, rank, dim, chunks, slot_v, slot_row, e
                     continue
                 for e in range(np.searchsorted(e_unit, u), np.searchsorted(e_unit, u, side="right")):
                     s = e_slot[e]
+                    if s < 0 or s >= S:
+                        raise ValueError("take: the block's tables do not fit")
                     cell = s * chunks + c
                     if mode[cell] == 0 or got[e, c]:
                         continue
-                    row, lo = slot_row[s], c * VALUES
+                    row, lo = _row(slot_row, s, out), c * VALUES
                     for x in range(cnt):
                         out[row, lo + x] += values[i, W0 + at + x]
                     got[e, c] = True

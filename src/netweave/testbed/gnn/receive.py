@@ -151,7 +151,7 @@ def take(rows, words, values, k, pick, j, rank, dim, chunks, slot_v, slot_row, e
     width = words.shape[1]
     S, E = slot_v.size, e_unit.size
     if rows.shape[0] < k or words.shape[0] < k or values.shape[0] < k or values.shape[1] != width \
-            or rows.shape[1] != 4 * width or pick.size < k or last.size < k or taken.shape[1] != 4:
+            or rows.shape[1] != 4 * width or width < W0 or pick.size < k or last.size < k or taken.shape[1] != 4:
         raise ValueError("take: the batch's arrays do not fit")
     if slot_row.size != S or mode.size != S * chunks or left.size != mode.size or dim > out.shape[1] \
             or e_slot.size != E or got.shape[0] != E or got.shape[1] != chunks:

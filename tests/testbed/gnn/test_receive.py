@@ -9,7 +9,8 @@ import pytest
 from netweave.testbed.gnn.packet import CNP, COPY, ECN, END, HB, HEADER, MAX_WORDS, NEXT, PULL, ROWS, SATURATED, SUM, \
     build, parse
 from netweave.testbed.gnn.receive import LATER, S_BYTES, S_ENDS, S_LATER, S_NEXT_FIRST, S_PACKETS, S_RATE, S_RUN, \
-    S_SATURATED, S_STALE, SKIP, T_COPIES, T_ENDS_IGNORED, T_NEXT, T_PROGRESS, T_PULLS, T_ROWS, T_SUMS, sort, take, views
+    S_SATURATED, S_STALE, SKIP, T_COPIES, T_ENDS_IGNORED, T_NEXT, T_PROGRESS, T_PULLS, T_ROWS, T_SUMS, Cells, Found, \
+    Tables, as_batch, sort, take
 from netweave.testbed.gnn.tables import VALUES
 
 STRIDE = HB + 4 * MAX_WORDS
@@ -45,16 +46,15 @@ class _Block:
         self.ends = np.zeros((workers, shards), bool)
         self.out = np.zeros((rows, dim))
 
-    def take(self, rows, lengths, rank=0, record=64, kernel=take, pick=None):
+    def take(self, rows, lengths, rank=0, record=64, kernel=take, b=None):
         k = len(rows)
-        if pick is None:
-            pick, st = np.empty(k, np.int64), np.zeros(S_RUN + 1, np.int64)
-            sort(rows, views(rows)[0], lengths, k, 1, 0, 1, 1, pick, st)
-        words, values = views(rows)
-        taken, last, stats = np.zeros((record, 4), np.int64), np.full(k, -1, np.int64), np.zeros(8, np.int64)
-        kernel(rows, words, values, k, pick, 0, rank, self.dim, self.chunks, self.slot_v, self.slot_row, self.e_unit,
-               self.e_slot, self.mode, self.left, self.got, self.ends, self.out, taken, last, stats)
-        return stats, taken[:min(stats[7], record)], last
+        if b is None:  # every packet of exchange 1, block 0: block 0 in flight
+            b = as_batch(rows, lengths)
+            sort(b, k, 1, 0, 1, 1, np.zeros(S_RUN + 1, np.int64))
+        found = Found(np.zeros((record, 4), np.int64), np.full(k, -1, np.int64), np.zeros(8, np.int64))
+        kernel(b, k, 0, Tables(rank, self.dim, self.chunks, self.slot_v, self.slot_row, self.e_unit, self.e_slot),
+               Cells(self.mode, self.left, self.got, self.ends, self.out), found)
+        return found.stats, found.taken[:min(found.stats[7], record)], found.last
 
 
 def test_a_sum_of_several_rows_adds_each_row_into_its_destination():
@@ -121,9 +121,9 @@ def test_sort_gives_each_packet_its_block_and_counts_the_rest():
     rows = np.r_[rows, rows[:1]]
     rows[8, 0] = ord("X")  # not our magic
     lengths[1] += 4  # a length its count does not give
-    pick, stats = np.empty(9, np.int64), np.zeros(S_RUN + 2, np.int64)
-    sort(rows, views(rows)[0], lengths, 9, 5, 2, 2, 2, pick, stats)
-    assert pick.tolist() == [0, SKIP, LATER, SKIP, SKIP, SKIP, 0, LATER, SKIP]
+    b, stats = as_batch(rows, lengths), np.zeros(S_RUN + 2, np.int64)
+    sort(b, 9, 5, 2, 2, 2, stats)
+    assert b.pick.tolist() == [0, SKIP, LATER, SKIP, SKIP, SKIP, 0, LATER, SKIP]
     assert stats[S_RUN:].tolist() == [2, 0] and (stats[S_LATER], stats[S_STALE]) == (2, 2)
     assert stats[S_NEXT_FIRST] == 1 and stats[S_SATURATED] == 1 and stats[S_RATE] == 2 and stats[S_ENDS] == 0
     assert stats[S_PACKETS] == 7 and stats[S_BYTES] == lengths[[0, 2, 3, 4, 5, 6, 7]].sum()
@@ -265,11 +265,11 @@ def test_crafted_batches_never_index_outside_the_arrays():
             head["unit"] = rng.choice([3, 9, 70000, 0xFFFFFFFF], 64)
             head["sender"], head["target"] = rng.integers(0, 5, 64), rng.integers(0, 3, 64)
             lengths = HB + 4 * head["count"].astype(np.int64)
-        pick, st = np.empty(64, np.int64), np.zeros(S_RUN + 1, np.int64)
-        checked_sort(rows, views(rows)[0], lengths, 64, 1, 0, 1, 1, pick, st)
+        b = as_batch(rows, lengths)
+        checked_sort(b, 64, 1, 0, 1, 1, np.zeros(S_RUN + 1, np.int64))
         blk = _Block(40, slot_v=[3, 9, 70000], slot_row=[0, 2, 4], e_unit=[3, 3, 9], e_slot=[0, 1, 2],
                      mode=[0, 1, 2], left=[1, 5, 5], rows=6)
-        blk.take(rows, lengths, kernel=checked_take, pick=pick)
+        blk.take(rows, lengths, kernel=checked_take, b=b)
         assert not blk.out[[1, 3, 5]].any()
 
 

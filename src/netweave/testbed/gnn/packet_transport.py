@@ -50,7 +50,7 @@ from .packet import CNP, COPY, DONE, ECN, END, HB, HEADER, MAX_WORDS, PULL, RESE
 from .plans import edge_ranges
 from .predict import wire_bytes
 from .receive import LATER, S_BYTES, S_ENDS, S_LATER, S_NEXT_FIRST, S_RATE, S_RUN, S_SATURATED, S_STALE, T_COPIES, \
-    T_ENDS_IGNORED, T_NEXT, T_PROGRESS, T_PULLS, T_ROWS, T_SUMS, T_TAKEN, W0, sort, take, views
+    T_ENDS_IGNORED, T_NEXT, T_PROGRESS, T_PULLS, T_ROWS, T_SUMS, T_TAKEN, W0, Cells, Found, Tables, as_batch, sort, take
 from .rate import RateControl
 from .tables import MAX_SHARDS, VALUES, copy_masks, layer_view, rows_per_packet, unit_packets
 
@@ -62,14 +62,14 @@ STRIDE = HB + 4 * MAX_WORDS
 
 class _Batch:
     """Received packets: ``rows`` (``uint8 (n, STRIDE)``, C-contiguous), the first ``k`` of them
-    packets of ``lengths`` bytes; their :func:`~.receive.views`, :func:`~.receive.sort`'s ``pick``
-    (which block in flight each is of) and :func:`~.receive.take`'s outputs."""
+    packets of ``lengths`` bytes, as the kernels see them (:class:`~.receive.Batch`, with
+    :func:`~.receive.sort`'s ``pick``: which block in flight each is of), and
+    :func:`~.receive.take`'s outputs (reused)."""
 
     def __init__(self, rows: np.ndarray, lengths: np.ndarray):
-        self.rows, self.lengths, self.k = rows, lengths, len(rows)
-        self.words, self.values = views(rows)
-        self.pick, self.last = np.empty(len(rows), np.int64), np.zeros(len(rows), np.int64)
-        self.stats, self.none = np.zeros(8, np.int64), np.empty((0, 4), np.int64)  # take's, reused
+        self.b = as_batch(rows, lengths)  # the kernels' view of the same arrays
+        self.rows, self.lengths, self.values, self.pick, self.k = rows, lengths, self.b.values, self.b.pick, len(rows)
+        self.found = Found(np.empty((0, 4), np.int64), np.zeros(len(rows), np.int64), np.zeros(8, np.int64))
 
     def of(self, k: int) -> "_Batch":
         self.k = k
@@ -140,13 +140,14 @@ class _Run:
     def handle(self, t: "PacketTransport", batch: "_Batch", j: int, rows, out) -> None:
         """The packets of ``batch`` that :func:`~.receive.sort` gave this block (``j``): its SUMs,
         COPYs, ENDs and NEXT (:func:`~.receive.take`); a PULL from another worker served here."""
-        blk, k = self.blk, batch.k
-        stats, last = batch.stats, batch.last
-        stats[:] = 0
+        blk, k, found = self.blk, batch.k, batch.found
         want = k * (MAX_WORDS // (rows.shape[1] + 1) + 1) if t.record is not None else 0
-        taken = np.empty((want, 4), np.int64) if want else batch.none
-        take(batch.rows, batch.words, batch.values, k, batch.pick, j, t.rank, rows.shape[1], self.chunks, blk.slot_v,
-             blk.slot_row, blk.e_unit, blk.e_slot, self.mode, self.left, self.got, self.ends, out, taken, last, stats)
+        if want:
+            found = found._replace(taken=np.empty((want, 4), np.int64))
+        stats, last, taken = found.stats, found.last, found.taken
+        stats[:] = 0
+        take(batch.b, k, j, Tables(t.rank, rows.shape[1], self.chunks, blk.slot_v, blk.slot_row, blk.e_unit, blk.e_slot),
+             Cells(self.mode, self.left, self.got, self.ends, out), found)
         self.next |= bool(stats[T_NEXT])
         for name, at in (("sums", T_SUMS), ("copies", T_COPIES), ("ends_ignored", T_ENDS_IGNORED)):
             t.counters[name] += int(stats[at])
@@ -284,7 +285,7 @@ class PacketTransport:
 
         def handle(batch: _Batch) -> np.ndarray:
             stats = np.zeros(S_RUN + window, np.int64)
-            sort(batch.rows, batch.words, batch.lengths, batch.k, self.seq, first, len(runs), window, batch.pick, stats)
+            sort(batch.b, batch.k, self.seq, first, len(runs), window, stats)
             self.counters["stale"] += int(stats[S_STALE])
             if stats[S_LATER]:
                 self.early.extend(batch.rows[:batch.k][batch.pick[:batch.k] == LATER])

@@ -8,9 +8,11 @@ more CPU than the switch's program (issue 32). Here a batch costs one call to :f
 one to :func:`take` per block in flight; what is rare (a PULL to serve, a packet of a later
 block, §3.4's rate control, a probe's record) goes back to numpy.
 
-The batch is the receive buffer itself: ``rows`` ``uint8 (n, stride)``, C-contiguous, packet
-``i`` in row ``i`` (its first ``lengths[i]`` bytes), with ``words`` and ``values`` its ``uint32``
-and ``float32`` views (:func:`views`; a packet's payload word ``w`` is ``words[i, 7 + w]``).
+The batch is the receive buffer itself (:class:`Batch`): ``rows`` ``uint8 (n, stride)``,
+C-contiguous, packet ``i`` in row ``i`` (its first ``lengths[i]`` bytes), with ``words`` and
+``values`` its ``uint32`` and ``float32`` views (a packet's payload word ``w`` is ``words[i, 7 +
+w]``). The kernels take named tuples (:class:`Batch`, :class:`Tables`, :class:`Cells`,
+:class:`Found`), at most 8 arguments (tests/test_layout.py).
 Header fields are read from the bytes, little-endian (:mod:`.packet`). Packets come from the
 network: a packet is used only when its magic and its length (``28 + 4 count``) are right, and
 every field is checked against the block's tables before it indexes anything (a row's vertex or
@@ -31,6 +33,8 @@ unit not in them, a chunk or count that does not fit, a row past the packet: lef
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -48,10 +52,57 @@ T_SUMS, T_ROWS, T_COPIES, T_ENDS_IGNORED, T_NEXT, T_PULLS, T_PROGRESS, T_TAKEN =
 LATER, SKIP = -1, -2  # sort's pick for a packet of a later block or exchange, and for one to leave
 
 
-def views(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``rows`` (``uint8 (n, stride)``, C-contiguous, ``stride`` a multiple of 4) as ``uint32``
-    words and ``float32`` values, ``(n, stride / 4)`` views of the same bytes."""
-    return rows.view("<u4"), rows.view("<f4")
+class Batch(NamedTuple):
+    """A receive buffer: ``rows`` ``uint8 (n, stride)`` (C-contiguous, ``stride`` a multiple of 4),
+    packet ``i`` its first ``lengths[i]`` bytes; ``words`` and ``values`` the same bytes as
+    ``uint32`` and ``float32`` ``(n, stride / 4)``; ``pick`` ``(n,)`` int64, :func:`sort`'s."""
+
+    rows: np.ndarray
+    words: np.ndarray
+    values: np.ndarray
+    lengths: np.ndarray
+    pick: np.ndarray
+
+
+def as_batch(rows: np.ndarray, lengths: np.ndarray) -> Batch:
+    """:class:`Batch` over ``rows`` and ``lengths`` (views, not copies)."""
+    return Batch(rows, rows.view("<u4"), rows.view("<f4"), lengths, np.empty(len(rows), np.int64))
+
+
+class Tables(NamedTuple):
+    """What worker ``rank`` expects of one block of an exchange of rows of ``dim`` values
+    (``chunks`` a row): ``slot_v`` (its destinations' vertices, sorted), ``slot_row`` (their rows
+    in the exchange's ``out``), ``e_unit`` (its incoming edges' units, sorted), ``e_slot`` (their
+    destinations)."""
+
+    rank: int
+    dim: int
+    chunks: int
+    slot_v: np.ndarray
+    slot_row: np.ndarray
+    e_unit: np.ndarray
+    e_slot: np.ndarray
+
+
+class Cells(NamedTuple):
+    """A block's state: ``mode`` (per cell ``s · chunks + c``: 0 aggregated, 1 copies, 2 pulled),
+    ``left`` (what each cell still needs), ``got`` ``(E, chunks)`` (the (edge, chunk) pairs come),
+    ``ends`` ``(workers, shards)`` (whose END came from which shard), ``out`` ``(R, dim)`` float64
+    (the sums)."""
+
+    mode: np.ndarray
+    left: np.ndarray
+    got: np.ndarray
+    ends: np.ndarray
+    out: np.ndarray
+
+
+class Found(NamedTuple):
+    """What :func:`take` reports: ``taken`` ``(m, 4)`` (m ≥ 0), ``last`` ``(n,)``, ``stats`` (8)."""
+
+    taken: np.ndarray
+    last: np.ndarray
+    stats: np.ndarray
 
 
 @numba.njit(cache=True, inline="always")
@@ -81,8 +132,8 @@ def _row(slot_row, s, out):
 
 
 @numba.njit(cache=True)
-def sort(rows, words, lengths, k, seq, first, runs, window, pick, stats):
-    """Which block in flight each of the first ``k`` packets is of (exchange ``seq``, blocks
+def sort(b, k, seq, first, runs, window, stats):
+    """Which block in flight each of the first ``k`` packets of batch ``b`` is of (exchange ``seq``, blocks
     ``first .. first + runs - 1``): ``pick[i]`` = ``j`` for block ``first + j``, :data:`LATER`
     for a later block or exchange (kept for it), :data:`SKIP` for a malformed packet, one of an
     earlier block (stale) or a CNP. ``stats`` (int64, ``S_RUN + runs`` or more, zeroed by the
@@ -90,6 +141,7 @@ def sort(rows, words, lengths, k, seq, first, runs, window, pick, stats):
     ``first + window`` or beyond (it exists only after block ``first``'s NEXT), whether one is
     flagged saturated, how many are for §3.4's rate control (a CNP, or an ECN-marked SUM, COPY
     or RESEND), the well-formed ones, and per block in flight how many are of it."""
+    rows, words, lengths, pick = b.rows, b.words, b.lengths, b.pick
     if pick.size < k or lengths.size < k or rows.shape[0] < k or words.shape[0] < k \
             or rows.shape[1] != 4 * words.shape[1] or stats.size < S_RUN + runs:
         raise ValueError("sort: the batch's arrays do not fit")
@@ -123,15 +175,10 @@ def sort(rows, words, lengths, k, seq, first, runs, window, pick, stats):
 
 
 @numba.njit(cache=True)
-def take(rows, words, values, k, pick, j, rank, dim, chunks, slot_v, slot_row, e_unit, e_slot, mode, left, got, ends,
-         out, taken, last, stats):
-    """The packets ``i < k`` with ``pick[i] == j`` (one block), each used as its kind says.
-
-    A block's tables: ``slot_v`` (my destinations' vertices, sorted) and ``slot_row`` (their rows
-    in ``out``, ``(R, dim)`` float64); ``e_unit`` (my incoming edges' units, sorted) and
-    ``e_slot`` (their destinations); ``mode`` (per cell ``s · chunks + c``: 0 aggregated, 1
-    copies, 2 pulled) and ``left`` (what each cell still needs); ``got`` ``(E, chunks)``: the
-    (edge, chunk) pairs come; ``ends`` ``(workers, shards)``: whose END came from which shard.
+def take(b, k, j, tables, cells, found):
+    """The packets ``i < k`` of batch ``b`` with ``pick[i] == j`` (one block: its
+    :class:`Tables`, its :class:`Cells`), each used as its kind says; ``found``
+    (:class:`Found`) gets what was taken.
 
     * a SUM row whose vertex is mine, whose chunk ``c < chunks`` holds ``count`` values and whose
       cell is aggregated and incomplete: ``out[slot_row[s], c VALUES:]`` += its values, ``left`` =
@@ -148,6 +195,11 @@ def take(rows, words, values, k, pick, j, rank, dim, chunks, slot_v, slot_row, e
     ``stats`` (int64, 8, zeroed by the caller): SUM rows added, SUM rows, COPY contributions
     added, ENDs ignored, whether a NEXT came, PULLs to serve, whether anything but an END that
     counted came (progress), rows taken."""
+    rows, words, values, pick = b.rows, b.words, b.values, b.pick
+    rank, dim, chunks = tables.rank, tables.dim, tables.chunks
+    slot_v, slot_row, e_unit, e_slot = tables.slot_v, tables.slot_row, tables.e_unit, tables.e_slot
+    mode, left, got, ends, out = cells.mode, cells.left, cells.got, cells.ends, cells.out
+    taken, last, stats = found.taken, found.last, found.stats
     width = words.shape[1]
     S, E = slot_v.size, e_unit.size
     if rows.shape[0] < k or words.shape[0] < k or values.shape[0] < k or values.shape[1] != width \

@@ -49,8 +49,9 @@ from ..net import batchio
 from .packet import CNP, COPY, DONE, ECN, END, HB, HEADER, MAX_WORDS, PULL, RESEND, SUM, UNIT, build, parse
 from .plans import edge_ranges
 from .predict import wire_bytes
-from .receive import LATER, S_BYTES, S_ENDS, S_LATER, S_NEXT_FIRST, S_RATE, S_RUN, S_SATURATED, S_STALE, T_COPIES, \
-    T_ENDS_IGNORED, T_NEXT, T_PROGRESS, T_PULLS, T_ROWS, T_SUMS, T_TAKEN, W0, Cells, Found, Tables, as_batch, sort, take
+from .receive import (COUNT, KIND, LATER, S_BYTES, S_ENDS, S_LATER, S_NEXT_FIRST, S_RATE, S_RUN, S_SATURATED, S_STALE,
+                      T_COPIES, T_ENDS_IGNORED, T_NEXT, T_PROGRESS, T_PULLS, T_ROWS, T_SUMS, T_TAKEN, W0, Cells, Found,
+                      Tables, as_batch, sort, take)
 from .rate import RateControl
 from .tables import MAX_SHARDS, VALUES, copy_masks, layer_view, rows_per_packet, unit_packets
 
@@ -146,14 +147,14 @@ class _Run:
             found = found._replace(taken=np.empty((want, 4), np.int64))
         stats, last, taken = found.stats, found.last, found.taken
         stats[:] = 0
-        take(batch.b, k, j, Tables(t.rank, rows.shape[1], self.chunks, blk.slot_v, blk.slot_row, blk.e_unit, blk.e_slot),
-             Cells(self.mode, self.left, self.got, self.ends, out), found)
+        tables = Tables(t.rank, rows.shape[1], self.chunks, blk.slot_v, blk.slot_row, blk.e_unit, blk.e_slot)
+        take(batch.b, k, j, tables, Cells(self.mode, self.left, self.got, self.ends, out), found)
         self.next |= bool(stats[T_NEXT])
         for name, at in (("sums", T_SUMS), ("copies", T_COPIES), ("ends_ignored", T_ENDS_IGNORED)):
             t.counters[name] += int(stats[at])
         t.counters["duplicates"] += int(stats[T_ROWS] - stats[T_SUMS])
         if stats[T_PULLS]:
-            head, data = batch.packets((batch.pick[:k] == j) & (batch.rows[:k, 4] == PULL))
+            head, data = batch.packets((batch.pick[:k] == j) & (batch.rows[:k, KIND] == PULL))
             mine = head["sender"] != t.rank
             t._serve_pulls(blk, head[mine], data[mine], self.tag["layer"], self.tag["direction"], self.b, rows)
         if t.record is not None:
@@ -312,7 +313,7 @@ class PacketTransport:
             early, self.early = self.early, []
             if early:  # validated when they came: their lengths are their counts'
                 data = np.stack(early)
-                handle(_Batch(data, HB + 4 * data[:, 22:24].copy().view("<u2").reshape(-1).astype(np.int64)))
+                handle(_Batch(data, HB + 4 * data[:, COUNT:COUNT + 2].copy().view("<u2").reshape(-1).astype(np.int64)))
             blk = runs[b].blk
             step = PACED if self.rate else BATCH
             for data, lengths in self._unit_packets(layer, direction, b, blk, chunks, rows):
@@ -422,7 +423,7 @@ class PacketTransport:
         first value, vertex, values) with its block, chunk and sender, and per SUM packet its
         block, sender and last row's vertex (``last``)."""
         k = batch.k
-        sums = np.flatnonzero((batch.pick[:k] == j) & (batch.rows[:k, 4] == SUM))
+        sums = np.flatnonzero((batch.pick[:k] == j) & (batch.rows[:k, KIND] == SUM))
         head = batch.rows[sums, :HB].copy().view(HEADER).reshape(sums.size)
         self.record_last.append(np.stack([head["block"], head["sender"], last[sums]], axis=1).astype(np.int64))
         p, at, v, cnt = taken.T

@@ -38,11 +38,20 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from .packet import CNP, COPY, ECN, END, HB, MAGIC, NEXT, PULL, RESEND, ROWS, SATURATED, SUM
+from .packet import CNP, COPY, ECN, END, HB, HEADER, MAGIC, NEXT, PULL, RESEND, ROWS, SATURATED, SUM
 from .tables import VALUES
 
 MAGIC32 = int(np.frombuffer(MAGIC, "<u4")[0])
 W0 = HB // 4  # a payload's first word
+# where the kernels read the header (packet.HEADER): bytes, and for the 32-bit fields, words. Written
+# out here, not derived, because numba caches the kernels by this file alone; checked against HEADER
+KIND, FLAGS, BLOCK, SENDER, CHUNK, COUNT = 4, 7, 12, 14, 20, 22
+SEQ_W, UNIT_W, TARGET_W = 2, 4, 6
+_AT = {name: HEADER.fields[name][1] for name in HEADER.names}
+if (_AT["kind"], _AT["flags"], _AT["block"], _AT["sender"], _AT["chunk"], _AT["count"]) != \
+        (KIND, FLAGS, BLOCK, SENDER, CHUNK, COUNT) or (_AT["seq"], _AT["unit"], _AT["target"]) != \
+        (4 * SEQ_W, 4 * UNIT_W, 4 * TARGET_W) or _AT["magic"] != 0:
+    raise ImportError("receive.py's header offsets differ from packet.HEADER: update them")
 
 # sort's stats
 S_BYTES, S_ENDS, S_STALE, S_LATER, S_NEXT_FIRST, S_SATURATED, S_RATE, S_PACKETS = range(8)
@@ -112,7 +121,7 @@ def _u16(rows, i, at):
 
 @numba.njit(cache=True, inline="always")
 def _count(rows, i):
-    return _u16(rows, i, 22)
+    return _u16(rows, i, COUNT)
 
 
 @numba.njit(cache=True, inline="always")
@@ -152,7 +161,7 @@ def sort(b, k, seq, first, runs, window, stats):
             continue
         stats[S_PACKETS] += 1
         stats[S_BYTES] += n
-        kind, flags = rows[i, 4], rows[i, 7]
+        kind, flags = rows[i, KIND], rows[i, FLAGS]
         if kind == END:
             stats[S_ENDS] += 1
         if kind == CNP or ((flags & ECN) != 0 and (kind == SUM or kind == COPY or kind == RESEND)):
@@ -161,17 +170,17 @@ def sort(b, k, seq, first, runs, window, stats):
                 continue
         if (flags & SATURATED) != 0:
             stats[S_SATURATED] += 1
-        s, b = np.int64(words[i, 2]), _u16(rows, i, 12)
-        if s > seq or (s == seq and b >= first + runs):
+        s, block = np.int64(words[i, SEQ_W]), _u16(rows, i, BLOCK)
+        if s > seq or (s == seq and block >= first + runs):
             pick[i] = LATER
             stats[S_LATER] += 1
-            if s > seq or b >= first + window:
+            if s > seq or block >= first + window:
                 stats[S_NEXT_FIRST] = 1
-        elif s < seq or b < first:
+        elif s < seq or block < first:
             stats[S_STALE] += 1
         else:
-            pick[i] = b - first
-            stats[S_RUN + b - first] += 1
+            pick[i] = block - first
+            stats[S_RUN + block - first] += 1
 
 
 @numba.njit(cache=True)
@@ -212,12 +221,12 @@ def take(b, k, j, tables, cells, found):
     for i in range(k):
         if pick[i] != j:
             continue
-        kind = rows[i, 4]
+        kind = rows[i, KIND]
         n = _count(rows, i)
-        c = _u16(rows, i, 20)
-        unit = np.int64(words[i, 4])
+        c = _u16(rows, i, CHUNK)
+        unit = np.int64(words[i, UNIT_W])
         if kind == END:
-            sender, target = _u16(rows, i, 14), np.int64(words[i, 6])
+            sender, target = _u16(rows, i, SENDER), np.int64(words[i, TARGET_W])
             if sender < workers and target == shards and c < shards:
                 ends[sender, c] = True
                 continue
@@ -226,10 +235,10 @@ def take(b, k, j, tables, cells, found):
         if kind == NEXT:
             stats[T_NEXT] = 1
         elif kind == PULL:
-            if _u16(rows, i, 14) != rank:
+            if _u16(rows, i, SENDER) != rank:
                 stats[T_PULLS] += 1
         elif kind == SUM:
-            packed = (rows[i, 7] & ROWS) != 0 and n > dim and n % (dim + 1) == 0 and n <= width - W0
+            packed = (rows[i, FLAGS] & ROWS) != 0 and n > dim and n % (dim + 1) == 0 and n <= width - W0
             m = n // (dim + 1) if packed else np.int64(1)
             for r in range(m):
                 stats[T_ROWS] += 1
@@ -255,7 +264,7 @@ def take(b, k, j, tables, cells, found):
                     taken[t, 0], taken[t, 1], taken[t, 2], taken[t, 3] = i, at, v, cnt
                 stats[T_TAKEN] += 1
                 stats[T_SUMS] += 1
-        elif kind == COPY or (kind == RESEND and np.int64(words[i, 6]) == rank):
+        elif kind == COPY or (kind == RESEND and np.int64(words[i, TARGET_W]) == rank):
             packed = dim <= VALUES and n > dim and n % dim == 0 and n <= VALUES
             m = n // dim if packed else np.int64(1)
             for r in range(m):

@@ -247,65 +247,79 @@ static __always_inline __u32 stamp_of(__u32 seq, __u32 block)
     return ((seq & 0xFFFFF) << 12 | (block & 0xFFF)) | 0;
 }
 
-/* netweave/testbed/gnn/fixed.py: to_fixed */
-static __always_inline __s64 to_fixed(__u32 bits, __u32 frac, int *sat)
+/* fixed point: begin (netweave/testbed/gnn/fixed.py, bit for bit; compiled on the host by
+ * tests/testbed/gnn/test_fixed_c.py). Without branches on the values: a sum's or a row's values
+ * differ in sign, magnitude and zeros, and a branch on each mispredicted (each value a 16-way
+ * unrolled step of convert_in or convert_out) cost more than the arithmetic */
+
+/* x, which clang can no longer see through (an empty asm): the arithmetic below would otherwise
+ * become compares and branches again */
+static __always_inline __u64 opaque(__u64 x)
 {
-    __s32 e = (bits >> 23) & 0xFF;
-    if (e == 0)
-        return 0;
-    __s64 m = (bits & 0x7FFFFF) | 0x800000;
-    __s32 sh = e - 150 + (__s32)frac;
-    __s64 v;
-    if (e == 255 || sh > SHIFT_MAX) {
-        *sat = 1;
-        v = LIMIT;
-    } else if (sh >= 0) {
-        v = m << (sh & 63);
-    } else if (sh > -25) {
-        v = m >> ((-sh) & 63);
-    } else {
-        v = 0;
-    }
-    return (bits >> 31) ? -v : v;
+    asm volatile("" : "+r"(x));
+    return x;
 }
 
-/* netweave/testbed/gnn/fixed.py: from_fixed (nearest, ties to even) */
+/* 1 if x != 0, else 0 (x < 2^63) */
+static __always_inline __u64 nonzero(__u64 x)
+{
+    return (x | opaque(-x)) >> 63;
+}
+
+/* fixed.py: to_fixed. A zero's shift (frac - 150) is never above SHIFT_MAX (fixed.FRAC < 179) */
+static __always_inline __s64 to_fixed(__u32 bits, __u32 frac, int *sat)
+{
+    __u64 e = (bits >> 23) & 0xFF;
+    __s64 sh = (__s64)e - 150 + frac;
+    __u64 v;
+    if (e == 255 || sh > SHIFT_MAX) {  /* not finite, or too large: rare */
+        *sat = 1;
+        v = LIMIT;
+    } else {
+        __u64 m = (bits & 0x7FFFFF) | 0x800000;
+        __u64 below = opaque((__u64)(sh >> 63));  /* all ones where sh < 0 */
+        __u64 left = (__u64)sh & ~below;           /* sh >= 0: sh (at most SHIFT_MAX), else 0 */
+        __u64 right = (__u64)-sh & below;          /* sh < 0: -sh, else 0 */
+        right = (right & 31) | (31 & -nonzero(right >> 5));  /* at most 31: m < 2^24 is gone by 25 */
+        v = ((m << (left & 63)) >> right) & -nonzero(e);  /* e == 0 (zero, subnormal): 0 */
+    }
+    __u64 neg = -(__u64)(bits >> 31);
+    return (__s64)((v ^ neg) - neg);
+}
+
+/* fixed.py: from_fixed (nearest, ties to even) */
 static __always_inline __u32 from_fixed(__s64 s, __u32 frac)
 {
-    if (s == 0)
-        return 0;
-    __u32 sign = s < 0 ? 1U << 31 : 0;
-    __u64 a = s < 0 ? (__u64)(-s) : (__u64)s;
-    __u64 t = a;
-    __s32 msb = 0;
-    if (t >= (1ULL << 32)) { t >>= 32; msb += 32; }
-    if (t >= (1ULL << 16)) { t >>= 16; msb += 16; }
-    if (t >= (1ULL << 8)) { t >>= 8; msb += 8; }
-    if (t >= (1ULL << 4)) { t >>= 4; msb += 4; }
-    if (t >= (1ULL << 2)) { t >>= 2; msb += 2; }
-    if (t >= (1ULL << 1)) { msb += 1; }
-    __s32 sh = msb - 23;
+    __u64 neg = (__u64)s >> 63;
+    __u64 a = ((__u64)s ^ -neg) + neg;  /* |s| < 2^63 */
+    __u64 t = a, b;
+    __u32 msb = 0;  /* the highest set bit of a (0 for 0) */
+    b = nonzero(t >> 32) << 5; t >>= b; msb += b;
+    b = nonzero(t >> 16) << 4; t >>= b; msb += b;
+    b = nonzero(t >> 8) << 3; t >>= b; msb += b;
+    b = nonzero(t >> 4) << 2; t >>= b; msb += b;
+    b = nonzero(t >> 2) << 1; t >>= b; msb += b;
+    msb += t >> 1;
+    __s32 sh = (__s32)msb - 23;
     __u64 m;
-    if (sh <= 0) {
+    if (sh <= 0) {  /* |s| < 2^24: a few values near 0 */
         m = a << ((-sh) & 63);
-    } else {
-        m = a >> (sh & 63);
-        __u64 rem = a & ((1ULL << (sh & 63)) - 1);
-        __u64 half = 1ULL << ((sh - 1) & 63);
-        if (rem > half || (rem == half && (m & 1)))
-            m += 1;
-        if (m >= (1ULL << 24)) {
-            m >>= 1;
-            msb += 1;
-        }
+    } else {  /* a / 2^sh rounded to nearest, ties to even: a carry into the quotient where it rounds up */
+        __u32 r = (__u32)sh & 63;
+        m = (a + (1ULL << (r - 1)) - 1 + ((a >> r) & 1)) >> r;
+        __u64 c = m >> 24;  /* rounded up to 2^24 */
+        m >>= c;
+        msb += c;
     }
-    __s32 e = msb - (__s32)frac + 127;
+    __s32 e = (__s32)msb - (__s32)frac + 127;
+    __u32 sign = (__u32)neg << 31;
     if (e <= 0)
         return sign;
     if (e >= 255)
         return sign | 0x7F800000;
-    return sign | ((__u32)e << 23) | (__u32)(m & 0x7FFFFF);
+    return (sign | ((__u32)e << 23) | (__u32)(m & 0x7FFFFF)) & -(__u32)nonzero(a);  /* 0 for 0 */
 }
+/* fixed point: end */
 
 static __always_inline __u16 fold(__u32 sum)
 {
@@ -368,10 +382,12 @@ static long convert_in(__u32 i, struct conv *cv)
     if (base + CONVERT_STEP > VALUES || s->lanes == 0)
         return 1;
     __u32 row = base / s->lanes, col = base - row * s->lanes;  /* a step lies in one row: lanes % 16 == 0 */
-    __u32 from = row * s->n + col;
+    __u32 n = s->n, frac = s->frac, from = row * n + col;
+    int sat = 0;
 #pragma unroll
     for (__u32 k = 0; k < CONVERT_STEP; k++)
-        s->x[base + k] = col + k < s->n ? to_fixed(s->xf[(from + k) & (VALUES - 1)], s->frac, &s->sat) : 0;
+        s->x[base + k] = col + k < n ? to_fixed(s->xf[(from + k) & (VALUES - 1)], frac, &sat) : 0;
+    s->sat |= sat;
     return 0;
 }
 
@@ -384,9 +400,10 @@ static long convert_out(__u32 i, void *unused)
     __u32 base = (i * CONVERT_STEP) & (VALUES - 1);
     if (base + CONVERT_STEP > VALUES)
         return 1;
+    __u32 frac = s->frac;
 #pragma unroll
     for (__u32 k = 0; k < CONVERT_STEP; k++)
-        s->f[base + k] = from_fixed(s->sum[base + k], s->frac);
+        s->f[base + k] = from_fixed(s->sum[base + k], frac);
     return 0;
 }
 

@@ -168,9 +168,9 @@ class KernelSwitch(TcObject):
         spent in the timed parts of the program (its walks, conversions and hand-overs: ``cell_ns``
         + ``convert_ns`` + ``clone_ns`` on that CPU). Pinned, the switch's work is on its CPUs alone,
         so beside the sum it says how evenly the shards shared it (equal: the sum / the shards)."""
-        out = self.percpu_counters("counters", COUNTERS)
-        timed = [self.percpu_values("counters", COUNTERS.index(k)) for k in TIMED]
-        out["busiest_cpu_ns"] = max((sum(per) for per in zip(*timed)), default=0)
+        per_cpu = {name: self.percpu_values("counters", i) for i, name in enumerate(COUNTERS)}
+        out = {name: sum(values) for name, values in per_cpu.items()}
+        out["busiest_cpu_ns"] = max((sum(cpu) for cpu in zip(*(per_cpu[k] for k in TIMED))), default=0)
         return out
 
     def run_stats(self) -> dict[str, int]:

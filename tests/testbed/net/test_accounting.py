@@ -11,7 +11,8 @@ import pytest
 
 from netweave.testbed import Testbed, plan_cluster
 from netweave.testbed.net import netns
-from netweave.testbed.net.accounting import CPU_BUSY, NETWORK_BUSY, Accountant, Snapshot, bound, scale_to_bind
+from netweave.testbed.net.accounting import CPU_BUSY, NETWORK_BUSY, Accountant, Snapshot, bound, residents, \
+    scale_to_bind, tx_bytes
 from netweave.topology import load_topology_spec
 
 missing = netns.missing_requirements()
@@ -86,3 +87,42 @@ def test_busy_time_is_the_bytes_sent_at_the_shaped_rate():
     assert 0 < interval["busiest_link_busy"] <= 1.05  # of the interval's wall time (python's start included)
     assert interval["busiest_link_busy_exchanging"] == min(1.0, interval["busiest_link_busy"])  # no compute given
     assert interval["bound"] == bound(interval["busiest_link_busy"], interval["cpu_busy"], interval["data_plane_busy"])  # the machine's load decides
+
+
+NET_DEV = """Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo: 3002707653007 1234    0    0    0     0          0         0 3002707653007 1234    0    0    0     0       0          0
+h0-s0:   17 2 0 0 0 0 0 0 18446744073709551615 9 0 0 0 0 0 0
+"""
+
+
+def test_bytes_sent_are_read_from_proc_net_dev():
+    assert tx_bytes(NET_DEV) == {"lo": 3002707653007, "h0-s0": 2 ** 64 - 1}
+    assert tx_bytes("") == {} and tx_bytes(NET_DEV.replace("h0-s0:", "h0-s0 ")) == {"lo": 3002707653007}
+
+
+@needs_root
+def test_a_namespace_with_a_process_is_read_without_starting_one():
+    """The counters through a process living in the namespace equal ``ip -s link``'s; once it is
+    gone, the accountant reads them with ``ip`` again."""
+    plan = plan_cluster(load_topology_spec("star:n=2,gbps=10"), scale=0.01)
+    with Testbed(plan) as p:
+        ns = p.namespace["H0"]
+        sleeper = subprocess.Popen(["ip", "netns", "exec", ns, "sleep", "30"])
+        try:
+            for _ in range(50):  # until ip netns exec has entered the namespace
+                if residents([ns]).get(ns) == sleeper.pid:
+                    break
+                time.sleep(0.1)
+            subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", "import socket; socket.socket(socket.AF_INET, "
+                            f"socket.SOCK_DGRAM).sendto(b'x' * 1000, ('{p.address['H1']}', 9))"],
+                           check=True, timeout=30)  # some bytes on the uplink
+            accountant = Accountant(p)
+            accountant.snapshot()
+            assert accountant.resident[ns] == sleeper.pid and p.namespace["S0"] not in accountant.resident
+            via_ip = Accountant(p, resident={}).sent_in(ns)
+            assert accountant.sent_in(ns) == via_ip and via_ip[p.interface["H0", "S0"]] > 0
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+        assert accountant.sent_in(ns) == via_ip and ns not in accountant.resident

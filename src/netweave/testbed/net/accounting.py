@@ -62,6 +62,48 @@ def bpf_run_time() -> dict[str, tuple[int, int]]:
     return out
 
 
+def tx_bytes(net_dev: str) -> dict[str, int]:
+    """Interface → bytes sent, from the text of ``/proc/net/dev`` (two header lines, then per
+    interface ``name: `` and 8 receive counters before the bytes sent)."""
+    out = {}
+    for line in net_dev.splitlines()[2:]:
+        name, sep, counters = line.partition(":")
+        fields = counters.split()
+        if sep and len(fields) > 8:
+            out[name.strip()] = int(fields[8])
+    return out
+
+
+def residents(namespaces: list[str]) -> dict[str, int]:
+    """Namespace → one process living in it, for those of ``namespaces`` (``ip netns``'s names)
+    that have one: a scan of ``/proc`` (as ``ip netns pids`` does), no process started."""
+    want = {}
+    for ns in namespaces:
+        try:
+            want[os.stat(f"/run/netns/{ns}").st_ino] = ns
+        except OSError:
+            continue
+    out: dict[str, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            ns = want.get(os.stat(f"/proc/{entry.name}/ns/net").st_ino)
+        except OSError:
+            continue
+        if ns is not None and ns not in out:
+            out[ns] = int(entry.name)
+    return out
+
+
+def _lives_in(pid: int, namespace: str) -> bool:
+    """Whether process ``pid`` is in network namespace ``namespace`` (``ip netns``'s name)."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat(f"/run/netns/{namespace}").st_ino
+    except OSError:
+        return False
+
+
 class bpf_stats:
     """``with bpf_stats():`` — the kernel accounts BPF programs' run time inside the block (it
     costs a clock read per run), as it was before after it."""
@@ -98,13 +140,32 @@ class Accountant:
 
     cluster: object
     snapshots: list[Snapshot] = field(default_factory=list)
+    resident: dict[str, int] = field(default_factory=dict)  # namespace → a process living in it
+
+    def sent_in(self, namespace: str) -> dict[str, int]:
+        """Interface → bytes it sent, in ``namespace``: the kernel's counters as a process living
+        there sees them (``/proc/PID/net/dev``, read here: a snapshot starts no process while the
+        run's epochs go on), else from ``ip -s link`` (a namespace without a process of its own)."""
+        pid = self.resident.get(namespace)
+        if pid is not None:
+            try:
+                sent = tx_bytes(Path(f"/proc/{pid}/net/dev").read_text())
+                if _lives_in(pid, namespace):  # still there: the counters were that namespace's
+                    return sent
+            except OSError:
+                pass
+            del self.resident[namespace]
+        done = subprocess.run(["ip", "-n", namespace, "-j", "-s", "link", "show"], capture_output=True, text=True)
+        return {link["ifname"]: link["stats64"]["tx"]["bytes"] for link in json.loads(done.stdout or "[]")
+                if "stats64" in link}
 
     def snapshot(self) -> Snapshot:
         sent = {}
+        missing = [ns for ns in self.cluster.namespace.values() if ns not in self.resident]
+        if missing:
+            self.resident |= residents(missing)
         for node, ns in self.cluster.namespace.items():
-            done = subprocess.run(["ip", "-n", ns, "-j", "-s", "link", "show"], capture_output=True, text=True)
-            by_name = {link["ifname"]: link["stats64"]["tx"]["bytes"] for link in json.loads(done.stdout or "[]")
-                       if "stats64" in link}
+            by_name = self.sent_in(ns)
             for peer in self.cluster.neighbours(node):
                 sent[node, peer] = int(by_name.get(self.cluster.interface[node, peer], 0))
         snap = Snapshot(time.monotonic(), sent, cpu_busy_s(), bpf_run_time())

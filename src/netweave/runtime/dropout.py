@@ -27,7 +27,18 @@ def _mix32(h):
     return h ^ (h >> 16)
 
 
-_mix32_nb = numba.njit(cache=True, inline="always")(_mix32)
+_C1_32, _C2_32 = np.uint32(_C1), np.uint32(_C2)
+
+
+@numba.njit(cache=True, inline="always")
+def _mix32_nb(h):
+    """:func:`_mix32` on a ``uint32``, each step truncated to 32 bits (numba widens ``uint32``
+    arithmetic to 64): the same bits, in 32-bit lanes LLVM vectorizes."""
+    h = np.uint32(h ^ (h >> np.uint32(16)))
+    h = np.uint32(h * _C1_32)
+    h = np.uint32(h ^ (h >> np.uint32(15)))
+    h = np.uint32(h * _C2_32)
+    return np.uint32(h ^ (h >> np.uint32(16)))
 
 
 def dropout_key(seed: int, step: int, layer: int) -> int:
@@ -55,14 +66,17 @@ def _scale_kept(x, ids, key, threshold, scale, nonzero_only):
     With ``nonzero_only`` the result is ``x * factor`` and zero entries are not hashed."""
     rows, width = x.shape
     out = np.zeros_like(x)
+    zero = x.dtype.type(0)
+    t, k = np.uint32(threshold), np.uint32(key)
     for r in numba.prange(rows):
         v = np.uint64(ids[r])
-        base = _mix32_nb(_mix32_nb((v & np.uint64(_MASK32)) ^ np.uint64(key)) ^ (v >> np.uint64(32)))
-        for c in range(width):
-            if nonzero_only and x[r, c] == 0:
-                continue
-            if _mix32_nb(base ^ np.uint64(c)) >= threshold:
-                out[r, c] = x[r, c] * scale if nonzero_only else scale
+        base = _mix32_nb(_mix32_nb(np.uint32(v & np.uint64(_MASK32)) ^ k) ^ np.uint32(v >> np.uint64(32)))
+        for c in range(width):  # no branch: every entry hashed, 8 at a time (a zero's product is 0 anyway)
+            keep = _mix32_nb(base ^ np.uint32(c)) >= t
+            if nonzero_only:
+                out[r, c] = x[r, c] * scale if keep and x[r, c] != zero else zero
+            else:
+                out[r, c] = scale if keep else zero
     return out
 
 

@@ -63,7 +63,8 @@ def _threshold(p: float) -> int:
 @numba.njit(cache=True, parallel=True)
 def _scale_kept(x, ids, key, threshold, scale, nonzero_only):
     """``(R, D)`` factors: ``scale`` where entry ``(ids[r], c)`` is kept, else 0 (keep_mask, in numba).
-    With ``nonzero_only`` the result is ``x * factor`` and zero entries are not hashed."""
+    With ``nonzero_only`` the result is ``x * factor`` (a zero entry stays +0, whatever its sign
+    or its mask)."""
     rows, width = x.shape
     out = np.zeros_like(x)
     zero = x.dtype.type(0)
@@ -83,8 +84,8 @@ def _scale_kept(x, ids, key, threshold, scale, nonzero_only):
 def vertex_dropout(x: torch.Tensor, vertex_ids: torch.Tensor, p: float, key: int, training: bool) -> torch.Tensor:
     """Inverted dropout of the rows of ``x`` (``(R, D)``) owned by global vertices ``vertex_ids`` (``(R,)``).
 
-    When ``x`` needs no gradient (input features) zero entries are skipped, which keeps
-    bag-of-words inputs cheap and gives the same values as masking every entry.
+    When ``x`` needs no gradient (input features) the kernel returns ``x`` masked and scaled
+    itself, with the same values as masking every entry, instead of the factors.
     """
     if not training or p <= 0.0:
         return x

@@ -9,7 +9,7 @@ import pytest
 from netweave.testbed.gnn.packet import CNP, COPY, ECN, END, HB, HEADER, MAX_WORDS, NEXT, PULL, ROWS, SATURATED, SUM, \
     build, parse
 from netweave.testbed.gnn.receive import LATER, S_BYTES, S_ENDS, S_LATER, S_NEXT_FIRST, S_PACKETS, S_RATE, S_RUN, \
-    S_SATURATED, S_STALE, SKIP, T_COPIES, T_ENDS_IGNORED, T_NEXT, T_PROGRESS, T_PULLS, T_ROWS, T_SUMS, Cells, Found, \
+    S_SATURATED, S_STALE, SKIP, T_COPIES, T_ENDS_IGNORED, T_NEXT, T_PROGRESS, T_PULLS, T_ROWS, T_SUMS, T_TAKEN, Cells, Found, \
     Tables, as_batch, sort, take
 from netweave.testbed.gnn.tables import VALUES
 
@@ -54,7 +54,7 @@ class _Block:
         found = Found(np.zeros((record, 4), np.int64), np.full(k, -1, np.int64), np.zeros(8, np.int64))
         kernel(b, k, 0, Tables(rank, self.dim, self.chunks, self.slot_v, self.slot_row, self.e_unit, self.e_slot),
                Cells(self.mode, self.left, self.got, self.ends, self.out), found)
-        return found.stats, found.taken[:min(found.stats[7], record)], found.last
+        return found.stats, found.taken[:min(found.stats[T_TAKEN], record)], found.last
 
 
 def test_a_sum_of_several_rows_adds_each_row_into_its_destination():

@@ -123,7 +123,9 @@ def testbed_gnn(
     if as_json:
         return emit_json(summary)
     for e in r.epochs:
-        out.print(f"epoch {e['epoch']}: loss {e['loss']:.4f}, {e['epoch_s']:.3f} s (exchange {e['exchange_s']:.3f} s, "
-                  f"sync {e['sync_s']:.3f} s), exchange {e['exchange_bytes'] / 1e6:.2f} MB up, "
-                  f"{e['exchange_received_bytes'] / 1e6:.2f} MB down")
+        out.print(f"epoch {e['epoch']}: loss {e['loss']:.4f}, {e['epoch_s']:.3f} s (compute {e['compute_s']:.3f} s, "
+                  f"exchange {e['exchange_s']:.3f} s, sync {e['sync_s']:.3f} s), exchange "
+                  f"{e['exchange_bytes'] / 1e6:.2f} MB up, {e['exchange_received_bytes'] / 1e6:.2f} MB down, "
+                  f"busiest link {e['accounting_busiest_link_busy_exchanging']:.0%} busy outside compute: "
+                  f"{e['accounting_bound']}", soft_wrap=True)  # one line an epoch, whatever the width
     out.print(table("summary", {k: v for k, v in summary.items() if k not in ("epochs", "planned", "switch")}))

@@ -41,6 +41,9 @@ def test_ina_through_the_switch_follows_single_process():
     assert len(r.epochs) == 2 and all(e["exchange_bytes"] > 0 for e in r.epochs)
     np.testing.assert_allclose([e["loss"] for e in r.epochs], r.single_losses, atol=1e-5)
     assert r.veth["up_bytes"] >= sum(e["exchange_bytes"] for e in r.epochs)  # the wire carries at least the messages
+    for e in r.epochs:  # the links' share that names the bound is of the time outside the passes (accounting.py)
+        assert 0 < e["compute_s"] < e["epoch_s"]
+        assert e["accounting_busiest_link_busy_exchanging"] > e["accounting_busiest_link_busy"] > 0
     assert not _left_behind()
 
 
@@ -176,3 +179,22 @@ def test_congestion_control_needs_the_kernel_data_plane():
                            "--congestion-control"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert done.stderr.startswith("netweave: error: --congestion-control") and "kernel data plane" in done.stderr
+
+
+@needs_root
+def test_the_cli_names_what_bound_each_epoch():
+    """The text report's epoch lines give the compute and the bound the accounting named."""
+    import subprocess
+    import sys
+
+    from netweave.testbed.net.accounting import bound
+
+    names = {bound(1.0, 0.0), bound(0.0, 1.0), bound(0.0, 0.0, 1.0), bound(0.0, 0.0)}
+    done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", "rmat:n=200,m=800,classes=3,feat=8",
+                           "--workers", "2", "--epochs", "2"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("epoch ")]
+    assert len(lines) == 2
+    for line in lines:
+        assert "(compute " in line and line.rsplit(": ", 1)[1] in names, line
+    assert not _left_behind()

@@ -87,6 +87,13 @@ class GnnTestbedRun:
                 "planned": self.planned, "switch": self.switch, "veth": self.veth, "epochs": self.epochs}
 
 
+def compute_s(record: dict) -> float:
+    """A worker's epoch (``record``: its epoch line) less its exchange and its gradients' all-reduce
+    (s): its forward and backward passes and the optimizer's step, which a real cluster runs on
+    its accelerators (0 if the waits took all of it)."""
+    return max(0.0, record["epoch_s"] - record.get("exchange_s", 0.0) - record.get("sync_s", 0.0))
+
+
 def _veth_bytes(cluster) -> dict[str, int]:
     """Bytes the hosts' uplinks sent (up) and received (down), from the kernel's counters."""
     from ..net import netns
@@ -257,7 +264,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                 lead.append(record)
                 if "epoch" in record:
                     now = accountant.snapshot()
-                    accounting.append(accountant.interval(last[0], now, 1, record["epoch_s"],
+                    accounting.append(accountant.interval(last[0], now, 1, record["epoch_s"], compute_s(record),
                                                           exchange_s=record.get("exchange_s"),
                                                           data_plane_cpus=dp_cpus))
                     last[0] = now
@@ -281,6 +288,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         for e in range(epochs):
             rows = [w[e] for w in per_worker]
             run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),
+                               "compute_s": float(np.mean([compute_s(r) for r in rows])),
                                "exchange_s": float(np.mean([r["exchange_s"] for r in rows])),
                                "max_exchange_s": max(r["exchange_s"] for r in rows),
                                "sync_s": float(np.mean([r["sync_s"] for r in rows])),

@@ -107,7 +107,7 @@ def testbed_gnn(
     fast_pull: bool = typer.Option(True, "--fast-pull/--timeout-only", help="Pull a block's missing cells as soon as every worker's END came (each port is a FIFO: they were lost), or only after §3.4's timeout (the paper)."),
     transform_first: bool = typer.Option(True, "--transform-first/--aggregate-first", help="Where a layer narrows, exchange h·W (PyG GCNConv's order: transform, then aggregate; d_out values a row, and a backward exchange for W) or the layer's input h (d_in values a row)."),
     pin_switch: bool = typer.Option(True, "--pin-switch/--no-pin-switch", help="Run the kernel data plane on one CPU, the last (Receive Packet Steering on the switch's ports: no aggregator shared by two cores, the same cost a cell every run), or on whichever CPU a packet arrives (two cores, but where the senders run on both, a cell costs about twice as much)."),
-    switch_cpus: int = typer.Option(0, "--switch-cpus", help="Spread the kernel data plane's aggregators over this many CPUs, the last ones, each adding into its own (beyond the paper; 1: one CPU does it all; 0: one for each CPU the workers leave free, 1 to 8)."),
+    switch_cpus: int = typer.Option(0, "--switch-cpus", help="Spread the kernel data plane's aggregators over this many CPUs, the last ones, each adding into its own (beyond the paper; 1: one CPU does it all; 0: one for each CPU the workers leave free, 2 to 8, 1 on one CPU)."),
     as_json: bool = JsonOpt,
 ):
     """Train GCN full-graph with its embedding exchange through an emulated SwitchGNN switch (or peer to peer)."""

@@ -71,7 +71,8 @@ def test_switch_shards_by_default_one_for_each_cpu_the_workers_leave():
     from netweave.testbed.gnn.launch import auto_switch_cpus
     from netweave.testbed.gnn.tables import MAX_SHARDS
 
-    assert auto_switch_cpus(2, 8) == 1 and auto_switch_cpus(8, 8) == 1  # no CPU to spare: one shard
+    assert auto_switch_cpus(2, 8) == 2 and auto_switch_cpus(8, 8) == 2  # no CPU to spare: two shards still
+    assert auto_switch_cpus(1, 8) == 1  # ... where there are two CPUs
     assert auto_switch_cpus(16, 8) == 8 and auto_switch_cpus(12, 8) == 4 and auto_switch_cpus(9, 4) == 5
     assert auto_switch_cpus(64, 8) == MAX_SHARDS
     assert auto_switch_cpus(16, 8, pinned=False) == 1  # unpinned, the switch takes locks and no shards

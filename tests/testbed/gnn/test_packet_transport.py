@@ -33,7 +33,7 @@ def _ends(senders, chunk, target):
     rows, lengths = build(END, layer=0, direction=0, seq=1, block=0, sender=np.asarray(senders), unit=0, chunk=chunk,
                           values=np.zeros((len(senders), 0), np.float32), target=target)
     batch = _Batch(np.pad(rows, ((0, 0), (0, 4 * MAX_WORDS))), lengths)
-    batch.pick[:] = 0
+    batch.b.pick[:] = 0
     return batch
 
 

@@ -122,12 +122,15 @@ def _ports(cluster, switch_name: str) -> dict[int, tuple[str, str, str, str]]:
 
 def auto_switch_cpus(cpus: int, workers: int, pinned: bool = True) -> int:
     """The switch's shards when none are asked for: one for every CPU the ``workers`` leave free
-    of the machine's ``cpus``, at least one and at most :data:`~.tables.MAX_SHARDS`; one where the
-    switch is not ``pinned`` (its locks allow no shards). Beyond the
-    paper; measured (BENCHMARKS.md issue 32): on 16 CPUs with 8 workers, eight shards made
-    amazon_cs's INA epoch at 0.5 Gb/s 0.133 s against 0.205 with one; on 2 CPUs a second shard
-    slowed it (its units go to both shards, on CPUs the workers need)."""
-    return max(1, min(MAX_SHARDS, cpus - workers)) if pinned else 1
+    of the machine's ``cpus``, at least two (one on one CPU) and at most :data:`~.tables.MAX_SHARDS`;
+    one where the switch is not ``pinned`` (its locks allow no shards). Beyond the paper; measured
+    (BENCHMARKS.md issue 32): on 16 CPUs with 8 workers, eight shards made amazon_cs's INA epoch at
+    0.5 Gb/s 0.133 s against 0.205 with one; on 2 CPUs (runs alternated, 1 2 2 1) two shards made
+    reddit-like:0.02's 0.84–0.87 s against 0.94–1.03 at 0.025 Gb/s and 0.60–0.62 against
+    0.72–0.76 at 0.05, and amazon_cs's 0.58–0.63 against 0.61–0.65 at 0.05: the switch's one CPU
+    binds a graph whose units feed hundreds of destinations, and the workers leave the CPUs idle
+    during much of its exchange."""
+    return max(min(2, cpus), min(MAX_SHARDS, cpus - workers)) if pinned else 1
 
 
 def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina", memory_bytes: int = 2 << 20,

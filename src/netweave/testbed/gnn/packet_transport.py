@@ -62,14 +62,13 @@ STRIDE = HB + 4 * MAX_WORDS
 
 
 class _Batch:
-    """Received packets: ``rows`` (``uint8 (n, STRIDE)``, C-contiguous), the first ``k`` of them
-    packets of ``lengths`` bytes, as the kernels see them (:class:`~.receive.Batch`, with
-    :func:`~.receive.sort`'s ``pick``: which block in flight each is of), and
+    """Received packets: ``b``, the kernels' :class:`~.receive.Batch` over ``rows`` (``uint8 (n,
+    STRIDE)``, C-contiguous) and ``lengths`` (its ``pick``: :func:`~.receive.sort`'s, which block
+    in flight each packet is of), of which the first ``k`` are packets, and
     :func:`~.receive.take`'s outputs (reused)."""
 
     def __init__(self, rows: np.ndarray, lengths: np.ndarray):
-        self.b = as_batch(rows, lengths)  # the kernels' view of the same arrays
-        self.rows, self.lengths, self.values, self.pick, self.k = rows, lengths, self.b.values, self.b.pick, len(rows)
+        self.b, self.k = as_batch(rows, lengths), len(rows)
         self.found = Found(np.empty((0, 4), np.int64), np.zeros(len(rows), np.int64), np.zeros(8, np.int64))
 
     def of(self, k: int) -> "_Batch":
@@ -79,8 +78,8 @@ class _Batch:
     def packets(self, which: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The well-formed packets among the first ``k`` (where ``which``): headers and rows."""
         idx = np.arange(self.k) if which is None else np.flatnonzero(which)
-        head, ok = parse(self.rows[idx], self.lengths[idx], idx.size)
-        return head, self.rows[idx[ok]]
+        head, ok = parse(self.b.rows[idx], self.b.lengths[idx], idx.size)
+        return head, self.b.rows[idx[ok]]
 
 
 class ExchangeError(RuntimeError):
@@ -154,7 +153,7 @@ class _Run:
             t.counters[name] += int(stats[at])
         t.counters["duplicates"] += int(stats[T_ROWS] - stats[T_SUMS])
         if stats[T_PULLS]:
-            head, data = batch.packets((batch.pick[:k] == j) & (batch.rows[:k, KIND] == PULL))
+            head, data = batch.packets((batch.b.pick[:k] == j) & (batch.b.rows[:k, KIND] == PULL))
             mine = head["sender"] != t.rank
             t._serve_pulls(blk, head[mine], data[mine], self.tag["layer"], self.tag["direction"], self.b, rows)
         if t.record is not None:
@@ -289,7 +288,7 @@ class PacketTransport:
             sort(batch.b, batch.k, self.seq, first, len(runs), window, stats)
             self.counters["stale"] += int(stats[S_STALE])
             if stats[S_LATER]:
-                self.early.extend(batch.rows[:batch.k][batch.pick[:batch.k] == LATER])
+                self.early.extend(batch.b.rows[:batch.k][batch.b.pick[:batch.k] == LATER])
                 # a packet of block first + window or later (or of the next exchange) exists only after
                 # every worker's DONE of block `first`: its NEXT, whether it came or not
                 if stats[S_NEXT_FIRST] and first in runs:
@@ -423,15 +422,15 @@ class PacketTransport:
         first value, vertex, values) with its block, chunk and sender, and per SUM packet its
         block, sender and last row's vertex (``last``)."""
         k = batch.k
-        sums = np.flatnonzero((batch.pick[:k] == j) & (batch.rows[:k, KIND] == SUM))
-        head = batch.rows[sums, :HB].copy().view(HEADER).reshape(sums.size)
+        sums = np.flatnonzero((batch.b.pick[:k] == j) & (batch.b.rows[:k, KIND] == SUM))
+        head = batch.b.rows[sums, :HB].copy().view(HEADER).reshape(sums.size)
         self.record_last.append(np.stack([head["block"], head["sender"], last[sums]], axis=1).astype(np.int64))
         p, at, v, cnt = taken.T
-        of = batch.rows[p, :HB].copy().view(HEADER).reshape(p.size)
+        of = batch.b.rows[p, :HB].copy().view(HEADER).reshape(p.size)
         keys = np.stack([of["block"], v, of["chunk"], of["sender"]], axis=1).astype(np.int64)
         chunk = np.zeros((p.size, VALUES), np.float32)
         for i in range(p.size):  # a probe's record, not the data path
-            chunk[i, :cnt[i]] = batch.values[p[i], W0 + at[i]:W0 + at[i] + cnt[i]]
+            chunk[i, :cnt[i]] = batch.b.values[p[i], W0 + at[i]:W0 + at[i] + cnt[i]]
         self.record.append((keys, chunk))
 
     # -- §3.4 -----------------------------------------------------------------------------------------

@@ -9,9 +9,11 @@ tc-BPF, gnn/bpf/gnn_switch.bpf.c; ``--memory``, §3.3 blocks) and with ``p2p``; 
 the epoch time (the slowest worker; median over the epochs after the first), the exchange time,
 the exchange bytes the workers sent and received (headers included), the veths' byte counters,
 the switch's counters, per epoch what bound it (the testbed's CPU-vs-link accounting:
-``network`` when the busiest link was busy >= 80 % of the epoch), the largest difference of the
-final logits from single-process training, and the simulator's predicted exchange per epoch for
-the same plans, star and rate (:mod:`netweave.testbed.gnn.predict`, computed after the timed runs).
+``network`` when the busiest link was busy >= 80 % of the epoch less its compute), the time the
+exchanges waited for the last worker to begin them (``straggler_s``: other workers' compute), the
+largest difference of the final logits from single-process training, and the simulator's predicted
+exchange per epoch for the same plans, star and rate (:mod:`netweave.testbed.gnn.predict`, computed
+after the timed runs), beside the measured exchange with and without those waits.
 The data plane's own ceiling: the kernel's BPF run-time statistics of ``gnn_switch`` (ns of CPU per
 packet, packets per second on one core) beside the userspace agent's aggregation CPU time (its
 thread's; its wall time beside it, which also counts the waits for a CPU the workers held) per
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import time
 from pathlib import Path
 
@@ -80,6 +83,7 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
             "bound": max(set(bounds), key=bounds.count) if bounds else None, "ceiling": ceiling(r.switch),
             "transport": r.transport, "background": r.background,
             "median_epoch_s": s["median_epoch_s"], "median_exchange_s": s["median_exchange_s"],
+            "median_straggler_s": statistics.median(e["straggler_s"] for e in later) if later else None,
             "median_exchange_sent_bytes": s["median_exchange_bytes"],
             "median_exchange_received_bytes": sorted(e["exchange_received_bytes"] for e in later)[len(later) // 2],
             "max_logit_diff": s["max_logit_diff"], "veth_run_bytes": r.veth, "switch": r.switch,
@@ -272,6 +276,9 @@ def predict_all(results: dict, args, rates) -> None:
                     m = entry[ex]["median_exchange_s"]
                     entry[ex]["predicted_exchange_s"] = pred[key]
                     entry[ex]["measured_over_predicted"] = m / pred[key] if pred[key] else None
+                    # ... and what began once every worker had begun (the simulator starts them together)
+                    waited = m - (entry[ex].get("median_straggler_s") or 0.0)
+                    entry[ex]["after_stragglers_over_predicted"] = waited / pred[key] if pred[key] else None
                 # the fastest INA epoch these workers could have: their own time outside the exchange
                 # (compute, gradient sum, synchronisation) plus the simulator's exchange, a perfect data plane
                 ina = entry["ina"]
@@ -290,8 +297,10 @@ def predict_all(results: dict, args, rates) -> None:
                     ina["network_plus_switch_s"] = pred["ina_s"] + cpu
                     ina["measured_over_network_plus_switch"] = ina["median_exchange_s"] / ina["network_plus_switch_s"]
                 print(f"{gbps:g} Gb/s {name}: predicted exchange ina {pred['ina_s']:.3f} s "
-                      f"(measured {entry['ina']['median_exchange_s']:.3f}), p2p {pred['p2p_s']:.3f} s "
-                      f"(measured {entry['p2p']['median_exchange_s']:.3f}); INA epoch at best "
+                      f"(measured {entry['ina']['median_exchange_s']:.3f}, of which waiting for the last worker "
+                      f"{entry['ina'].get('median_straggler_s') or 0.0:.3f}), p2p {pred['p2p_s']:.3f} s "
+                      f"(measured {entry['p2p']['median_exchange_s']:.3f}, waiting "
+                      f"{entry['p2p'].get('median_straggler_s') or 0.0:.3f}); INA epoch at best "
                       f"{entry['ina_epoch_floor_s']:.3f} s against the bound's {entry['bound_epoch_s']:.3f} s; the "
                       f"switch's CPUs allow {ina.get('switch_limited_exchange_s', float('nan')):.3f} s, the links and "
                       f"then the switch {ina.get('network_plus_switch_s', float('nan')):.3f} s", flush=True)

@@ -137,15 +137,19 @@ def sum_local_tensors(layout: SumLayout, device="cpu") -> LocalTensors:
 
 @dataclass
 class ExchangeCounter:
-    """Seconds inside the exchange, and bytes the transport sent and received (its own framing)."""
+    """Seconds inside the exchange, and bytes the transport sent and received (its own framing);
+    ``entered``: each call's start (s, ``time.perf_counter``: on Linux the system's monotonic
+    clock, so the processes of one machine can compare theirs)."""
 
     seconds: float = 0.0
     bytes_sent: int = 0
     bytes_received: int = 0
     calls: int = 0
+    entered: list[float] = field(default_factory=list)
 
     def reset(self) -> None:
         self.seconds, self.bytes_sent, self.bytes_received, self.calls = 0.0, 0, 0, 0
+        self.entered.clear()
 
 
 class _SumExchangeFn(torch.autograd.Function):
@@ -183,6 +187,7 @@ class SumExchange:
         out = self.transport.exchange(layer, direction, np.ascontiguousarray(rows.detach().cpu().numpy(), np.float32))
         self.counter.seconds += time.perf_counter() - t0
         self.counter.calls += 1
+        self.counter.entered.append(t0)
         return torch.from_numpy(np.asarray(out, np.float32)).to(rows.device)
 
 

@@ -44,6 +44,7 @@ def test_ina_through_the_switch_follows_single_process():
     for e in r.epochs:  # the links' share that names the bound is of the time outside the passes (accounting.py)
         assert 0 < e["compute_s"] < e["epoch_s"]
         assert e["accounting_busiest_link_busy_exchanging"] > e["accounting_busiest_link_busy"] > 0
+        assert 0 < e["straggler_s"] < e["epoch_s"]  # four workers never begin an exchange at one instant
     assert not _left_behind()
 
 
@@ -76,6 +77,15 @@ def test_switch_shards_by_default_one_for_each_cpu_the_workers_leave():
     assert auto_switch_cpus(16, 8) == 8 and auto_switch_cpus(12, 8) == 4 and auto_switch_cpus(9, 4) == 5
     assert auto_switch_cpus(64, 8) == MAX_SHARDS
     assert auto_switch_cpus(16, 8, pinned=False) == 1  # unpinned, the switch takes locks and no shards
+
+
+def test_the_wait_for_the_last_worker_is_summed_per_worker_and_averaged():
+    from netweave.testbed.gnn.launch import straggler_s
+
+    # two exchanges begun last by worker 1 at 0.2 and 1.5 s: worker 0 waited 0.2 + 0.5, worker 2 0.1 + 0.3
+    assert straggler_s([[0.0, 1.0], [0.2, 1.5], [0.1, 1.2]]) == pytest.approx((0.7 + 0.0 + 0.4) / 3)
+    assert straggler_s([[5.0], [5.0]]) == 0.0  # together: no wait
+    assert straggler_s([]) == straggler_s([[], []]) == straggler_s([[0.0, 1.0], [0.5]]) == 0.0  # no times, or torn
 
 
 def test_bad_input_is_one_line():

@@ -94,6 +94,18 @@ def compute_s(record: dict) -> float:
     return max(0.0, record["epoch_s"] - record.get("exchange_s", 0.0) - record.get("sync_s", 0.0))
 
 
+def straggler_s(entered: list[list[float]]) -> float:
+    """The mean over workers of the time their exchanges of one epoch waited for the last worker
+    to begin the same exchange (s): ``entered[w][k]``, when worker ``w`` began its ``k``-th
+    (a monotonic clock all share). A sum needs every worker's contribution, so this wait is the
+    other workers' compute (on a machine whose cores the workers share, also their turn on a
+    CPU), not the network; the exchange less it is what began once all had. 0 without times."""
+    if not entered or not entered[0] or any(len(e) != len(entered[0]) for e in entered):
+        return 0.0
+    t = np.asarray(entered, np.float64)  # (workers, exchanges)
+    return float((t.max(axis=0) - t).sum(axis=1).mean())
+
+
 def _veth_bytes(cluster) -> dict[str, int]:
     """Bytes the hosts' uplinks sent (up) and received (down), from the kernel's counters."""
     from ..net import netns
@@ -293,6 +305,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
             run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),
                                "compute_s": float(np.mean([compute_s(r) for r in rows])),
                                "exchange_s": float(np.mean([r["exchange_s"] for r in rows])),
+                               "straggler_s": straggler_s([r.get("entered", []) for r in rows]),
                                "max_exchange_s": max(r["exchange_s"] for r in rows),
                                "sync_s": float(np.mean([r["sync_s"] for r in rows])),
                                "exchange_bytes": sum(r["sent_bytes"] for r in rows),

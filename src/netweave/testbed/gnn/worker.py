@@ -333,12 +333,19 @@ def worker(cfg: WorkerConfig) -> None:
                 "sent_bytes": sum(_exchange_bytes(c.sent) for c in conns) + udp["sent"],
                 "received_bytes": sum(_exchange_bytes(c.received) for c in conns) + udp["received"]}
 
+    reported = [0]
+
+    def report(record: dict) -> None:  # an epoch's line, with when each of its exchanges began (for stragglers)
+        entered = exchange.counter.entered
+        print(json.dumps(record | {"entered": entered[reported[0]:]}), flush=True)
+        reported[0] = len(entered)
+
     torch.manual_seed(cfg.seed)
     model = DistGNN("gcn", list(cfg.dims), cfg.dropout, cfg.seed, cfg.transform_first)
     logits = train_epochs(model, torch.from_numpy(data["x"]), sum_local_tensors(layout), exchange,
                           y=torch.from_numpy(data["y"]), train=torch.from_numpy(data["train"]), num_train=cfg.num_train,
                           epochs=cfg.epochs, lr=cfg.lr, weight_decay=cfg.weight_decay, allreduce=allreduce,
-                          measure=measure, on_epoch=lambda r: print(json.dumps(r), flush=True))
+                          measure=measure, on_epoch=report)
     np.save(os.path.join(cfg.directory, f"logits{rank}.npy"), logits)
     for c in conns:
         c.queue(BYE, sender=rank)

@@ -107,11 +107,20 @@ def plot(results: dict, path: Path) -> None:
         for i, ex in enumerate(("p2p", "ina")):
             runs = [data[n][ex] for n in names]
             label = "p2p (BNS-GCN)" if ex == "p2p" else "INA (SwitchGNN switch in the kernel)"
-            row[0].bar(x + (i - 0.5) * width, [r["median_epoch_s"] for r in runs], width, label=label)
-            row[1].bar(x + (i - 0.5) * width, [r["median_exchange_s"] for r in runs], width, label=label)
+            row[0].bar(x + (i - 0.5) * width, [r["median_epoch_s"] for r in runs], width, label=label, color=f"C{i}")
+            row[1].bar(x + (i - 0.5) * width, [r["median_exchange_s"] for r in runs], width, label=label, color=f"C{i}")
+            waits = [r.get("median_straggler_s") or 0.0 for r in runs]  # the exchange's wait for the last worker
+            row[1].bar(x + (i - 0.5) * width, waits, width, fill=False, hatch="//", edgecolor="k", linewidth=0,
+                       label="of it: waiting for the last worker" if i == 1 and any(waits) else None)
+            at = [(j, w + r["predicted_exchange_s"]) for j, (r, w) in enumerate(zip(runs, waits))
+                  if r.get("predicted_exchange_s")]
+            for k, (j, y) in enumerate(at):  # the simulator's exchange begins when the last worker's does
+                row[1].hlines(y, j + (i - 0.5) * width - 0.5 * width, j + (i - 0.5) * width + 0.5 * width, colors="k",
+                              label=("the wait + " if any(waits) else "") + "the simulator's exchange"
+                              if i == 1 and k == 0 else None)
             row[2].bar(x + (i - 0.5) * width,
                        [(r["median_exchange_sent_bytes"] + r["median_exchange_received_bytes"]) / 1e6 for r in runs],
-                       width, label=label)
+                       width, label=label, color=f"C{i}")
         for key, style, label in (("bound_epoch_s", "-", "bound: p2p × (bytes + 0.15)"),
                                   ("ina_epoch_floor_s", "--", "INA at best: rest + sim. exchange")):
             at = [(j, data[n][key]) for j, n in enumerate(names) if key in data[n]]

@@ -73,7 +73,7 @@ def test_switch_shards_by_default_one_for_each_cpu_the_workers_leave():
     from netweave.testbed.gnn.tables import MAX_SHARDS
 
     assert auto_switch_cpus(2, 8) == 2 and auto_switch_cpus(8, 8) == 2  # no CPU to spare: two shards still
-    assert auto_switch_cpus(1, 8) == 1  # ... where there are two CPUs
+    assert auto_switch_cpus(1, 8) == 1  # one CPU: one shard
     assert auto_switch_cpus(16, 8) == 8 and auto_switch_cpus(12, 8) == 4 and auto_switch_cpus(9, 4) == 5
     assert auto_switch_cpus(64, 8) == MAX_SHARDS
     assert auto_switch_cpus(16, 8, pinned=False) == 1  # unpinned, the switch takes locks and no shards
@@ -195,9 +195,6 @@ def test_congestion_control_needs_the_kernel_data_plane():
 @needs_root
 def test_the_cli_names_what_bound_each_epoch():
     """The text report's epoch lines give the compute and the bound the accounting named."""
-    import subprocess
-    import sys
-
     from netweave.testbed.net.accounting import bound
 
     names = {bound(1.0, 0.0), bound(0.0, 1.0), bound(0.0, 0.0, 1.0), bound(0.0, 0.0)}

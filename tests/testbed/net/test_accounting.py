@@ -120,6 +120,9 @@ def test_a_namespace_with_a_process_is_read_without_starting_one():
             accountant = Accountant(p)
             accountant.snapshot()
             assert accountant.resident[ns] == sleeper.pid and p.namespace["S0"] not in accountant.resident
+            assert netns.pids_in(ns) == [sleeper.pid] and netns.pids_in(p.namespace["S0"]) == []  # as ip netns pids
+            assert netns.pids_in(ns) == [int(q) for q in subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
+                                                                        text=True).stdout.split()]
             via_ip = Accountant(p, resident={}).sent_in(ns)
             assert accountant.sent_in(ns) == via_ip and via_ip[p.interface["H0", "S0"]] > 0
         finally:

@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .netns import pids_by_namespace
+
 NETWORK_BUSY = 0.8  # the busiest link sent during at least this share of the interval
 CPU_BUSY = 0.9  # the CPUs were busy at least this share of the interval
 BPF_PROGRAMS = ("stream_aggregate", "ina_aggregate", "pass", "gnn_switch")
@@ -76,24 +78,8 @@ def tx_bytes(net_dev: str) -> dict[str, int]:
 
 def residents(namespaces: list[str]) -> dict[str, int]:
     """Namespace → one process living in it, for those of ``namespaces`` (``ip netns``'s names)
-    that have one: a scan of ``/proc`` (as ``ip netns pids`` does), no process started."""
-    want = {}
-    for ns in namespaces:
-        try:
-            want[os.stat(f"/run/netns/{ns}").st_ino] = ns
-        except OSError:
-            continue
-    out: dict[str, int] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            ns = want.get(os.stat(f"/proc/{entry.name}/ns/net").st_ino)
-        except OSError:
-            continue
-        if ns is not None and ns not in out:
-            out[ns] = int(entry.name)
-    return out
+    that have one (:func:`~.netns.pids_by_namespace`: a scan of ``/proc``, no process started)."""
+    return {ns: pids[0] for ns, pids in pids_by_namespace(namespaces).items() if pids}
 
 
 def _lives_in(pid: int, namespace: str) -> bool:

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .netns import pids_by_namespace
+from .netns import lives_in, pids_by_namespace
 
 NETWORK_BUSY = 0.8  # the busiest link sent during at least this share of the interval
 CPU_BUSY = 0.9  # the CPUs were busy at least this share of the interval
@@ -82,14 +82,6 @@ def residents(namespaces: list[str]) -> dict[str, int]:
     return {ns: pids[0] for ns, pids in pids_by_namespace(namespaces).items() if pids}
 
 
-def _lives_in(pid: int, namespace: str) -> bool:
-    """Whether process ``pid`` is in network namespace ``namespace`` (``ip netns``'s name)."""
-    try:
-        return os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat(f"/run/netns/{namespace}").st_ino
-    except OSError:
-        return False
-
-
 class bpf_stats:
     """``with bpf_stats():`` — the kernel accounts BPF programs' run time inside the block (it
     costs a clock read per run), as it was before after it."""
@@ -136,7 +128,7 @@ class Accountant:
         if pid is not None:
             try:
                 sent = tx_bytes(Path(f"/proc/{pid}/net/dev").read_text())
-                if _lives_in(pid, namespace):  # still there: the counters were that namespace's
+                if lives_in(pid, namespace):  # still there: the counters were that namespace's
                     return sent
             except OSError:
                 pass

@@ -124,6 +124,15 @@ def pids_by_namespace(names: Iterable[str]) -> dict[str, list[int]]:
     return out
 
 
+def lives_in(pid: int, namespace: str) -> bool:
+    """Whether process ``pid`` is in network namespace ``namespace`` (``ip netns``'s name): the
+    test :func:`pids_by_namespace` makes of every process, for one."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat(f"/run/netns/{namespace}").st_ino
+    except OSError:
+        return False
+
+
 def pids_in(namespace: str) -> list[int]:
     """Processes running in ``namespace`` (all started by netweave: it made the namespace)."""
     return pids_by_namespace([namespace]).get(namespace, [])

@@ -15,7 +15,8 @@
  *         (count = rows * dim, as many as fit VALUES values with each row starting at an aggregator;
  *         netweave/testbed/gnn/tables.py: unit_packets; beyond the paper): deduplicated, copied and
  *         checked as one, each row's edges walked as below, and the packet trimmed to one row before
- *         the first sum goes down (a row that saturates flags every sum the packet completes). The
+ *         the first sum goes down (only the rows with edges to walk here are converted, and one that
+ *         saturates flags every sum the packet completes here). The
  *         plan's tables (filled by netweave/testbed/gnn/kswitch.py): units[layer base + unit] (its
  *         sender, block, edge range, and the workers that get a COPY), edges[...] (per destination:
  *         its position in the block, the contributions it needs, its vertex, its owner, whether it is
@@ -375,11 +376,17 @@ static __always_inline struct scratch *the_scratch(void)
 }
 
 #define CONVERT_STEP 16  /* values per callback: fewer calls */
+/* step i of converting the rows the walk goes over (plan_row: row_xo), CONVERT_STEP lanes of one of
+ * them: a row without edges here (on this shard) is never converted */
 static long convert_in(__u32 i, struct conv *cv)
 {
     struct scratch *s = cv->s;
-    __u32 base = (i * CONVERT_STEP) & (VALUES - 1);
-    if (base + CONVERT_STEP > VALUES || s->lanes == 0)
+    __u32 per = s->lanes / CONVERT_STEP;  /* steps a row */
+    if (per == 0)
+        return 1;
+    __u32 pm = i / per;
+    __u32 base = (s->row_xo[pm & (MAX_ROWS - 1)] + (i - pm * per) * CONVERT_STEP) & (VALUES - 1);
+    if (base + CONVERT_STEP > VALUES)
         return 1;
     __u32 row = base / s->lanes, col = base - row * s->lanes;  /* a step lies in one row: lanes % 16 == 0 */
     __u32 n = s->n, frac = s->frac, from = row * n + col;
@@ -917,19 +924,8 @@ walk:;
     }
     if (rows > 1 && set_words(skb, n) < 0)
         return TC_ACT_SHOT;
-    __u32 frac = h->direction ? L->frac_back : L->frac;
-    s->frac = frac;
-    s->sat = 0;
     s->n = n;
     s->lanes = lanes;
-    struct conv cv = {.s = s};
-    __u64 t0 = bpf_ktime_get_ns();
-    bpf_loop(rows * lanes / CONVERT_STEP, convert_in, &cv, 0);  /* x is 0 past each row in its last step */
-    bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t0);
-    if (s->sat) {
-        bump(C_SATURATED);
-        h->flags |= 1;
-    }
     s->shard = shard;  /* (s->ui as on_unit set it for check_row) */
     s->sharded = sharded;
     s->m = s->total = 0;
@@ -938,6 +934,17 @@ walk:;
     if (s->bad) {
         bump(C_BAD);
         return TC_ACT_SHOT;
+    }
+    __u32 frac = h->direction ? L->frac_back : L->frac;
+    s->frac = frac;
+    s->sat = 0;
+    struct conv cv = {.s = s};
+    __u64 t0 = bpf_ktime_get_ns();
+    bpf_loop(s->m * (lanes / CONVERT_STEP), convert_in, &cv, 0);  /* x is 0 past each row in its last step */
+    bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t0);
+    if (s->sat) {
+        bump(C_SATURATED);
+        h->flags |= 1;
     }
     struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .base = parity * c->region,
                      .xo = s->row_xo[0] & (VALUES - 1)};

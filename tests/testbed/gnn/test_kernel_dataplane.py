@@ -163,7 +163,7 @@ def _counted_by_the_tables(directory, overlap, shards, held):
     from netweave.testbed.gnn.tables import copy_masks, layer_view, popcount, unit_shards
 
     plans = load_plans(f"{directory}/plans.npz")
-    n = {"sums": 0, "sum_packets": 0, "copies": 0, "handed": 0}
+    n = {"sums": 0, "sum_packets": 0, "copies": 0, "handed": 0, "converted": 0}
     ends = 0  # ENDs of the blocks whose sums are held: workers × blocks
     for layer, _ in EXCHANGES:
         p = plans[layer]
@@ -183,6 +183,10 @@ def _counted_by_the_tables(directory, overlap, shards, held):
             n["copies"] += sum(bin(int(m)).count("1") for m in masks) * v.chunks
             if shards > 1:  # a chunk a packet, each to its unit's shards
                 n["handed"] += int(popcount(unit_shards(p, v, shards)).sum()) * v.chunks
+        # the rows (chunks) converted to fixed point: a unit's on each shard that walks one of its
+        # edges, or, unsharded, every unit with edges (forwarded ones included: the walk skips them)
+        walked = popcount(unit_shards(p, v, shards)) if shards > 1 else (p["unit_hi"] > p["unit_lo"]).astype(int)
+        n["converted"] += int(walked.sum()) * v.chunks
     return n, ends
 
 
@@ -224,6 +228,7 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
     want, ends = _counted_by_the_tables(str(tmp_path), overlap, shards, held=held)
     assert (switch["kernel_sums"], switch["kernel_copies"]) == (want["sums"], want["copies"])
     assert switch["kernel_sharded"] == want["handed"]  # a packet to each shard that walks one of its units' edges
+    assert switch["kernel_converted"] == want["converted"]  # not a packet's other units, walked on other shards
     extra = switch["kernel_sum_packets"] - want["sum_packets"]
     assert 0 <= extra <= (4 * ends * shards if held else 0), extra
     total = 0

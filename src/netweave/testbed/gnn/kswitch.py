@@ -29,7 +29,7 @@ from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
             "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
-            "sharded", "off_cpu", "packed", "sum_packets")  # the counters enum of the bpf source
+            "sharded", "off_cpu", "packed", "sum_packets", "converted")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
 TIMED = ("cell_ns", "convert_ns", "clone_ns")  # the counters of the program's timed parts
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)

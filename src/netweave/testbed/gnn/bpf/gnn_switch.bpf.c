@@ -106,7 +106,7 @@
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
        C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_SHARDED,
-       C_OFF_CPU, C_PACKED, C_SUM_PACKETS, C_MAX };
+       C_OFF_CPU, C_PACKED, C_SUM_PACKETS, C_CONVERTED, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -940,8 +940,10 @@ walk:;
     s->sat = 0;
     struct conv cv = {.s = s};
     __u64 t0 = bpf_ktime_get_ns();
-    bpf_loop(s->m * (lanes / CONVERT_STEP), convert_in, &cv, 0);  /* x is 0 past each row in its last step */
+    __u32 converted = s->m;  /* rows (chunks): those with edges to walk here */
+    bpf_loop(converted * (lanes / CONVERT_STEP), convert_in, &cv, 0);  /* x is 0 past each row in its last step */
     bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t0);
+    bump_by(C_CONVERTED, converted);
     if (s->sat) {
         bump(C_SATURATED);
         h->flags |= 1;

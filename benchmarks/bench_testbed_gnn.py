@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -76,17 +75,15 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
                              transform_first=not args.aggregate_first, grad_chunk=args.grad_chunk,
                              pin_switch=not args.no_pin_switch, switch_cpus=args.switch_cpus, **options)
     s = r.summary()
-    later = r.epochs[1:]
-    bounds = [e.get("accounting_bound") for e in later]
     return {"exchange": exchange, "dataplane": r.dataplane, "switch_cpu": r.switch_cpu, "switch_cpus": r.switch_cpus,
             "load_before": before, "load_after": load(),
             "uptime_before": up_before, "uptime_after": uptime(), "scale": 1.0, "wall_s": time.perf_counter() - t0,
-            "bound": max(set(bounds), key=bounds.count) if bounds else None, "ceiling": ceiling(r.switch),
+            "bound": s["bound"], "ceiling": ceiling(r.switch),
             "transport": r.transport, "background": r.background,
             "median_epoch_s": s["median_epoch_s"], "median_exchange_s": s["median_exchange_s"],
-            "median_straggler_s": statistics.median(e["straggler_s"] for e in later) if later else None,
+            "median_straggler_s": s["median_straggler_s"], "median_compute_s": s["median_compute_s"],
             "median_exchange_sent_bytes": s["median_exchange_bytes"],
-            "median_exchange_received_bytes": sorted(e["exchange_received_bytes"] for e in later)[len(later) // 2],
+            "median_exchange_received_bytes": s["median_exchange_received_bytes"],
             "max_logit_diff": s["max_logit_diff"], "veth_run_bytes": r.veth, "switch": r.switch,
             "planned": r.planned, "epochs": r.epochs}
 

@@ -88,6 +88,23 @@ def test_the_wait_for_the_last_worker_is_summed_per_worker_and_averaged():
     assert straggler_s([]) == straggler_s([[], []]) == straggler_s([[0.0, 1.0], [0.5]]) == 0.0  # no times, or torn
 
 
+def test_the_summary_takes_medians_after_the_first_epoch_and_the_most_frequent_bound():
+    from netweave.testbed.gnn.launch import GnnTestbedRun
+
+    def epoch(i, bound):
+        return {"epoch": i, "epoch_s": 10.0 * i, "exchange_s": float(i), "straggler_s": 0.1 * i, "compute_s": 2.0 * i,
+                "exchange_bytes": 100 * i, "exchange_received_bytes": 90 * i, "accounting_bound": bound}
+
+    run = GnnTestbedRun("ina", epochs=[epoch(1, "cpu"), epoch(2, "network"), epoch(3, "cpu"), epoch(7, "network")])
+    s = run.summary()
+    assert (s["median_epoch_s"], s["median_exchange_s"], s["median_compute_s"]) == (30.0, 3.0, 6.0)  # epochs 2-4
+    assert s["median_straggler_s"] == pytest.approx(0.3)
+    assert (s["median_exchange_bytes"], s["median_exchange_received_bytes"]) == (300.0, 270.0)
+    assert s["bound"] == "network"  # two of the three later epochs; the first (set-up) is left out
+    one = GnnTestbedRun("p2p", epochs=[{"epoch": 1, "epoch_s": 4.0, "exchange_s": 1.0, "exchange_bytes": 8}]).summary()
+    assert one["median_epoch_s"] == 4.0 and one["median_straggler_s"] is None and one["bound"] is None
+
+
 def test_bad_input_is_one_line():
     for args, words in ((["cora", "--exchange", "bogus"], "use ina or p2p"),
                         (["cora", "--memory", "12QB"], "is not a size"),

@@ -74,17 +74,25 @@ class GnnTestbedRun:
         return float(np.abs(self.logits - self.single_logits).max())
 
     def summary(self) -> dict:
+        """The run as one JSON object: medians over the epochs after the first (which also sets up:
+        all of them with one epoch) of the slowest worker's epoch, the exchange, its wait for the
+        last worker (``straggler_s``), the compute and the bytes sent and received; ``bound``, the
+        accounting's most frequent verdict over those epochs (``network``, ``cpu``, ...; None
+        without accounting); and every epoch's record."""
         later = self.epochs[1:] or self.epochs
-        med = {k: float(np.median([e[k] for e in later])) for k in ("epoch_s", "exchange_s", "exchange_bytes")} \
-            if later else {}
+        med = {k: float(np.median([e[k] for e in later])) for k in MEDIANS if later and all(k in e for e in later)}
+        bounds = [e["accounting_bound"] for e in later if "accounting_bound" in e]
         return {"exchange": self.exchange, "dataplane": self.dataplane, "switch_cpu": self.switch_cpu,
                 "switch_cpus": self.switch_cpus,
                 "transport": self.transport,
                 "predicted": self.predicted, "background": self.background,
-                "median_epoch_s": med.get("epoch_s"),
-                "median_exchange_s": med.get("exchange_s"), "median_exchange_bytes": med.get("exchange_bytes"),
+                **{f"median_{k}": med.get(k) for k in MEDIANS},
+                "bound": max(set(bounds), key=bounds.count) if bounds else None,
                 "max_logit_diff": self.max_logit_diff, "single_process_losses": self.single_losses,
                 "planned": self.planned, "switch": self.switch, "veth": self.veth, "epochs": self.epochs}
+
+
+MEDIANS = ("epoch_s", "exchange_s", "straggler_s", "compute_s", "exchange_bytes", "exchange_received_bytes")
 
 
 def compute_s(record: dict) -> float:

@@ -31,13 +31,15 @@ def layer_stats(p: dict, memory: int, shards: int, rule: str) -> dict:
     """One layer of plan ``p``: per block the busiest shard's cells over the mean (cells weighted
     by the block's share), and the shards a UNIT packet is handed to, on average."""
     from netweave.testbed.gnn.plans import edge_ranges
-    from netweave.testbed.gnn.tables import copy_masks, edge_shard, entry_shards, layer_view, packet_shards, \
+    from netweave.testbed.gnn.tables import copy_masks, edge_shard, entry_of, entry_shards, layer_view, packet_shards, \
         plan_packets, popcount, unit_shards
 
     v = layer_view(p, memory)
-    table = entry_shards(v, shards)
     if rule == "runs":
-        table = (np.arange(table.size) // RUN) % shards
+        entries = entry_of(v, np.flatnonzero(~v.copy))
+        table = (np.arange(int(entries.max()) + 1 if entries.size else 0) // RUN) % shards
+    else:
+        table = entry_shards(v, shards)
     ce, _ = edge_ranges(p["unit_lo"], p["unit_hi"])
     k = v.slot_of_edge[ce]
     sh = edge_shard(v, k, shards, table)

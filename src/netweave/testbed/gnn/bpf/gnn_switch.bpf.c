@@ -741,7 +741,7 @@ static __always_inline int handed_shard(struct __sk_buff *skb, struct config *c,
 }
 
 /* shard i's copy of the unit, to its device's ingress (handled on its CPU), if it holds any of the
- * destinations of the packet's units (hd->shards) */
+ * destinations of the packet's units (hd->shards: bits of the cfg.shards shards only) */
 static long hand_to_shard(__u32 i, struct hand *hd)
 {
     __u32 sh = i & (MAX_SHARDS - 1);
@@ -755,7 +755,8 @@ static long hand_to_shard(__u32 i, struct hand *hd)
     return 0;
 }
 
-/* the shards whose edge range of unit u is not empty (bit s: shard s) */
+/* the ranges of unit u's edges that are not empty (bit s: cut[s]..cut[s+1]); those from bit
+ * cfg.shards on are no shard's (the edges after cut[shards]: forwarded or bypassed) */
 static __always_inline __u32 shards_of(struct unit *u)
 {
     __u32 m = 0;
@@ -858,6 +859,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         bump(C_BAD);
         return TC_ACT_SHOT;
     }
+    s->hand &= c->shards >= MAX_SHARDS ? (1u << MAX_SHARDS) - 1 : (1u << (c->shards & (MAX_SHARDS - 1))) - 1;
     __u32 stamp = stamp_of(h->seq, h->block);
     __u32 parity = parity_of(c, h->block);
     struct sync *y = bpf_map_lookup_elem(&syncs, &parity);

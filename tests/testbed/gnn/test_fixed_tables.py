@@ -157,6 +157,68 @@ def test_the_sums_owed_are_each_shards_distinct_destinations_per_block_and_owner
             t.check(4)
 
 
+@pytest.mark.parametrize("dataset,shards", [("cora", 1), ("cora", 3), ("reddit-like:scale=0.003", 2)])
+def test_touches_add_each_destination_the_rows_of_each_packet_that_feed_it(dataset, shards):
+    """The touches (gnn/touches.py) against the edges, one packet at a time: per shard and
+    destination, the rows its touches add are exactly the packet's units with an edge to it on that
+    shard, each once; a touch's cell fields are its edges'; every subset of two or more rows a
+    touch adds is made (``used``), from a smaller one made before it; only rows that some touch adds
+    are converted. On a dense graph the touches are far fewer than the edges they add."""
+    pytest.importorskip("pymetis")
+    import tempfile
+
+    from netweave.testbed.gnn.job import prepare_gnn_job
+    from netweave.testbed.gnn.plans import load_plans
+    from netweave.testbed.gnn.tables import COPY_BIT, switch_tables
+    from netweave.testbed.gnn.touches import GROUP
+
+    with tempfile.TemporaryDirectory() as d:
+        prepare_gnn_job(dataset, 4, 200_000, d, hidden=16, transform_first=dataset != "cora")
+        plans = load_plans(f"{d}/plans.npz")
+    t = switch_tables(plans, 200_000, shards=shards)
+    t.check(4)
+    fields = ("pos", "need", "dest_v", "owner", "pbase")
+    for L in t.layers:
+        units = t.units[L["unit_base"]:][:L["units"]]
+        edges = t.edges[L["edge_base"]:][:L["edges"]]
+        touches = t.touches[L["touch_base"]:][:L["touches"]]
+        packets = t.packets[L["packet_base"]:][:L["packets"]]
+        assert (units["pk"][packets["first"]] == np.arange(packets.size)).all()
+        assert packets["rows"].sum() == units.size  # every unit in one packet
+        for q in packets:
+            first, rows = int(q["first"]), int(q["rows"])
+            for sh in range(shards):
+                want, cell = {}, {}
+                for r in range(rows):
+                    u = units[first + r]
+                    for e in edges[int(u["cut"][sh]):int(u["cut"][sh + 1])]:
+                        if e["owner"] & COPY_BIT:  # forwarded or bypassed (one shard's range holds them too)
+                            continue
+                        want.setdefault(int(e["dest_v"]), []).append(r)
+                        cell[int(e["dest_v"])] = tuple(int(e[f]) for f in fields)
+                got, used = {}, q["used"][sh].astype(int)
+                for x in touches[int(q["cut"][sh]):int(q["cut"][sh + 1])]:
+                    g, m = divmod(int(x["sub"]), 16)
+                    assert tuple(int(x[f]) for f in fields) == cell[int(x["dest_v"])]
+                    assert int(x["cnt"]) == bin(m).count("1")
+                    got.setdefault(int(x["dest_v"]), []).extend(GROUP * g + b for b in range(GROUP) if m >> b & 1)
+                    if x["cnt"] >= 2:
+                        assert used[g] >> m & 1
+                assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in want.items()}
+                for g in range(used.size):
+                    for m in range(16):
+                        if used[g] >> m & 1:  # two rows or more, built from one made before (or a row)
+                            below = m & (m - 1)
+                            assert below and (not below & (below - 1) or used[g] >> below & 1)
+                rows_added = {r for v in want.values() for r in v}
+                assert int(q["conv"][sh]) == sum(1 << r for r in rows_added)
+        if dataset.startswith("reddit"):  # dense: a packet's rows share most destinations
+            assert touches.size < 0.8 * touches["cnt"].sum()
+    t.touches["sub"][0] = 16 * 8 + 1  # a row beyond its packet's
+    with pytest.raises(ValueError, match="inconsistent"):
+        t.check(4)
+
+
 def test_cells_never_straddle_an_entry():
     from netweave.testbed.gnn.tables import ENTRY_AGGS, VALUES, cell_shape, footprint
 

@@ -160,10 +160,11 @@ def _counted_by_the_tables(directory, overlap, shards, held):
     from netweave.testbed.gnn.plans import load_plans
     from netweave.testbed.gnn.predict import packets
     from netweave.testbed.gnn.probe import EXCHANGES
-    from netweave.testbed.gnn.tables import copy_masks, layer_view, popcount, unit_shards
+    from netweave.testbed.gnn.tables import copy_masks, layer_view, popcount, switch_tables, unit_shards
 
     plans = load_plans(f"{directory}/plans.npz")
-    n = {"sums": 0, "sum_packets": 0, "copies": 0, "handed": 0, "converted": 0}
+    n = {"sums": 0, "sum_packets": 0, "copies": 0, "handed": 0, "converted": 0, "touched": 0, "aggregated": 0}
+    tables = switch_tables(plans, MEMORY, overlap, shards)
     ends = 0  # ENDs of the blocks whose sums are held: workers × blocks
     for layer, _ in EXCHANGES:
         p = plans[layer]
@@ -183,10 +184,12 @@ def _counted_by_the_tables(directory, overlap, shards, held):
             n["copies"] += sum(bin(int(m)).count("1") for m in masks) * v.chunks
             if shards > 1:  # a chunk a packet, each to its unit's shards
                 n["handed"] += int(popcount(unit_shards(p, v, shards)).sum()) * v.chunks
-        # the rows (chunks) converted to fixed point: a unit's on each shard that walks one of its
-        # edges, or, unsharded, every unit with edges (forwarded ones included: the walk skips them)
-        walked = popcount(unit_shards(p, v, shards)) if shards > 1 else (p["unit_hi"] > p["unit_lo"]).astype(int)
-        n["converted"] += int(walked.sum()) * v.chunks
+        # the rows (chunks) converted to fixed point: a unit's on each shard that adds it into a cell
+        n["converted"] += int(popcount(unit_shards(p, v, shards)).sum()) * v.chunks
+        # each destination once a packet (touches.py), with the contributions of its rows there
+        touches = tables.touches[tables.layers[layer]["touch_base"]:][:tables.layers[layer]["touches"]]
+        n["touched"] += touches.size * v.chunks
+        n["aggregated"] += int(touches["cnt"].sum()) * v.chunks
     return n, ends
 
 
@@ -229,6 +232,8 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
     assert (switch["kernel_sums"], switch["kernel_copies"]) == (want["sums"], want["copies"])
     assert switch["kernel_sharded"] == want["handed"]  # a packet to each shard that walks one of its units' edges
     assert switch["kernel_converted"] == want["converted"]  # not a packet's other units, walked on other shards
+    assert (switch["kernel_touched"], switch["kernel_aggregated"]) == (want["touched"], want["aggregated"])
+    assert switch["kernel_touched"] < switch["kernel_aggregated"]  # rows sharing a destination: one addition
     extra = switch["kernel_sum_packets"] - want["sum_packets"]
     assert 0 <= extra <= (4 * ends * shards if held else 0), extra
     total = 0

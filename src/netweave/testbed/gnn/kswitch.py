@@ -29,7 +29,7 @@ from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
             "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
-            "sharded", "off_cpu", "packed", "sum_packets", "converted")  # the counters enum of the bpf source
+            "sharded", "off_cpu", "packed", "sum_packets", "converted", "touched")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
 TIMED = ("cell_ns", "convert_ns", "clone_ns")  # the counters of the program's timed parts
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
@@ -88,7 +88,8 @@ class KernelSwitch(TcObject):
         self.tables, self.ports, self.shards = tables, ports, shards
         self.cpus = list(range(cpu - shards + 1, cpu + 1)) if cpu is not None else []  # shard i's CPU
         self.shard_devices: list[str] = []
-        sizes = {"units": max(1, tables.units.size), "edges": max(1, tables.edges.size), "aggs": tables.entries,
+        sizes = {"units": max(1, tables.units.size), "packets": max(1, tables.packets.size),
+                 "touches": max(1, tables.touches.size), "aggs": tables.entries,
                  "seen": tables.seen, "owed": max(1, tables.owed.size)}
         obj = obj or compile_program(SOURCE, {"LOCKLESS": int(bool(self.cpus))})  # pinned: no locks (see the source)
         super().__init__(obj, "gnn_switch", [], sizes, "the GNN switch's data plane")
@@ -158,8 +159,10 @@ class KernelSwitch(TcObject):
         self._write("layers", t.layers)
         if t.units.size:
             self._write("units", t.units)
-        if t.edges.size:
-            self._write("edges", t.edges)
+        if t.packets.size:
+            self._write("packets", t.packets)
+        if t.touches.size:
+            self._write("touches", t.touches)
         if t.owed.size:
             self._write("owed", t.owed)
 

@@ -48,11 +48,13 @@ MAX_BLOCKS = 4096  # the stamp holds 12 bits of block (bpf: stamp_of)
 MAX_SHARDS = 8  # CPUs the aggregators are spread over (bpf: MAX_SHARDS)
 
 UNIT = np.dtype([("copy_mask", "<u8"), ("edge_lo", "<u4"), ("edge_hi", "<u4"), ("block", "<u4"), ("sender", "<u4"),
-                 ("cut", "<u4", (MAX_SHARDS + 1,)), ("pad", "<u4")])
+                 ("cut", "<u4", (MAX_SHARDS + 1,)), ("pk", "<u4")])
 EDGE = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4"), ("pbase", "<u4")])
 LAYER = np.dtype([(k, "<u4") for k in ("unit_base", "edge_base", "dim", "chunks", "full", "units", "blocks",
-                                       "frac", "edges", "frac_back", "part", "owed_base")])
+                                       "frac", "edges", "frac_back", "part", "owed_base", "packet_base", "packets",
+                                       "touch_base", "touches")])
 COPY_BIT = 1 << 16
+NO_PACKET = 0xFFFFFFFF  # a unit's ``pk`` where no UNIT packet begins with it
 
 
 def chunks_of(dim: int) -> int:
@@ -173,11 +175,14 @@ def layer_view(p: dict[str, np.ndarray], memory_bytes: int, overlap: bool = Fals
 
 @dataclass
 class SwitchTables:
-    """What ``bpf/gnn_switch.bpf.c`` reads: ``layers`` (:data:`LAYER`), ``units`` (:data:`UNIT`),
-    ``edges`` (:data:`EDGE`), ``owed`` (uint32: :func:`sums_owed` of every layer, layer ``i``'s
-    from block ``layers[i]["owed_base"]``), and the sizes of its maps (``entries``: the memory's, in
-    entries of :data:`ENTRY_AGGS` aggregators; ``region``: entries per parity; ``seen``: a stamp per
-    unit chunk); ``shards``: the CPUs the units' edges are ordered for (:func:`edge_shard`)."""
+    """What ``bpf/gnn_switch.bpf.c`` reads: ``layers`` (:data:`LAYER`), ``units`` (:data:`UNIT`;
+    ``pk``: the UNIT packet it begins, or :data:`NO_PACKET`), ``packets`` and ``touches``
+    (:mod:`.touches`: what each packet adds into which cells, shard by shard), ``owed`` (uint32:
+    :func:`sums_owed` of every layer, layer ``i``'s from block ``layers[i]["owed_base"]``), and the
+    sizes of its maps (``entries``: the memory's, in entries of :data:`ENTRY_AGGS` aggregators;
+    ``region``: entries per parity; ``seen``: a stamp per unit chunk); ``shards``: the CPUs the
+    units' edges are ordered for (:func:`edge_shard`). ``edges`` (:data:`EDGE`): the plan's edges per
+    unit, from which the touches are made (the program reads the touches)."""
 
     layers: np.ndarray
     units: np.ndarray
@@ -187,6 +192,8 @@ class SwitchTables:
     overlap: bool
     shards: int = 1
     owed: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.uint32))
+    packets: np.ndarray | None = None
+    touches: np.ndarray | None = None
 
     def check(self, workers: int) -> None:
         """Refuse tables the program would misread (it checks the packets, these are the plan's)."""
@@ -197,6 +204,12 @@ class SwitchTables:
                   and (u["edge_hi"] <= L["edges"]).all() and (u["sender"] < workers).all()
                   and (u["block"] < L["blocks"]).all() and ((e["owner"] & 0xFFFF) < workers).all()
                   and (e["need"] > 0).all() and L["chunks"] <= MAX_CHUNKS)
+            if ok and self.packets is not None:
+                from .touches import check_touches
+
+                ok = check_touches(self.packets[L["packet_base"]:L["packet_base"] + L["packets"]],
+                                   self.touches[L["touch_base"]:L["touch_base"] + L["touches"]], int(L["units"]),
+                                   int(L["dim"]), workers)
             if not ok:
                 raise ValueError(f"layer {i}'s tables are inconsistent with {workers} workers")
         first = np.cumsum(np.r_[0, self.layers["blocks"][:-1]]) if self.layers.size else np.zeros(0)
@@ -312,9 +325,11 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
         raise ValueError(f"{len(plans)} layers: the kernel data plane takes at most {MAX_LAYERS}")
     if not 1 <= shards <= MAX_SHARDS:
         raise ValueError(f"{shards} shards: the kernel data plane takes 1 to {MAX_SHARDS}")
+    from .touches import PACKET, TOUCH, packet_touches
+
     layers = np.zeros(len(plans), LAYER)
-    units, edges, owed = [], [], []
-    unit_base = edge_base = owed_base = 0
+    units, edges, owed, packets, touches = [], [], [], [], []
+    unit_base = edge_base = owed_base = packet_base = touch_base = 0
     for i, p in enumerate(plans):
         v = layer_view(p, memory_bytes, overlap)
         M, B = int(p["num_workers"]), int(p["num_blocks"])
@@ -338,15 +353,25 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
             e[ce] = e[ce[np.lexsort((sh, ue))]]  # a unit's edges shard by shard (its range is contiguous)
             per = np.bincount(ue * (shards + 1) + sh, minlength=nu * (shards + 1)).reshape(nu, shards + 1)
             u["cut"][:, 1:shards + 1] = p["unit_lo"][:, None] + np.cumsum(per[:, :shards], axis=1)
+        first, rows = plan_packets(p, v, u["copy_mask"])
+        pk, tch = packet_touches(p, v, first, rows, shards, lambda slots: edge_shard(v, slots, shards))
+        u["pk"] = NO_PACKET
+        u["pk"][first] = np.arange(first.size)
         layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.full, nu, B, frac_bits(0), ne, frac_bits(1), v.part,
-                     owed_base)
+                     owed_base, packet_base, pk.size, touch_base, tch.size)
         units.append(u)
         edges.append(e)
         owed.append(sums_owed(v, B, shards, M))
+        packets.append(pk)
+        touches.append(tch)
         unit_base += nu
         edge_base += ne
         owed_base += B
+        packet_base += pk.size
+        touch_base += tch.size
     region = region_of(memory_bytes, overlap)
     return SwitchTables(layers, np.concatenate(units) if units else np.zeros(0, UNIT),
                         np.concatenate(edges) if edges else np.zeros(0, EDGE), max(1, region * (2 if overlap else 1)),
-                        region, overlap, shards, np.concatenate(owed) if owed else np.zeros(0, np.uint32))
+                        region, overlap, shards, np.concatenate(owed) if owed else np.zeros(0, np.uint32),
+                        np.concatenate(packets) if packets else np.zeros(0, PACKET),
+                        np.concatenate(touches) if touches else np.zeros(0, TOUCH))

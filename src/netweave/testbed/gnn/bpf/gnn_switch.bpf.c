@@ -14,17 +14,22 @@
  *         row is one chunk, up to 32 units unit, unit + 1, ... of one sender, block and copy mask
  *         (count = rows * dim, as many as fit VALUES values with each row starting at an aggregator;
  *         netweave/testbed/gnn/tables.py: unit_packets; beyond the paper): deduplicated, copied and
- *         checked as one, each row's edges walked as below, and the packet trimmed to one row before
- *         the first sum goes down (only the rows with edges to walk here are converted, and one that
- *         saturates flags every sum the packet completes here). The
- *         plan's tables (filled by netweave/testbed/gnn/kswitch.py): units[layer base + unit] (its
- *         sender, block, edge range, and the workers that get a COPY), edges[...] (per destination:
- *         its position in the block, the contributions it needs, its vertex, its owner, whether it is
- *         aggregated here or forwarded/bypassed to the host path). A unit chunk seen before in this
- *         (exchange, block) is dropped (a duplicate or a resend crossing its original: the count of an
- *         aggregator must not count twice). Else: a COPY to each worker of copy_mask; its values are
- *         converted to int64 fixed point (netweave/testbed/gnn/fixed.py, bit for bit) and added into
- *         the cell (the destination's chunk) of each aggregated destination: 128-byte aggregators of
+ *         checked as one, its touches added as below, and the packet trimmed to one row before the
+ *         first sum goes down (only the rows some touch adds here are converted, and one that
+ *         saturates flags every sum the packet completes here). The plan's tables (filled by
+ *         netweave/testbed/gnn/kswitch.py): units[layer base + unit] (its sender, block, the workers
+ *         that get a COPY, and the UNIT packet it begins), packets[...] (its rows, and per shard its
+ *         touches and the rows and subsets of rows they add), touches[...] (one per packet, shard,
+ *         destination and group of GROUP rows: the destination's position in the block, the
+ *         contributions it needs, its vertex and owner; the subset of the group's rows that feed it;
+ *         netweave/testbed/gnn/touches.py: beyond the paper, whose switch adds each unit into each
+ *         destination). A packet other than those the workers send is bad. A unit chunk seen
+ *         before in this (exchange, block) is dropped (a duplicate or a resend crossing its
+ *         original: the count of an aggregator must not count twice). Else: a COPY to each worker
+ *         of copy_mask; its values are converted to int64 fixed point
+ *         (netweave/testbed/gnn/fixed.py, bit for bit), the sums of the subsets of two or more rows
+ *         that touches add are made once (make_sub), and each touch adds its row or subset into the
+ *         cell (the destination's chunk), counting its rows as contributions: 128-byte aggregators of
  *         16 int64 lanes, 32 to a map entry under one spin lock (none when pinned: see locks; a
  *         full chunk's cell, or several destinations' partial cells of a power of two of
  *         aggregators; placed statically by
@@ -53,20 +58,20 @@
  *  shards (beyond the paper; cfg.shards > 1, netweave/testbed/gnn/tables.py: edge_shard): the
  *         aggregators' map entries are spread over several CPUs. The port checks, deduplicates and
  *         copies a UNIT as above, then clones it to the ingress of each shard's device (shard_dev,
- *         steered to that shard's CPU) whose edge range (unit.cut) is not empty for one of the
- *         packet's units, flagged F_SHARD with the shard in `target`; there the program walks only
- *         the units' ranges of that shard. A flagged unit from
+ *         steered to that shard's CPU) that has touches of the packet (packet.cut), flagged F_SHARD
+ *         with the shard in `target`; there the program adds only that shard's touches. A flagged
+ *         unit from
  *         anywhere but its shard's device is dropped as bad.
  *  locks  (beyond the paper; built with LOCKLESS=1, the switch pinned): CPU cfg.cpu[s] alone walks
- *         shard s's edges (the receive of the ports, or of shard s's device, steered to it), so it
+ *         shard s's touches (the receive of the ports, or of shard s's device, steered to it), so it
  *         adds into the entries without their lock: a lock with its interrupt save cost 60 of a
  *         cell's 160 ns on an AMD VM. A unit walked on any other CPU is dropped (C_OFF_CPU), a
  *         loss that §3.4 recovers.
  * Anything else passes to the host path (TC_ACT_OK). Every field is checked against the tables
- * before it indexes anything. Counters per CPU, among them where the time goes: ns walking the
- * units' edges (lookups, locks, clearing an entry on first touch, adding, reading a sum; timed a
- * unit at a time, less the sends of the sums it completed), ns inside bpf_clone_redirect, and ns
- * converting values to fixed point and sums back to float32.
+ * before it indexes anything. Counters per CPU, among them where the time goes: ns adding a
+ * packet's touches (making its subsets' sums, lookups, locks, clearing an entry on first touch,
+ * adding, reading a sum; timed a packet at a time, less the sends of the sums it completed), ns
+ * inside bpf_clone_redirect, and ns converting values to fixed point and sums back to float32.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -86,9 +91,11 @@
 #define MAX_SHARDS 8               /* CPUs the aggregators are spread over */
 #define F_SHARD 4                  /* flags: a unit handed to shard `target` (only from a shard device) */
 #define F_ROWS 8                   /* flags: a SUM of several rows (their values, then their vertices) */
-#define MAX_EDGES (1 << 20)        /* edges of one unit, at most (bpf_loop) */
 #define MAX_ROWS (VALUES / LANES)  /* units a UNIT packet carries, at most */
-#define MAX_WALK (1 << 23)         /* edges one bpf_loop walks, at most (the helper's limit) */
+#define GROUP 4                    /* rows whose subsets' sums a shard makes once a packet (touches.py) */
+#define GROUPS (MAX_ROWS / GROUP)
+#define SUBS 4096                  /* int64 lanes a shard adds from: a packet's rows, then subsets' sums */
+#define MAX_WALK (1 << 23)         /* touches one bpf_loop walks, at most (the helper's limit) */
 #define ETH 14
 #define IPH 20
 #define UDPH 8
@@ -106,7 +113,7 @@
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
        C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_SHARDED,
-       C_OFF_CPU, C_PACKED, C_SUM_PACKETS, C_CONVERTED, C_MAX };
+       C_OFF_CPU, C_PACKED, C_SUM_PACKETS, C_CONVERTED, C_TOUCHED, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -126,9 +133,9 @@ struct config {
     __u64 all_mask;     /* a bit per worker */
     __u32 region;       /* aggregators per parity (all of them without overlap) */
     __u32 overlap;      /* 1: block b uses parity b & 1 */
-    __u32 shards;       /* 1: the port's CPU walks every edge; else each shard's device (shard_dev) */
+    __u32 shards;       /* 1: the port's CPU adds every touch; else each shard's device (shard_dev) */
     __u32 pad;
-    __u32 cpu[MAX_SHARDS];  /* LOCKLESS: the CPU that walks shard s's edges */
+    __u32 cpu[MAX_SHARDS];  /* LOCKLESS: the CPU that adds shard s's touches */
 };
 struct port {
     __u32 ifindex;
@@ -141,17 +148,29 @@ struct layer {
     __u32 part;       /* full chunks per row (32 aggregators each), aggregators of the last partial one
                          (a power of two: cells never straddle an entry) */
     __u32 owed_base;  /* the layer's first block in owed */
+    __u32 packet_base, packets, touch_base, touches;  /* the layer's UNIT packets and touches */
 };
 struct unit {
     __u64 copy_mask;
     __u32 edge_lo, edge_hi, block, sender;
-    __u32 cut[MAX_SHARDS + 1];  /* shard s walks edges cut[s]..cut[s+1]; cut[0] = edge_lo, and the edges
-                                   after cut[shards] are not aggregated here (the copies carry them) */
-    __u32 pad;
+    __u32 cut[MAX_SHARDS + 1];  /* the host's: the unit's edges shard by shard (the touches are made of them) */
+    __u32 pk;                   /* the UNIT packet it begins (among the layer's), or ~0 */
 };
-struct edge {
-    __u32 pos, need, dest_v, owner;  /* owner | 1 << 16: forwarded or bypassed (host path) */
+struct packet {                 /* a UNIT packet as the workers send it (netweave/testbed/gnn/touches.py) */
+    __u32 first, rows;          /* its first unit (the layer's numbering) and how many it carries */
+    __u32 cut[MAX_SHARDS + 1];  /* shard s adds touches cut[s]..cut[s+1] (the layer's numbering) */
+    __u32 conv[MAX_SHARDS];     /* the rows shard s adds anywhere (bit r: row r): those it converts */
+    __u16 used[MAX_SHARDS][GROUPS];  /* per group, the subsets of two or more rows shard s adds (bit m) */
+};
+struct touch {                  /* what a packet's rows of one group add into one destination's cell */
+    __u32 pos, need, dest_v, owner;  /* its position in the block, contributions, vertex, owner */
     __u32 pbase;                     /* where the block's partial cells start (aggregators) */
+    __u16 sub;                       /* 16 * group + m: bit r of m is row GROUP * group + r */
+    __u16 cnt;                       /* the bits of m: contributions it adds */
+};
+struct addends {                /* what a shard adds from: row r (fixed point) from lane r * lanes, and the
+                                   sum of subset sub of two or more rows from lane VALUES + sub * lanes */
+    __s64 v[SUBS];
 };
 struct entry {              /* ENTRY_AGGS aggregators of 128 bytes (16 int64 lanes each) under one lock:
                                a full chunk's cell, or several destinations' partial cells */
@@ -186,25 +205,16 @@ struct pend {           /* the sums of one (shard, parity, owner) not yet sent (
     __u32 f[VALUES];    /* their values, float32 bits, row j from j * n */
 };
 struct scratch {
-    __s64 x[VALUES];    /* the unit's chunk, fixed point */
     __s64 sum[VALUES];  /* a complete cell's sum, fixed point */
     __u32 f[VALUES];    /* ... as float32 bits */
     __u32 xf[VALUES];   /* the unit's chunk (or its rows, packed) as it came */
     __u32 frac;
     int sat;
     __u32 n;            /* values a row (chunk) */
-    __u32 lanes;        /* lanes a row takes in x: n rounded up to LANES (rows start at an aggregator) */
-    /* the packet's rows that have edges to walk, as one range 0..total of the walk (plan_row): */
-    __u32 row_end[MAX_ROWS];  /* where row m's edges end in that range */
-    __u32 row_off[MAX_ROWS];  /* an edge's index among the layer's, less its index in that range */
-    __u32 row_xo[MAX_ROWS];   /* the row's first lane in x */
-    __u64 mask;               /* the packet's first unit's copy mask, */
-    __u32 hand;               /* the shards holding an edge of any of its units (check_row; bit s: shard s) */
-    __u32 ui, sender, block;  /* ... its index in the units map, sender and block */
-    __u32 edges;              /* the layer's edges */
-    __u32 shard, sharded;     /* the shard walked (sharded: its range of each unit) */
-    __u32 m, total;           /* rows planned (row_*), their edges */
-    int bad;                  /* a row fails check_row or plan_row */
+    __u32 lanes;        /* lanes a row takes in the addends: n rounded up to LANES (rows start at an aggregator) */
+    __u32 conv;               /* the packet's rows this shard adds (bit r: row r), ... */
+    __u32 converted;          /* ... of which converted so far */
+    __u16 used[GROUPS];       /* the subsets' sums this shard adds (struct packet) */
     struct hdr sum_h;         /* the header of the sums the packet completes: its own (its sender that
                                  of the unit that completed them, or, held, that sent them), kind SUM,
                                  one row (unit and count set per packet sent) */
@@ -221,7 +231,8 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, _
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_WORKERS); __type(key, __u32); __type(value, struct port); } ports SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_LAYERS); __type(key, __u32); __type(value, struct layer); } layers SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct unit); } units SEC(".maps");
-struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct edge); } edges SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct packet); } packets SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct touch); } touches SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct entry); } aggs SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct cell); } seen SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 2); __type(key, __u32); __type(value, struct sync); } syncs SEC(".maps");
@@ -229,6 +240,7 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_SHARDS); __ty
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, __u32); } owed SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_SHARDS * 2 * MAX_WORKERS); __type(key, __u32); __type(value, struct pend); } pend SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
+struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct addends); } addends SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, C_MAX); __type(key, __u32); __type(value, __u64); } counters SEC(".maps");
 
 static __always_inline void bump_by(__u32 which, __u64 n)
@@ -364,10 +376,6 @@ static __always_inline int send_to(struct __sk_buff *skb, struct config *c, __u3
     return (int)r;
 }
 
-struct conv {
-    struct scratch *s;
-};
-
 /* the per-CPU scratch, for callbacks that keep their state there (bpf_loop's context is on the
  * stack, and the walk's three frames share 512 bytes) */
 static __always_inline struct scratch *the_scratch(void)
@@ -375,26 +383,75 @@ static __always_inline struct scratch *the_scratch(void)
     return bpf_map_lookup_elem(&scratch, &(__u32){0});
 }
 
+struct touched {
+    int stale, complete, cleared;
+};
+
+struct walk {
+    struct __sk_buff *skb;
+    struct config *c;
+    struct layer *L;
+    struct scratch *s;
+    struct addends *a;
+    __u32 base;     /* the parity's first entry */
+    __u32 lo;       /* the packet's first touch on this shard (in the touches map) */
+    __u64 aggregated;  /* contributions added (edges) ... */
+    __u64 touched;     /* ... in so many additions (touches) */
+    __u64 sent_ns;     /* ns sending the sums this unit completed */
+};
+
 #define CONVERT_STEP 16  /* values per callback: fewer calls */
-/* step i of converting the rows the walk goes over (plan_row: row_xo), CONVERT_STEP lanes of one of
- * them: a row without edges here (on this shard) is never converted */
-static long convert_in(__u32 i, struct conv *cv)
+/* step i of converting the packet's rows into the addends (row r from lane r * lanes), CONVERT_STEP
+ * lanes of one row: a row this shard adds nowhere (s->conv) is not converted */
+static long convert_in(__u32 i, struct walk *w)
 {
-    struct scratch *s = cv->s;
-    __u32 per = s->lanes / CONVERT_STEP;  /* steps a row */
-    if (per == 0)
-        return 1;
-    __u32 pm = i / per;
-    __u32 base = (s->row_xo[pm & (MAX_ROWS - 1)] + (i - pm * per) * CONVERT_STEP) & (VALUES - 1);
-    if (base + CONVERT_STEP > VALUES)
+    struct scratch *s = w->s;
+    __s64 *x = w->a->v;
+    __u32 base = (i * CONVERT_STEP) & (VALUES - 1);
+    if (base + CONVERT_STEP > VALUES || s->lanes == 0)
         return 1;
     __u32 row = base / s->lanes, col = base - row * s->lanes;  /* a step lies in one row: lanes % 16 == 0 */
+    if (!((s->conv >> (row & 31)) & 1))
+        return 0;
+    s->converted += col == 0;
     __u32 n = s->n, frac = s->frac, from = row * n + col;
     int sat = 0;
 #pragma unroll
     for (__u32 k = 0; k < CONVERT_STEP; k++)
-        s->x[base + k] = col + k < n ? to_fixed(s->xf[(from + k) & (VALUES - 1)], frac, &sat) : 0;
+        x[base + k] = col + k < n ? to_fixed(s->xf[(from + k) & (VALUES - 1)], frac, &sat) : 0;
     s->sat |= sat;
+    return 0;
+}
+
+/* the index of the lowest bit set of m (1..15) */
+static __always_inline __u32 low_row(__u32 m)
+{
+    __u32 low = m & -m;
+    return (low >> 1) - (low >> 3);
+}
+
+/* subset i & 15 of group i >> 4 of the packet's rows, if this shard adds it (s->used) and it holds
+ * two rows or more: its sum into the addends (from VALUES + i * lanes), as the sum of the subset
+ * without its lowest row (made before it: a smaller i; touches.py closes `used` under that) and
+ * that row. So a destination fed by several rows of a group is one addition into its cell */
+static long make_sub(__u32 i, struct walk *w)
+{
+    struct scratch *s = w->s;
+    __s64 *v = w->a->v;
+    __u32 grp = (i >> 4) & (GROUPS - 1), m = i & 15, lower = m & (m - 1);
+    if (!lower || !((s->used[grp] >> m) & 1))
+        return 0;
+    __u32 lanes = s->lanes;
+    __u32 from = lower & (lower - 1) ? VALUES + (grp * 16 + lower) * lanes : (grp * GROUP + low_row(lower)) * lanes;
+    __u32 row = (grp * GROUP + low_row(m ^ lower)) * lanes, to = VALUES + (grp * 16 + m) * lanes;
+    for (__u32 a = 0; a < lanes / LANES && a < ENTRY_AGGS; a++) {
+        __s64 *d = v + ((to + a * LANES) & (SUBS - LANES));
+        const __s64 *y = v + ((from + a * LANES) & (SUBS - LANES));
+        const __s64 *z = v + ((row + a * LANES) & (SUBS - LANES));
+#pragma unroll
+        for (__u32 j = 0; j < LANES; j++)
+            d[j] = y[j] + z[j];
+    }
     return 0;
 }
 
@@ -414,30 +471,15 @@ static long convert_out(__u32 i, void *unused)
     return 0;
 }
 
-struct touch {
-    int stale, complete, cleared;
-};
-
-struct walk {
-    struct __sk_buff *skb;
-    struct config *c;
-    struct layer *L;
-    struct scratch *s;
-    __u32 base;     /* the parity's first entry */
-    __u32 row, xo;  /* the row being walked (index into the scratch's row_*); its first lane in x */
-    __u64 aggregated;
-    __u64 sent_ns;  /* ns sending the sums this unit completed */
-};
-
 /* the first k aggregators of a cell at lane o of an entry (k: the chunk's values over LANES,
- * rounded up; lanes past them stay 0 from the entry's clear, and x and sum past them are never
- * read): LANES lanes unrolled a step, each step's index masked into the entry (exact: a cell starts
- * at a multiple of LANES and o + n <= VALUES, checked in add_edge) */
+ * rounded up; lanes past them stay 0 from the entry's clear, and the addends and sum past them are
+ * never read): LANES lanes unrolled a step, each step's index masked into the entry (exact: a cell
+ * starts at a multiple of LANES and o + n <= VALUES, checked in add_touch) */
 static __always_inline void add_cell(__s64 *v, const __s64 *x, __u32 o, __u32 xo, __u32 k)
 {
     for (__u32 a = 0; a < k && a < ENTRY_AGGS; a++) {
         __s64 *d = v + ((o + a * LANES) & (VALUES - LANES));
-        const __s64 *y = x + ((xo + a * LANES) & (VALUES - LANES));  /* the row's lanes from xo (exact too) */
+        const __s64 *y = x + ((xo + a * LANES) & (SUBS - LANES));  /* the addend's lanes from xo (exact too) */
 #pragma unroll
         for (__u32 j = 0; j < LANES; j++)
             d[j] += y[j];
@@ -455,12 +497,13 @@ static __always_inline void read_cell(const __s64 *v, __s64 *sum, __u32 o, __u32
     }
 }
 
-/* the cell at lane o, slot `slot` of entry g gets the unit's chunk (k aggregators, from lane xo of
- * the scratch); its count reaching `need` completes it (its sum read into s->sum). An entry of an
- * earlier block is this block's now (cleared); an entry of a later block leaves the unit stale.
- * Under the entry's lock, or without it where one CPU alone adds into g (LOCKLESS) */
-static __always_inline void touch_cell(struct entry *g, struct scratch *s, __u32 stamp, __u32 o, __u32 xo, __u32 k,
-                                       __u32 slot, __u32 need, struct touch *t)
+/* the cell at lane o, slot `slot` of entry g gets an addend (k aggregators, from lane xo of x: a
+ * row's chunk, or the sum of cnt of them); its count reaching `need` completes it (its sum read into
+ * s->sum). An entry of an earlier block is this block's now (cleared); an entry of a later block
+ * leaves the unit stale. Under the entry's lock, or without it where one CPU alone adds into g
+ * (LOCKLESS) */
+static __always_inline void touch_cell(struct entry *g, struct scratch *s, const __s64 *x, __u32 stamp, __u32 o,
+                                       __u32 xo, __u32 k, __u32 slot, __u32 need, __u32 cnt, struct touched *t)
 {
     if (g->stamp < stamp) {  /* contents of an earlier block: this block's now */
         g->stamp = stamp;
@@ -475,8 +518,8 @@ static __always_inline void touch_cell(struct entry *g, struct scratch *s, __u32
         t->stale = 1;  /* a late unit of a finished block: the entry is a later block's */
         return;
     }
-    add_cell(g->v, s->x, o, xo, k);
-    g->count[slot] += 1;
+    add_cell(g->v, x, o, xo, k);
+    g->count[slot] += cnt;
     t->complete = g->count[slot] == need;
     if (t->complete)
         read_cell(g->v, s->sum, o, k);
@@ -531,7 +574,7 @@ static __always_inline void send_held(struct __sk_buff *skb, struct config *c, s
  * pends): sent with the others held once there are s->per of them, or once it is the owner's last
  * cell of the block on this shard (owed), so the block's last sum waits for nothing; and at every
  * END of the block (flush_held, on each shard), so sums held when a unit was lost still go down
- * before the last END; the next block resets the pend. A global function: verified once, not per edge. A sum it cannot hold is
+ * before the last END; the next block resets the pend. A global function: verified once, not per touch. A sum it cannot hold is
  * counted bad (its owner pulls it); the walk goes on */
 __attribute__((noinline)) int hold_sum(struct __sk_buff *skb, __u32 owner, __u32 dest_v)
 {
@@ -630,23 +673,18 @@ static __always_inline int flush_held(struct __sk_buff *skb, struct config *c, s
     return 0;
 }
 
-/* one edge of the unit: add the chunk into its destination's cell; the packet whose count
- * completes the cell sends the sum down (or holds it: hold_sum) */
-static long add_edge(__u32 i, struct walk *w)
+/* touch i of the packet on this shard: add its rows' chunk (one row, or the sum of several made by
+ * make_sub) into its destination's cell; the packet whose count completes the cell sends the sum
+ * down (or holds it: hold_sum) */
+static long add_touch(__u32 i, struct walk *w)
 {
     struct scratch *s = w->s;
-    __u32 r = w->row & (MAX_ROWS - 1);
-    if (i >= s->row_end[r]) {  /* the next row (every row planned has edges: one step at most) */
-        r = (r + 1) & (MAX_ROWS - 1);
-        w->row = r;
-        w->xo = s->row_xo[r] & (VALUES - 1);
-    }
-    __u32 ei = w->L->edge_base + s->row_off[r] + i;
-    struct edge *e = bpf_map_lookup_elem(&edges, &ei);
+    __u32 ti = w->lo + i;
+    struct touch *e = bpf_map_lookup_elem(&touches, &ti);
     if (!e)
         return 1;
-    if (e->owner >> 16)
-        return 0;  /* forwarded or bypassed: the COPY carries it */
+    __u32 m = e->sub & 15, cnt = e->cnt;
+    __u32 xo = cnt > 1 ? VALUES + e->sub * s->lanes : ((e->sub >> 4) * GROUP + low_row(m)) * s->lanes;
     __u32 chunk = s->sum_h.chunk, full = w->L->full;
     __u32 agg = chunk < full ? (e->pos * full + chunk) * ENTRY_AGGS : e->pbase + e->pos * w->L->part;
     __u32 at = w->base + agg / ENTRY_AGGS;
@@ -657,19 +695,20 @@ static long add_edge(__u32 i, struct walk *w)
     struct entry *g = bpf_map_lookup_elem(&aggs, &at);
     if (!g || o + n > VALUES)
         return 1;
-    struct touch t = {};
+    struct touched t = {};
     if (LOCKLESS) {
-        touch_cell(g, s, s->stamp, o, w->xo, k, slot, e->need, &t);
+        touch_cell(g, s, w->a->v, s->stamp, o, xo, k, slot, e->need, cnt, &t);
     } else {
         bpf_spin_lock(&g->lock);
-        touch_cell(g, s, s->stamp, o, w->xo, k, slot, e->need, &t);
+        touch_cell(g, s, w->a->v, s->stamp, o, xo, k, slot, e->need, cnt, &t);
         bpf_spin_unlock(&g->lock);
     }
     if (t.cleared)
         bump(C_CLEARED);
     if (t.stale)
         return 1;
-    w->aggregated += 1;
+    w->aggregated += cnt;
+    w->touched += 1;
     if (!t.complete)
         return 0;
     __u64 t1 = bpf_ktime_get_ns();
@@ -755,71 +794,14 @@ static long hand_to_shard(__u32 i, struct hand *hd)
     return 0;
 }
 
-/* the ranges of unit u's edges that are not empty (bit s: cut[s]..cut[s+1]); those from bit
- * cfg.shards on are no shard's (the edges after cut[shards]: forwarded or bypassed) */
-static __always_inline __u32 shards_of(struct unit *u)
+/* the shards that add one of packet P's touches (bit s: shard s) */
+static __always_inline __u32 shards_of(struct packet *P, __u32 shards)
 {
     __u32 m = 0;
     for (int i = 0; i < MAX_SHARDS; i++)
-        if (u->cut[i] != u->cut[i + 1])
+        if (i < shards && P->cut[i] != P->cut[i + 1])
             m |= 1u << i;
     return m;
-}
-
-/* row j of a UNIT packet: its unit exists and goes with the first (sender, block, copy mask); the
- * shards it has edges on join s->hand */
-static long check_row(__u32 j, void *unused)
-{
-    struct scratch *s = the_scratch();
-    if (!s)
-        return 1;
-    __u32 ui = s->ui + j;
-    struct unit *u = bpf_map_lookup_elem(&units, &ui);
-    if (!u || u->sender != s->sender || u->block != s->block || u->copy_mask != s->mask
-        || u->edge_hi < u->edge_lo || u->edge_hi > s->edges || u->edge_hi - u->edge_lo > MAX_EDGES) {
-        s->bad = 1;
-        return 1;
-    }
-    s->hand |= shards_of(u);
-    return 0;
-}
-
-/* row j of a UNIT packet (its lanes from j * lanes in x): its edges, or its shard's, appended to
- * the one range of edges the walk goes over (add_edge) */
-static long plan_row(__u32 j, void *unused)
-{
-    struct scratch *s = the_scratch();
-    if (!s)
-        return 1;
-    __u32 ui = s->ui + j;
-    struct unit *u = bpf_map_lookup_elem(&units, &ui);
-    if (!u) {
-        s->bad = 1;
-        return 1;
-    }
-    __u32 lo = u->edge_lo, hi = u->edge_hi;
-    if (s->sharded) {
-        __u32 sh = s->shard & (MAX_SHARDS - 1);
-        lo = u->cut[sh];
-        hi = u->cut[sh + 1];
-        if (lo < u->edge_lo || hi > u->edge_hi || hi < lo) {
-            s->bad = 1;
-            return 1;
-        }
-    }
-    if (hi == lo)
-        return 0;
-    if (s->total + (hi - lo) > MAX_WALK) {  /* more than bpf_loop walks: refused, not half walked */
-        s->bad = 1;
-        return 1;
-    }
-    __u32 m = s->m & (MAX_ROWS - 1);
-    s->row_off[m] = lo - s->total;
-    s->total += hi - lo;
-    s->row_end[m] = s->total;
-    s->row_xo[m] = (j * s->lanes) & (VALUES - 1);
-    s->m += 1;
-    return 0;
 }
 
 static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, struct hdr *h)
@@ -827,7 +809,8 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     __u32 li = h->layer;
     struct layer *L = bpf_map_lookup_elem(&layers, &li);
     struct scratch *s = bpf_map_lookup_elem(&scratch, &(__u32){0});
-    if (!L || !s || !L->dim || h->unit >= L->units || h->chunk >= L->chunks || h->chunk >= MAX_CHUNKS
+    struct addends *a = bpf_map_lookup_elem(&addends, &(__u32){0});
+    if (!L || !s || !a || !L->dim || h->unit >= L->units || h->chunk >= L->chunks || h->chunk >= MAX_CHUNKS
         || h->direction > 1) {
         bump(C_BAD);
         return TC_ACT_SHOT;
@@ -843,23 +826,16 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     }
     __u32 ui = L->unit_base + h->unit;
     struct unit *u = bpf_map_lookup_elem(&units, &ui);
-    if (!u || u->sender != h->sender || u->block != h->block) {
+    if (!u || u->sender != h->sender || u->block != h->block || u->pk >= L->packets) {
         bump(C_BAD);
         return TC_ACT_SHOT;
     }
-    s->mask = u->copy_mask;
-    s->ui = ui;
-    s->sender = u->sender;
-    s->block = u->block;
-    s->edges = L->edges;
-    s->bad = 0;
-    s->hand = 0;
-    bpf_loop(rows, check_row, NULL, 0);
-    if (s->bad) {
+    __u32 pi = L->packet_base + u->pk;
+    struct packet *P = bpf_map_lookup_elem(&packets, &pi);
+    if (!P || P->first != h->unit || P->rows != rows) {  /* not a UNIT packet the workers send (touches.py) */
         bump(C_BAD);
         return TC_ACT_SHOT;
     }
-    s->hand &= c->shards >= MAX_SHARDS ? (1u << MAX_SHARDS) - 1 : (1u << (c->shards & (MAX_SHARDS - 1))) - 1;
     __u32 stamp = stamp_of(h->seq, h->block);
     __u32 parity = parity_of(c, h->block);
     struct sync *y = bpf_map_lookup_elem(&syncs, &parity);
@@ -867,14 +843,13 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         bump(C_STALE);
         return TC_ACT_SHOT;
     }
-    __u32 shard = 0, sharded = 0;
+    __u32 shard = 0;
     __u64 bytes = ((((__u64)h->count - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
-    if (h->flags & F_SHARD) {  /* a shard's copy (seen, copied and counted at the port): its edges */
+    if (h->flags & F_SHARD) {  /* a shard's copy (seen, copied and counted at the port): its touches */
         int sh = handed_shard(skb, c, h);
         if (sh < 0)
             return TC_ACT_SHOT;
         shard = (__u32)sh & (MAX_SHARDS - 1);
-        sharded = 1;
         if (bpf_skb_load_bytes(skb, PAYLOAD_AT, s->xf, bytes) < 0)
             return TC_ACT_SHOT;
         h->flags &= ~F_SHARD;
@@ -907,15 +882,16 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
         struct hand hd = {.skb = skb, .u = u, .c = c};
         bpf_loop(c->workers < MAX_WORKERS ? c->workers : MAX_WORKERS, copy_to, &hd, 0);
     }
-    if (rows == 1 && u->edge_hi == u->edge_lo)
+    __u32 hand = shards_of(P, c->shards);
+    if (!hand)  /* no destination aggregated here: the copies carried it */
         return TC_ACT_SHOT;
-    if (c->shards > 1) {  /* each shard's CPU walks its own edges: a copy to its device's ingress */
+    if (c->shards > 1) {  /* each shard's CPU adds its own touches: a copy to its device's ingress */
         __u8 kind = K_UNIT, flags = h->flags | F_SHARD;  /* a COPY above may have readdressed the packet */
         __u16 dport = bpf_htons((__u16)c->switch_port);
         bpf_skb_store_bytes(skb, L4 + 2, &dport, 2, 0);
         bpf_skb_store_bytes(skb, HDR_AT + 4, &kind, 1, 0);
         bpf_skb_store_bytes(skb, HDR_AT + 7, &flags, 1, 0);
-        struct hand hd = {.skb = skb, .u = u, .shards = s->hand};
+        struct hand hd = {.skb = skb, .u = u, .shards = hand};
         bpf_loop(c->shards < MAX_SHARDS ? c->shards : MAX_SHARDS, hand_to_shard, &hd, 0);
         return TC_ACT_SHOT;
     }
@@ -924,34 +900,32 @@ walk:;
         bump(C_OFF_CPU);  /* steered to another CPU than the one that adds without locks: lost, pulled */
         return TC_ACT_SHOT;
     }
-    if (rows > 1 && set_words(skb, n) < 0)
-        return TC_ACT_SHOT;
-    s->n = n;
-    s->lanes = lanes;
-    s->shard = shard;  /* (s->ui as on_unit set it for check_row) */
-    s->sharded = sharded;
-    s->m = s->total = 0;
-    s->bad = 0;
-    bpf_loop(rows, plan_row, NULL, 0);
-    if (s->bad) {
+    __u32 lo = P->cut[shard & (MAX_SHARDS - 1)], hi = P->cut[(shard & (MAX_SHARDS - 1)) + 1];
+    if (hi < lo || hi > L->touches || hi - lo > MAX_WALK) {
         bump(C_BAD);
         return TC_ACT_SHOT;
     }
+    if (rows > 1 && set_words(skb, n) < 0)
+        return TC_ACT_SHOT;
     __u32 frac = h->direction ? L->frac_back : L->frac;
     s->frac = frac;
     s->sat = 0;
-    struct conv cv = {.s = s};
+    s->n = n;
+    s->lanes = lanes;
+    s->conv = P->conv[shard & (MAX_SHARDS - 1)];
+    s->converted = 0;
+#pragma unroll
+    for (int g = 0; g < GROUPS; g++)
+        s->used[g] = P->used[shard & (MAX_SHARDS - 1)][g];
+    struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .a = a, .base = parity * c->region, .lo = L->touch_base + lo};
     __u64 t0 = bpf_ktime_get_ns();
-    __u32 converted = s->m;  /* rows (chunks): those with edges to walk here */
-    bpf_loop(converted * (lanes / CONVERT_STEP), convert_in, &cv, 0);  /* x is 0 past each row in its last step */
+    bpf_loop(rows * lanes / CONVERT_STEP, convert_in, &w, 0);  /* the addends are 0 past each row in its last step */
     bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t0);
-    bump_by(C_CONVERTED, converted);
+    bump_by(C_CONVERTED, s->converted);
     if (s->sat) {
         bump(C_SATURATED);
         h->flags |= 1;
     }
-    struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .base = parity * c->region,
-                     .xo = s->row_xo[0] & (VALUES - 1)};
     s->sum_h = *h;  /* the header of the sums this packet completes: one row each */
     s->sum_h.kind = K_SUM;  /* its sender the unit's: a marked SUM's CNP goes to a contributor (§3.4) */
     s->sum_h.count = n;
@@ -960,11 +934,11 @@ walk:;
     s->pk = pend_base(shard, parity);
     s->owed_at = ((L->owed_base + h->block) * c->shards + shard) * c->workers;
     __u64 t1 = bpf_ktime_get_ns();
-    bpf_loop(s->total, add_edge, &w, 0);
+    bpf_loop((rows + GROUP - 1) / GROUP * 16, make_sub, &w, 0);  /* the sums of the subsets it adds */
+    bpf_loop(hi - lo, add_touch, &w, 0);
     bump_by(C_CELL_NS, bpf_ktime_get_ns() - t1 - w.sent_ns);  /* the walk, less the sums' sends */
-    __u64 *agg = bpf_map_lookup_elem(&counters, &(__u32){C_AGGREGATED});
-    if (agg)
-        *agg += w.aggregated;
+    bump_by(C_AGGREGATED, w.aggregated);
+    bump_by(C_TOUCHED, w.touched);
     return TC_ACT_SHOT;
 }
 

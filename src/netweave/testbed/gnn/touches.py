@@ -1,0 +1,123 @@
+"""A UNIT packet's additions into the kernel switch's cells, one per destination (beyond the
+paper): the tables ``bpf/gnn_switch.bpf.c`` walks instead of each unit's edges.
+
+A UNIT packet carries several consecutive units of one sender (:func:`~.tables.unit_packets`), and
+on a dense graph they share destinations: on reddit-like:scale=0.02 (8 workers) the distinct
+(packet, destination) pairs are 0.75 of the edges where a packet carries 4 rows and 0.51 where it
+carries 10. SwitchGNN's switch adds each unit into each of its destinations' aggregators
+(switchgnn.txt §3.3); here a shard adds each destination once a packet the sum of the packet's
+rows that feed it. The rows are taken in *groups* of :data:`GROUP`; per group, the sums of the
+subsets of rows that some destination needs (``used``, closed under dropping the lowest row, so
+that each is one row plus a smaller one) are computed once a packet in the CPU's scratch, so a
+destination fed by k rows of a group costs one addition into its cell instead of k. Integer sums
+do not depend on the order of additions, so the cells' sums are the same bits
+(``tests/testbed/gnn/test_kernel_dataplane.py`` checks them against the userspace agent).
+
+A *touch* is one (packet, shard, destination, group): the destination's cell (its position,
+contributions, vertex, owner and partial-cell base, as an edge of :func:`~.tables.switch_tables`),
+``sub = 16 · group + m`` (bit ``r`` of ``m``: row ``GROUP · group + r`` of the packet) and ``cnt``,
+the bits of ``m`` (the contributions it adds). A packet's touches are contiguous, shard by shard
+(``cut[s] .. cut[s + 1]``); ``conv[s]`` has a bit per row that shard ``s`` adds anywhere (only
+those are converted to fixed point), ``used[s, group]`` a bit per subset ``m`` of two or more rows
+that shard ``s`` needs.
+
+The scratch a shard adds from (``bpf: addends``, :data:`SUBS` int64 lanes): row ``r`` at lane
+``r · lanes`` and subset ``sub`` at ``VALUES + sub · lanes`` (``lanes``: a row's values rounded up
+to 16), within :data:`SUBS` for every width (at most 2,048 lanes of subsets: 4 rows of 128 lanes,
+or 32 of 16).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fixed import LANES
+from .plans import edge_ranges
+from .tables import ENTRY_AGGS as MAX_ROWS  # units a UNIT packet carries, at most (bpf: MAX_ROWS)
+from .tables import MAX_SHARDS, VALUES
+
+GROUP = 4  # rows whose subsets' sums are made once a packet (bpf: GROUP)
+GROUPS = MAX_ROWS // GROUP
+SUBS = 4096  # int64 lanes of the scratch a shard adds from: VALUES of rows, then the subsets (bpf: SUBS)
+
+PACKET = np.dtype([("first", "<u4"), ("rows", "<u4"), ("cut", "<u4", (MAX_SHARDS + 1,)),
+                   ("conv", "<u4", (MAX_SHARDS,)), ("used", "<u2", (MAX_SHARDS, GROUPS))])
+TOUCH = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4"), ("pbase", "<u4"),
+                  ("sub", "<u2"), ("cnt", "<u2")])
+BITS4 = np.array([bin(m).count("1") for m in range(16)], np.int64)  # the bits of a group's subset
+
+
+def packet_touches(p: dict[str, np.ndarray], v, first: np.ndarray, rows: np.ndarray, shards: int,
+                   shard_of) -> tuple[np.ndarray, np.ndarray]:
+    """``(packets, touches)`` (:data:`PACKET`, :data:`TOUCH`) of one layer's plan ``p`` (its
+    :class:`~.tables.LayerView` ``v``), whose UNIT packets are ``first``, ``rows``
+    (:func:`~.tables.plan_packets`: every unit, in order, in one packet), for a switch of
+    ``shards``; ``shard_of(slots)``: the shard that adds into each destination slot's cells
+    (:func:`~.tables.edge_shard`). Only aggregated destinations are touched (a forwarded or bypassed
+    one's owner sums the COPY). A packet's touches go shard by shard, then by destination."""
+    Q = first.size
+    packets = np.zeros(Q, PACKET)
+    packets["first"], packets["rows"] = first, rows
+    unit_packet = np.repeat(np.arange(Q), rows)
+    ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
+    k = v.slot_of_edge[ce]
+    agg = ~v.copy[k]
+    ce, ue, k = ce[agg], ue[agg], k[agg]
+    sh = np.asarray(shard_of(k), np.int64)
+    pk = unit_packet[ue]
+    row = ue - first[pk]
+    g = row // GROUP
+    order = np.lexsort((g, k, sh, pk))
+    ce, pk, sh, k, g = ce[order], pk[order], sh[order], k[order], g[order]
+    bit = np.left_shift(1, row[order] % GROUP)
+    new = np.r_[True, (pk[1:] != pk[:-1]) | (sh[1:] != sh[:-1]) | (k[1:] != k[:-1]) | (g[1:] != g[:-1])] \
+        if pk.size else np.zeros(0, bool)
+    at = np.flatnonzero(new)
+    m = np.bitwise_or.reduceat(bit, at) if at.size else np.zeros(0, np.int64)
+    pk, sh, k, g, ce = pk[at], sh[at], k[at], g[at], ce[at]
+    touches = np.zeros(at.size, TOUCH)
+    touches["pos"], touches["need"], touches["dest_v"] = v.pos[k], v.need[k], p["dst"][ce]
+    touches["owner"], touches["pbase"] = v.owner[k], v.pbase[k]
+    touches["sub"], touches["cnt"] = g * 16 + m, BITS4[m]
+    counts = np.bincount(pk * shards + sh, minlength=Q * shards).reshape(Q, shards)
+    ends = np.cumsum(counts.ravel()).reshape(Q, shards)
+    packets["cut"][:, :shards] = ends - counts
+    packets["cut"][:, shards:] = ends[:, -1:] if Q else 0
+    conv = np.zeros((Q, MAX_SHARDS), np.int64)
+    np.bitwise_or.at(conv, (pk, sh), np.left_shift(m, GROUP * g))
+    packets["conv"] = conv
+    used = np.zeros((Q, MAX_SHARDS, GROUPS), np.int64)
+    multi = BITS4[m] >= 2
+    np.bitwise_or.at(used, (pk[multi], sh[multi], g[multi]), np.left_shift(1, m[multi]))
+    for s in range(15, 2, -1):  # closed under dropping the lowest row: each is a row plus one made before it
+        below = s & (s - 1)
+        if BITS4[below] >= 2:
+            used |= ((used >> s) & 1) << below
+    packets["used"] = used
+    return packets, touches
+
+
+def check_touches(packets: np.ndarray, touches: np.ndarray, units: int, dim: int, workers: int) -> bool:
+    """Whether a layer's packets and touches are ones the program may read: packets within the
+    layer's ``units``, at most :data:`MAX_ROWS` rows, cuts ascending within its touches, subsets of
+    their rows (and their sums within :data:`SUBS`), owners among ``workers``."""
+    if packets.size == 0:
+        return touches.size == 0
+    lanes = LANES * -(-dim // LANES)
+    rows = packets["rows"].astype(np.int64)
+    cut = packets["cut"].astype(np.int64)
+    ok = ((rows >= 1).all() and (rows <= MAX_ROWS).all()
+          and (packets["first"].astype(np.int64) + rows <= units).all()
+          and (np.diff(cut, axis=1) >= 0).all() and cut[0, 0] == 0 and (cut[1:, 0] == cut[:-1, -1]).all()
+          and cut[-1, -1] == touches.size
+          and (packets["conv"].astype(np.int64) < np.left_shift(1, rows)[:, None]).all())
+    if not ok or touches.size == 0:
+        return bool(ok)
+    sub = touches["sub"].astype(np.int64)
+    m, g, cnt = sub % 16, sub // 16, touches["cnt"].astype(np.int64)
+    of = np.repeat(np.arange(packets.size), cut[:, -1] - cut[:, 0])
+    top = GROUP * g + np.log2(np.maximum(m, 1)).astype(np.int64)  # the highest row of each subset
+    multi = cnt >= 2
+    return bool((m > 0).all() and (cnt == BITS4[m]).all() and (top < rows[of]).all()
+                and (VALUES + (sub[multi] + 1) * lanes <= SUBS).all()
+                and (touches["need"] > 0).all() and (touches["owner"] < workers).all())

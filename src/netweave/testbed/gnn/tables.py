@@ -204,12 +204,13 @@ class SwitchTables:
                   and (u["edge_hi"] <= L["edges"]).all() and (u["sender"] < workers).all()
                   and (u["block"] < L["blocks"]).all() and ((e["owner"] & 0xFFFF) < workers).all()
                   and (e["need"] > 0).all() and L["chunks"] <= MAX_CHUNKS)
-            if ok and self.packets is not None:
+            if ok:  # what each UNIT packet adds (touches.py): none without them
                 from .touches import check_touches
 
-                ok = check_touches(self.packets[L["packet_base"]:L["packet_base"] + L["packets"]],
-                                   self.touches[L["touch_base"]:L["touch_base"] + L["touches"]], int(L["units"]),
-                                   int(L["dim"]), workers)
+                ok = self.packets is not None and self.touches is not None and check_touches(
+                    self.packets[L["packet_base"]:L["packet_base"] + L["packets"]],
+                    self.touches[L["touch_base"]:L["touch_base"] + L["touches"]], int(L["units"]), int(L["dim"]),
+                    workers)
             if not ok:
                 raise ValueError(f"layer {i}'s tables are inconsistent with {workers} workers")
         first = np.cumsum(np.r_[0, self.layers["blocks"][:-1]]) if self.layers.size else np.zeros(0)

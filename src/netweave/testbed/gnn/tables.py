@@ -302,13 +302,14 @@ def popcount(x: np.ndarray) -> np.ndarray:
     return bits.sum(axis=1).astype(np.int64)
 
 
-def sums_owed(v: LayerView, blocks: int, shards: int, workers: int) -> np.ndarray:
+def sums_owed(v: LayerView, blocks: int, shards: int, workers: int, table: np.ndarray | None = None) -> np.ndarray:
     """``(blocks · shards · workers,)`` uint32: per block ``b``, shard ``s`` and owner ``o`` (at
     ``(b · shards + s) · workers + o``), the sums the switch sends ``o``: its destinations of block
     ``b`` aggregated on shard ``s`` (:func:`edge_shard`), a sum each (a row is one chunk wherever sums
-    are held: ``bpf/gnn_switch.bpf.c``, hold_sum). The sum that makes the count sends what is held."""
+    are held: ``bpf/gnn_switch.bpf.c``, hold_sum). The sum that makes the count sends what is held.
+    ``table``: as :func:`edge_shard`'s."""
     agg = np.flatnonzero(~v.copy)
-    sh = edge_shard(v, agg, shards)
+    sh = edge_shard(v, agg, shards, table)
     key = (v.block[agg] * shards + sh) * workers + v.owner[agg]
     return np.bincount(key, minlength=blocks * shards * workers).astype(np.uint32)
 
@@ -348,21 +349,22 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
         u["copy_mask"] = copy_masks(p, v)
         u["cut"] = p["unit_hi"][:, None]
         u["cut"][:, 0] = p["unit_lo"]
+        table = entry_shards(v, shards)  # an entry's shard: the same for the edges, the touches and owed
         if nu and shards > 1:
             ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
-            sh = edge_shard(v, k[ce], shards)
+            sh = edge_shard(v, k[ce], shards, table)
             e[ce] = e[ce[np.lexsort((sh, ue))]]  # a unit's edges shard by shard (its range is contiguous)
             per = np.bincount(ue * (shards + 1) + sh, minlength=nu * (shards + 1)).reshape(nu, shards + 1)
             u["cut"][:, 1:shards + 1] = p["unit_lo"][:, None] + np.cumsum(per[:, :shards], axis=1)
         first, rows = plan_packets(p, v, u["copy_mask"])
-        pk, tch = packet_touches(p, v, first, rows, shards, lambda slots: edge_shard(v, slots, shards))
+        pk, tch = packet_touches(p, v, first, rows, shards, table)
         u["pk"] = NO_PACKET
         u["pk"][first] = np.arange(first.size)
         layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.full, nu, B, frac_bits(0), ne, frac_bits(1), v.part,
                      owed_base, packet_base, pk.size, touch_base, tch.size)
         units.append(u)
         edges.append(e)
-        owed.append(sums_owed(v, B, shards, M))
+        owed.append(sums_owed(v, B, shards, M, table))
         packets.append(pk)
         touches.append(tch)
         unit_base += nu

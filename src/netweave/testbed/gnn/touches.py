@@ -34,7 +34,7 @@ import numpy as np
 from .fixed import LANES
 from .plans import edge_ranges
 from .tables import ENTRY_AGGS as MAX_ROWS  # units a UNIT packet carries, at most (bpf: MAX_ROWS)
-from .tables import MAX_SHARDS, VALUES
+from .tables import MAX_SHARDS, VALUES, edge_shard
 
 GROUP = 4  # rows whose subsets' sums are made once a packet (bpf: GROUP)
 GROUPS = MAX_ROWS // GROUP
@@ -48,12 +48,12 @@ BITS4 = np.array([bin(m).count("1") for m in range(16)], np.int64)  # the bits o
 
 
 def packet_touches(p: dict[str, np.ndarray], v, first: np.ndarray, rows: np.ndarray, shards: int,
-                   shard_of) -> tuple[np.ndarray, np.ndarray]:
+                   table: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(packets, touches)`` (:data:`PACKET`, :data:`TOUCH`) of one layer's plan ``p`` (its
     :class:`~.tables.LayerView` ``v``), whose UNIT packets are ``first``, ``rows``
     (:func:`~.tables.plan_packets`: every unit, in order, in one packet), for a switch of
-    ``shards``; ``shard_of(slots)``: the shard that adds into each destination slot's cells
-    (:func:`~.tables.edge_shard`). Only aggregated destinations are touched (a forwarded or bypassed
+    ``shards``, the shard that adds into each destination's cells being :func:`~.tables.edge_shard`'s
+    (``table`` as there). Only aggregated destinations are touched (a forwarded or bypassed
     one's owner sums the COPY). A packet's touches go shard by shard, then by destination."""
     Q = first.size
     packets = np.zeros(Q, PACKET)
@@ -63,7 +63,7 @@ def packet_touches(p: dict[str, np.ndarray], v, first: np.ndarray, rows: np.ndar
     k = v.slot_of_edge[ce]
     agg = ~v.copy[k]
     ce, ue, k = ce[agg], ue[agg], k[agg]
-    sh = np.asarray(shard_of(k), np.int64)
+    sh = edge_shard(v, k, shards, table)
     pk = unit_packet[ue]
     row = ue - first[pk]
     g = row // GROUP

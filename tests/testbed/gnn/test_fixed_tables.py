@@ -36,17 +36,38 @@ def test_fixed_point_sums_do_not_depend_on_order_and_saturation_is_flagged():
     assert to_fixed(np.array([1e-30, -0.0], np.float32), 36)[0].tolist() == [0, 0]
 
 
-def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest():
+def _plan(dataset: str, **kw) -> list[dict]:
+    """The plans of 4 workers and a 200 kB switch."""
     pytest.importorskip("pymetis")
-    from netweave.testbed.gnn.job import prepare_gnn_job
-    from netweave.testbed.gnn.plans import edge_ranges, load_plans
-    from netweave.testbed.gnn.tables import COPY_BIT, ENTRY_AGGS, layer_view, switch_tables
-
     import tempfile
 
+    from netweave.testbed.gnn.job import prepare_gnn_job
+    from netweave.testbed.gnn.plans import load_plans
+
     with tempfile.TemporaryDirectory() as d:
-        prepare_gnn_job("cora", 4, 200_000, d, transform_first=False)  # wide rows in blocks
-        plans = load_plans(f"{d}/plans.npz")
+        prepare_gnn_job(dataset, 4, 200_000, d, **kw)
+        return load_plans(f"{d}/plans.npz")
+
+
+def _edges(p: dict, shards: int) -> dict[str, np.ndarray]:
+    """Plan ``p``'s edges from each unit (in order), each with what the switch's cell of its
+    destination is (worked out from the plan and the memory's layout, without the tables), its
+    shard (``shards`` where it is not aggregated: a copy) and its map entry."""
+    from netweave.testbed.gnn.plans import edge_ranges
+    from netweave.testbed.gnn.tables import ENTRY_AGGS, edge_shard, layer_view
+
+    v = layer_view(p, 200_000)
+    e, u = edge_ranges(p["unit_lo"], p["unit_hi"])
+    k = v.slot_of_edge[e]
+    entry = (v.pbase[k] + v.pos[k] * v.part) // ENTRY_AGGS if v.part else v.pos[k]
+    return {"unit": u, "dest_v": p["dst"][e], "pos": v.pos[k], "need": v.need[k], "owner": v.owner[k],
+            "pbase": v.pbase[k], "copy": v.copy[k], "shard": edge_shard(v, k, shards), "entry": entry}
+
+
+def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest():
+    from netweave.testbed.gnn.tables import ENTRY_AGGS, layer_view, switch_tables
+
+    plans = _plan("cora", transform_first=False)  # wide rows in blocks
     t = switch_tables(plans, 200_000)
     assert t.layers.size == 2 and t.units.size == sum(p["unit_lo"].size for p in plans)
     for i, p in enumerate(plans):
@@ -59,92 +80,65 @@ def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest()
         assert (v.copy == p["forward"][p["dest_v"]]).all()  # the plan fits: only the forwarded are copied
         L = t.layers[i]
         units = t.units[L["unit_base"]:L["unit_base"] + L["units"]]
-        edges = t.edges[L["edge_base"]:L["edge_base"] + L["edges"]]
-        e, u = edge_ranges(p["unit_lo"], p["unit_hi"])
-        copied = (edges["owner"][e] & COPY_BIT) > 0
+        e = _edges(p, 1)
         want = np.zeros(units.size, np.uint64)
-        np.bitwise_or.at(want, u[copied], np.left_shift(np.uint64(1), (edges["owner"][e[copied]] & 0xFFFF)
-                                                       .astype(np.uint64)))
+        np.bitwise_or.at(want, e["unit"][e["copy"]], np.left_shift(np.uint64(1), e["owner"][e["copy"]].astype(np.uint64)))
         np.testing.assert_array_equal(units["copy_mask"], want)
-        assert (edges["need"] > 0).all()
+        assert (e["need"] > 0).all()
 
 
-def test_sharded_tables_give_each_entry_to_one_shard_and_keep_every_edge():
-    """Three shards: a unit's edges are the same set, shard by shard; the entries (worked out here
-    from each edge's own position and base) that shard s's edges add into form a range below shard
-    s + 1's, so no entry, lock or cache line is shared by two CPUs; the shards add nearly equal
-    numbers of cells (each within one entry's cells of a third); the edges nobody aggregates
-    (copies) come after the shards'."""
-    pytest.importorskip("pymetis")
-    from netweave.testbed.gnn.job import prepare_gnn_job
-    from netweave.testbed.gnn.plans import load_plans
-    from netweave.testbed.gnn.tables import COPY_BIT, ENTRY_AGGS, switch_tables
+def test_sharded_tables_give_each_entry_to_one_shard_and_add_every_edge():
+    """Three shards: the entries shard s adds into (its touches', worked out from each touch's own
+    position and base) form a range below shard s + 1's, so no entry, lock or cache line is shared
+    by two CPUs; the shards add nearly equal numbers of cells (each within one entry's cells of a
+    third); the touches add each aggregated edge once, on its shard, and no copy."""
+    from netweave.testbed.gnn.tables import ENTRY_AGGS, switch_tables
 
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d:
-        prepare_gnn_job("cora", 4, 200_000, d, transform_first=False)  # 1,433 values: full and partial cells
-        plans = load_plans(f"{d}/plans.npz")
+    plans = _plan("cora", transform_first=False)  # 1,433 values: full and partial cells
     one, three = switch_tables(plans, 200_000), switch_tables(plans, 200_000, shards=3)
     np.testing.assert_array_equal(one.units["copy_mask"], three.units["copy_mask"])
-    assert (one.units["cut"][:, 0] == one.units["edge_lo"]).all() and (one.units["cut"][:, 1] == one.units["edge_hi"]).all()
-    walked = 0
-    for L in three.layers:
+    for p, L in zip(plans, three.layers):
         part = int(L["part"])
-        entries, cells = [[] for _ in range(3)], np.zeros(3, np.int64)
-        for u1, u3 in zip(one.units[L["unit_base"]:L["unit_base"] + L["units"]],
-                          three.units[L["unit_base"]:L["unit_base"] + L["units"]]):
-            lo, hi = int(u3["edge_lo"]), int(u3["edge_hi"])
-            e1 = one.edges[L["edge_base"] + lo:L["edge_base"] + hi]
-            e3 = three.edges[L["edge_base"] + lo:L["edge_base"] + hi]
-            assert sorted(e1.tolist()) == sorted(e3.tolist())
-            cut = u3["cut"].astype(int)
-            assert cut[0] == lo and (np.diff(cut[:4]) >= 0).all() and cut[3] <= hi
-            for s in range(3):
-                e = three.edges[L["edge_base"] + cut[s]:L["edge_base"] + cut[s + 1]]
-                assert not (e["owner"] & COPY_BIT).any()
-                entry = (e["pbase"].astype(int) + e["pos"].astype(int) * part) // ENTRY_AGGS if part else e["pos"]
-                entries[s].append(entry.astype(int))
-                cells[s] += e.size
-                walked += e.size
-            assert (three.edges[L["edge_base"] + cut[3]:L["edge_base"] + hi]["owner"] & COPY_BIT).all()
-        spans = [np.concatenate(x) for x in entries]
+        packets = three.packets[L["packet_base"]:][:L["packets"]]
+        touches = three.touches[L["touch_base"]:][:L["touches"]]
+        spans, cells = [], np.zeros(3, np.int64)
+        for s in range(3):
+            x = np.concatenate([touches[int(q["cut"][s]):int(q["cut"][s + 1])] for q in packets])
+            entry = (x["pbase"].astype(int) + x["pos"].astype(int) * part) // ENTRY_AGGS if part else x["pos"]
+            spans.append(entry.astype(int))
+            cells[s] = x["cnt"].sum()
         assert all(a.size for a in spans) and spans[0].max() < spans[1].min() and spans[1].max() < spans[2].min()
-        every = np.concatenate(spans)
-        biggest = np.bincount(every).max()  # the cells of the fullest entry: what a cut can be off by
+        e = _edges(p, 3)
+        np.testing.assert_array_equal(cells, np.bincount(e["shard"][~e["copy"]], minlength=3))  # each edge once
+        biggest = np.bincount(e["entry"][~e["copy"]]).max()  # the cells of the fullest entry: what a cut can be off by
         assert np.abs(cells - cells.sum() / 3).max() <= biggest
-    assert walked == int(((one.edges["owner"] & COPY_BIT) == 0).sum())
     with pytest.raises(ValueError, match="shards"):
         switch_tables(plans, 200_000, shards=9)
 
 
 def test_the_sums_owed_are_each_shards_distinct_destinations_per_block_and_owner():
     """``owed`` (when a pinned switch sends what it holds for an owner) against a count made from
-    the edges each shard walks: per block, shard and owner, the distinct destinations."""
-    pytest.importorskip("pymetis")
-    from netweave.testbed.gnn.job import prepare_gnn_job
-    from netweave.testbed.gnn.plans import load_plans
-    from netweave.testbed.gnn.tables import COPY_BIT, switch_tables
+    the touches each shard adds: per block, shard and owner, the distinct destinations."""
+    from netweave.testbed.gnn.tables import switch_tables
 
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d:
-        prepare_gnn_job("cora", 4, 200_000, d, transform_first=False)
-        plans = load_plans(f"{d}/plans.npz")
+    plans = _plan("cora", transform_first=False)
     for shards in (1, 3):
         t = switch_tables(plans, 200_000, shards=shards)
         t.check(4)
         for L in t.layers:
             B = int(L["blocks"])
+            units = t.units[L["unit_base"]:][:L["units"]]
+            touches = t.touches[L["touch_base"]:][:L["touches"]]
             want = np.zeros(B * shards * 4, np.int64)
             seen = set()
-            for u in t.units[L["unit_base"]:L["unit_base"] + L["units"]]:
+            for q in t.packets[L["packet_base"]:][:L["packets"]]:
+                b = int(units[int(q["first"])]["block"])
                 for s in range(shards):
-                    for e in t.edges[L["edge_base"] + int(u["cut"][s]):L["edge_base"] + int(u["cut"][s + 1])]:
-                        key = (int(u["block"]), s, int(e["owner"]))
-                        if key[2] < COPY_BIT and (key, int(e["dest_v"])) not in seen:  # a copy: not summed here
-                            seen.add((key, int(e["dest_v"])))
-                            want[(key[0] * shards + s) * 4 + key[2]] += 1
+                    for x in touches[int(q["cut"][s]):int(q["cut"][s + 1])]:
+                        key = (b, s, int(x["owner"]), int(x["dest_v"]))
+                        if key not in seen:
+                            seen.add(key)
+                            want[(b * shards + s) * 4 + key[2]] += 1
             base = int(L["owed_base"]) * shards * 4
             np.testing.assert_array_equal(t.owed[base:base + want.size], want)
         assert t.owed.size == int(t.layers["blocks"].sum()) * shards * 4 and t.owed.sum() > 0
@@ -164,23 +158,17 @@ def test_touches_add_each_destination_the_rows_of_each_packet_that_feed_it(datas
     shard, each once; a touch's cell fields are its edges'; every subset of two or more rows a
     touch adds is made (``used``), from a smaller one made before it; only rows that some touch adds
     are converted. On a dense graph the touches are far fewer than the edges they add."""
-    pytest.importorskip("pymetis")
-    import tempfile
-
-    from netweave.testbed.gnn.job import prepare_gnn_job
-    from netweave.testbed.gnn.plans import load_plans
-    from netweave.testbed.gnn.tables import COPY_BIT, switch_tables
+    from netweave.testbed.gnn.tables import switch_tables
     from netweave.testbed.gnn.touches import GROUP
 
-    with tempfile.TemporaryDirectory() as d:
-        prepare_gnn_job(dataset, 4, 200_000, d, hidden=16, transform_first=dataset != "cora")
-        plans = load_plans(f"{d}/plans.npz")
+    plans = _plan(dataset, hidden=16, transform_first=dataset != "cora")
     t = switch_tables(plans, 200_000, shards=shards)
     t.check(4)
     fields = ("pos", "need", "dest_v", "owner", "pbase")
-    for L in t.layers:
+    for p, L in zip(plans, t.layers):
         units = t.units[L["unit_base"]:][:L["units"]]
-        edges = t.edges[L["edge_base"]:][:L["edges"]]
+        e = _edges(p, shards)
+        at = np.searchsorted(e["unit"], np.arange(units.size + 1))  # unit u's edges: at[u]..at[u + 1]
         touches = t.touches[L["touch_base"]:][:L["touches"]]
         packets = t.packets[L["packet_base"]:][:L["packets"]]
         assert (units["pk"][packets["first"]] == np.arange(packets.size)).all()
@@ -190,12 +178,11 @@ def test_touches_add_each_destination_the_rows_of_each_packet_that_feed_it(datas
             for sh in range(shards):
                 want, cell = {}, {}
                 for r in range(rows):
-                    u = units[first + r]
-                    for e in edges[int(u["cut"][sh]):int(u["cut"][sh + 1])]:
-                        if e["owner"] & COPY_BIT:  # forwarded or bypassed (one shard's range holds them too)
+                    for j in range(at[first + r], at[first + r + 1]):
+                        if e["copy"][j] or e["shard"][j] != sh:  # forwarded or bypassed, or another shard's
                             continue
-                        want.setdefault(int(e["dest_v"]), []).append(r)
-                        cell[int(e["dest_v"])] = tuple(int(e[f]) for f in fields)
+                        want.setdefault(int(e["dest_v"][j]), []).append(r)
+                        cell[int(e["dest_v"][j])] = tuple(int(e[f][j]) for f in fields)
                 got, used = {}, q["used"][sh].astype(int)
                 for x in touches[int(q["cut"][sh]):int(q["cut"][sh + 1])]:
                     g, m = divmod(int(x["sub"]), 16)

@@ -3,7 +3,7 @@ libbpf through ctypes, the maps sized to the plan and to the switch's memory, th
 (:mod:`.tables`), the program attached at the tc ingress of every port (clsact, direct action;
 detached and its hook removed at :meth:`KernelSwitch.close`). With several shards (beyond the
 paper) the switch also makes a device per shard, each handled on its own CPU, whose ingress
-the program hands a unit to for that shard's edges; they go at :meth:`KernelSwitch.close`.
+the program hands a UNIT packet to for that shard's touches; they go at :meth:`KernelSwitch.close`.
 
 The switch agent (:mod:`.switch`) does this when its ``dataplane`` is ``xdp`` and keeps it loaded
 while it serves; :meth:`KernelSwitch.counters` and :meth:`KernelSwitch.run_stats` (the kernel's

@@ -30,7 +30,6 @@ complete (:attr:`SwitchTables.owed`, :func:`sums_owed`) or a worker's END of the
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -47,13 +46,9 @@ MAX_LAYERS = 8
 MAX_BLOCKS = 4096  # the stamp holds 12 bits of block (bpf: stamp_of)
 MAX_SHARDS = 8  # CPUs the aggregators are spread over (bpf: MAX_SHARDS)
 
-UNIT = np.dtype([("copy_mask", "<u8"), ("edge_lo", "<u4"), ("edge_hi", "<u4"), ("block", "<u4"), ("sender", "<u4"),
-                 ("cut", "<u4", (MAX_SHARDS + 1,)), ("pk", "<u4")])
-EDGE = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4"), ("pbase", "<u4")])
-LAYER = np.dtype([(k, "<u4") for k in ("unit_base", "edge_base", "dim", "chunks", "full", "units", "blocks",
-                                       "frac", "edges", "frac_back", "part", "owed_base", "packet_base", "packets",
-                                       "touch_base", "touches")])
-COPY_BIT = 1 << 16
+UNIT = np.dtype([("copy_mask", "<u8"), ("block", "<u4"), ("sender", "<u4"), ("pk", "<u4"), ("pad", "<u4")])
+LAYER = np.dtype([(k, "<u4") for k in ("unit_base", "dim", "chunks", "full", "units", "blocks", "frac", "frac_back",
+                                       "part", "owed_base", "packet_base", "packets", "touch_base", "touches")])
 NO_PACKET = 0xFFFFFFFF  # a unit's ``pk`` where no UNIT packet begins with it
 
 
@@ -181,36 +176,29 @@ class SwitchTables:
     :func:`sums_owed` of every layer, layer ``i``'s from block ``layers[i]["owed_base"]``), and the
     sizes of its maps (``entries``: the memory's, in entries of :data:`ENTRY_AGGS` aggregators;
     ``region``: entries per parity; ``seen``: a stamp per unit chunk); ``shards``: the CPUs the
-    units' edges are ordered for (:func:`edge_shard`). ``edges`` (:data:`EDGE`): the plan's edges per
-    unit, from which the touches are made (the program reads the touches)."""
+    touches are cut for (:func:`edge_shard`)."""
 
     layers: np.ndarray
     units: np.ndarray
-    edges: np.ndarray
+    packets: np.ndarray
+    touches: np.ndarray
+    owed: np.ndarray
     entries: int
     region: int
     overlap: bool
     shards: int = 1
-    owed: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.uint32))
-    packets: np.ndarray | None = None
-    touches: np.ndarray | None = None
 
     def check(self, workers: int) -> None:
         """Refuse tables the program would misread (it checks the packets, these are the plan's)."""
+        from .touches import check_touches
+
         for i, L in enumerate(self.layers):
             u = self.units[L["unit_base"]:L["unit_base"] + L["units"]]
-            e = self.edges[L["edge_base"]:L["edge_base"] + L["edges"]]
-            ok = (u.size == L["units"] and e.size == L["edges"] and (u["edge_lo"] <= u["edge_hi"]).all()
-                  and (u["edge_hi"] <= L["edges"]).all() and (u["sender"] < workers).all()
-                  and (u["block"] < L["blocks"]).all() and ((e["owner"] & 0xFFFF) < workers).all()
-                  and (e["need"] > 0).all() and L["chunks"] <= MAX_CHUNKS)
-            if ok:  # what each UNIT packet adds (touches.py): none without them
-                from .touches import check_touches
-
-                ok = self.packets is not None and self.touches is not None and check_touches(
+            ok = (u.size == L["units"] and (u["sender"] < workers).all() and (u["block"] < L["blocks"]).all()
+                  and ((u["pk"] < L["packets"]) | (u["pk"] == NO_PACKET)).all() and L["chunks"] <= MAX_CHUNKS and check_touches(
                     self.packets[L["packet_base"]:L["packet_base"] + L["packets"]],
                     self.touches[L["touch_base"]:L["touch_base"] + L["touches"]], int(L["units"]), int(L["dim"]),
-                    workers)
+                    workers))
             if not ok:
                 raise ValueError(f"layer {i}'s tables are inconsistent with {workers} workers")
         first = np.cumsum(np.r_[0, self.layers["blocks"][:-1]]) if self.layers.size else np.zeros(0)
@@ -317,12 +305,12 @@ def sums_owed(v: LayerView, blocks: int, shards: int, workers: int, table: np.nd
 def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap: bool = False,
                   shards: int = 1) -> SwitchTables:
     """The tables of every layer's plan (see the module docstring): per unit its sender, block,
-    edge range and the workers that get a copy; per edge its destination's position, count,
-    vertex and owner (with :data:`COPY_BIT` when the destination is not aggregated here).
+    the workers that get a copy and the UNIT packet it begins; per UNIT packet and shard, what it
+    adds into which cells (:mod:`.touches`).
 
     With ``shards`` > 1 (beyond the paper: a switch whose aggregators several CPUs hold, as a
-    Tofino's pipelines each hold their own) a unit's edges are ordered by :func:`edge_shard` and
-    ``cut`` says where each shard's begin: shard ``s`` walks ``cut[s]..cut[s+1]``."""
+    Tofino's pipelines each hold their own) each map entry is one shard's (:func:`entry_shards`)
+    and a packet's touches go shard by shard."""
     if len(plans) > MAX_LAYERS:
         raise ValueError(f"{len(plans)} layers: the kernel data plane takes at most {MAX_LAYERS}")
     if not 1 <= shards <= MAX_SHARDS:
@@ -330,51 +318,34 @@ def switch_tables(plans: list[dict[str, np.ndarray]], memory_bytes: int, overlap
     from .touches import PACKET, TOUCH, packet_touches
 
     layers = np.zeros(len(plans), LAYER)
-    units, edges, owed, packets, touches = [], [], [], [], []
-    unit_base = edge_base = owed_base = packet_base = touch_base = 0
+    units, owed, packets, touches = [], [], [], []
+    unit_base = owed_base = packet_base = touch_base = 0
     for i, p in enumerate(plans):
         v = layer_view(p, memory_bytes, overlap)
         M, B = int(p["num_workers"]), int(p["num_blocks"])
-        nu, ne = p["unit_lo"].size, p["dst"].size
+        nu = p["unit_lo"].size
         u = np.zeros(nu, UNIT)
-        u["edge_lo"], u["edge_hi"] = p["unit_lo"], p["unit_hi"]
-        counts = np.diff(p["unit_ptr"])
-        hb = np.repeat(np.arange(M * B), counts)
+        hb = np.repeat(np.arange(M * B), np.diff(p["unit_ptr"]))
         u["sender"], u["block"] = hb // B, hb % B
-        e = np.zeros(ne, EDGE)
-        k = v.slot_of_edge
-        e["pos"], e["need"], e["dest_v"] = v.pos[k], v.need[k], p["dst"]
-        e["owner"] = v.owner[k] | np.where(v.copy[k], COPY_BIT, 0)
-        e["pbase"] = v.pbase[k]
         u["copy_mask"] = copy_masks(p, v)
-        u["cut"] = p["unit_hi"][:, None]
-        u["cut"][:, 0] = p["unit_lo"]
-        table = entry_shards(v, shards)  # an entry's shard: the same for the edges, the touches and owed
-        if nu and shards > 1:
-            ce, ue = edge_ranges(p["unit_lo"], p["unit_hi"])
-            sh = edge_shard(v, k[ce], shards, table)
-            e[ce] = e[ce[np.lexsort((sh, ue))]]  # a unit's edges shard by shard (its range is contiguous)
-            per = np.bincount(ue * (shards + 1) + sh, minlength=nu * (shards + 1)).reshape(nu, shards + 1)
-            u["cut"][:, 1:shards + 1] = p["unit_lo"][:, None] + np.cumsum(per[:, :shards], axis=1)
+        table = entry_shards(v, shards)  # an entry's shard: the same for the touches and the sums owed
         first, rows = plan_packets(p, v, u["copy_mask"])
         pk, tch = packet_touches(p, v, first, rows, shards, table)
         u["pk"] = NO_PACKET
         u["pk"][first] = np.arange(first.size)
-        layers[i] = (unit_base, edge_base, v.dim, v.chunks, v.full, nu, B, frac_bits(0), ne, frac_bits(1), v.part,
+        layers[i] = (unit_base, v.dim, v.chunks, v.full, nu, B, frac_bits(0), frac_bits(1), v.part,
                      owed_base, packet_base, pk.size, touch_base, tch.size)
         units.append(u)
-        edges.append(e)
         owed.append(sums_owed(v, B, shards, M, table))
         packets.append(pk)
         touches.append(tch)
         unit_base += nu
-        edge_base += ne
         owed_base += B
         packet_base += pk.size
         touch_base += tch.size
     region = region_of(memory_bytes, overlap)
     return SwitchTables(layers, np.concatenate(units) if units else np.zeros(0, UNIT),
-                        np.concatenate(edges) if edges else np.zeros(0, EDGE), max(1, region * (2 if overlap else 1)),
-                        region, overlap, shards, np.concatenate(owed) if owed else np.zeros(0, np.uint32),
                         np.concatenate(packets) if packets else np.zeros(0, PACKET),
-                        np.concatenate(touches) if touches else np.zeros(0, TOUCH))
+                        np.concatenate(touches) if touches else np.zeros(0, TOUCH),
+                        np.concatenate(owed) if owed else np.zeros(0, np.uint32),
+                        max(1, region * (2 if overlap else 1)), region, overlap, shards)

@@ -144,7 +144,7 @@ struct port {
     __u8 smac[6];       /* the switch's port */
 };
 struct layer {
-    __u32 unit_base, edge_base, dim, chunks, full, units, blocks, frac, edges, frac_back;
+    __u32 unit_base, dim, chunks, full, units, blocks, frac, frac_back;
     __u32 part;       /* full chunks per row (32 aggregators each), aggregators of the last partial one
                          (a power of two: cells never straddle an entry) */
     __u32 owed_base;  /* the layer's first block in owed */
@@ -152,9 +152,9 @@ struct layer {
 };
 struct unit {
     __u64 copy_mask;
-    __u32 edge_lo, edge_hi, block, sender;
-    __u32 cut[MAX_SHARDS + 1];  /* the host's: the unit's edges shard by shard (the touches are made of them) */
+    __u32 block, sender;
     __u32 pk;                   /* the UNIT packet it begins (among the layer's), or ~0 */
+    __u32 pad;
 };
 struct packet {                 /* a UNIT packet as the workers send it (netweave/testbed/gnn/touches.py) */
     __u32 first, rows;          /* its first unit (the layer's numbering) and how many it carries */

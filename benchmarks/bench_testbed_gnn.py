@@ -73,9 +73,11 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
                              epochs=args.epochs, hidden=args.hidden, layers=args.layers, blocking=args.blocking,
                              seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap,
                              transform_first=not args.aggregate_first, grad_chunk=args.grad_chunk,
-                             pin_switch=not args.no_pin_switch, switch_cpus=args.switch_cpus, **options)
+                             pin_switch=not args.no_pin_switch, switch_cpus=args.switch_cpus,
+                             isolate_switch=not args.share_switch_cpus, **options)
     s = r.summary()
     return {"exchange": exchange, "dataplane": r.dataplane, "switch_cpu": r.switch_cpu, "switch_cpus": r.switch_cpus,
+            "host_cpus": r.host_cpus,
             "load_before": before, "load_after": load(),
             "uptime_before": up_before, "uptime_after": uptime(), "scale": 1.0, "wall_s": time.perf_counter() - t0,
             "bound": s["bound"], "ceiling": ceiling(r.switch),
@@ -173,6 +175,9 @@ def main() -> None:
                     help="the kernel data plane on whichever CPU a packet arrives (default: on one CPU, the last)")
     ap.add_argument("--switch-cpus", type=int, default=0,
                     help="CPUs the switch's aggregators are spread over (0: one for each CPU the workers leave free)")
+    ap.add_argument("--share-switch-cpus", action="store_true",
+                    help="the workers and the agent on any CPU (default: on those the switch's shards leave free, "
+                         "where they are at least one a worker)")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")
@@ -204,7 +209,8 @@ def main() -> None:
                "memory_bytes": args.memory, "blocking": args.blocking, "epochs": args.epochs,
                "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
                "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk,
-               "pin_switch": not args.no_pin_switch, "switch_cpus": args.switch_cpus, "scale": 1.0,
+               "pin_switch": not args.no_pin_switch, "switch_cpus": args.switch_cpus,
+               "isolate_switch": not args.share_switch_cpus, "scale": 1.0,
                "packets": {"units": "several a packet", "sums": "held" if not args.no_pin_switch else "one a packet"},
                "rates": {}}
     rates = args.gbps

@@ -108,6 +108,7 @@ def testbed_gnn(
     transform_first: bool = typer.Option(True, "--transform-first/--aggregate-first", help="Where a layer narrows, exchange h·W (PyG GCNConv's order: transform, then aggregate; d_out values a row, and a backward exchange for W) or the layer's input h (d_in values a row)."),
     pin_switch: bool = typer.Option(True, "--pin-switch/--no-pin-switch", help="Run the kernel data plane on one CPU, the last (Receive Packet Steering on the switch's ports: no aggregator shared by two cores, the same cost a cell every run), or on whichever CPU a packet arrives (two cores, but where the senders run on both, a cell costs about twice as much)."),
     switch_cpus: int = typer.Option(0, "--switch-cpus", help="Spread the kernel data plane's aggregators over this many CPUs, the last ones, each adding into its own (beyond the paper; 1: one CPU does it all; 0: one for each CPU the workers leave free, 2 to 8, 1 on one CPU)."),
+    isolate_switch: bool = typer.Option(True, "--isolate-switch/--share-switch-cpus", help="Run the workers and the switch agent on the CPUs the pinned switch's shards leave free, where those are at least one a worker (each host and the switch on CPUs of their own, as in a cluster), or on any CPU."),
     as_json: bool = JsonOpt,
 ):
     """Train GCN full-graph with its embedding exchange through an emulated SwitchGNN switch (or peer to peer)."""
@@ -118,7 +119,8 @@ def testbed_gnn(
                                 epochs=epochs, hidden=hidden, layers=layers, blocking=blocking, dataplane=dataplane,
                                 overlap=overlap, check=check, seed=seed, congestion_control=congestion_control,
                                 ecn_kb=ecn_kb, background=background, switch_buffer_kb=switch_buffer_kb, fast_pull=fast_pull,
-                                transform_first=transform_first, pin_switch=pin_switch, switch_cpus=switch_cpus).run()
+                                transform_first=transform_first, pin_switch=pin_switch, switch_cpus=switch_cpus,
+                                isolate_switch=isolate_switch).run()
     summary, r = result.summary(), result.run
     if as_json:
         return emit_json(summary)

@@ -188,7 +188,8 @@ class TestbedGnnScenario:
     ``h W`` where a layer narrows, PyG ``GCNConv``'s order (False: the layer's input ``h``);
     ``pin_switch`` runs the kernel data plane on one CPU (False: wherever a packet arrives);
     ``switch_cpus`` spreads its aggregators over that many CPUs, the last ones (0: one for each
-    CPU the workers leave free, up to 8)."""
+    CPU the workers leave free, up to 8); ``isolate_switch`` runs the workers and the agent on the
+    CPUs the switch's shards leave free when those are one a worker or more (False: any CPU)."""
 
     __test__ = False
 
@@ -213,6 +214,7 @@ class TestbedGnnScenario:
     transform_first: bool = True
     pin_switch: bool = True
     switch_cpus: int = 0
+    isolate_switch: bool = True
 
     @property
     def memory_bytes(self) -> int:
@@ -240,7 +242,7 @@ class TestbedGnnScenario:
             dataplane=self.dataplane, overlap=self.overlap, check=self.check,
             congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background,
             switch_buffer_kb=self.switch_buffer_kb, fast_pull=self.fast_pull, transform_first=self.transform_first,
-            pin_switch=self.pin_switch, switch_cpus=self.switch_cpus))
+            pin_switch=self.pin_switch, switch_cpus=self.switch_cpus, isolate_switch=self.isolate_switch))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -4,10 +4,12 @@ directory stands in for ``/sys/class/net`` and a file for the sysctl."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from netweave.errors import NetweaveError
-from netweave.testbed.net.steering import backlog_at_least, last_cpu, steer_receive
+from netweave.testbed.net.steering import backlog_at_least, host_cpus, last_cpu, steer_receive
 
 
 def _sysfs(tmp_path, names, queues=2):
@@ -47,8 +49,6 @@ def test_an_interface_without_queues_or_a_bad_cpu_is_refused(tmp_path):
 
 
 def test_last_cpu_is_one_this_process_may_use():
-    import os
-
     assert last_cpu() in os.sched_getaffinity(0)
 
 
@@ -74,3 +74,15 @@ def test_a_backlog_someone_else_changed_meanwhile_stays(tmp_path):
     with backlog_at_least(65536, missing):  # no such sysctl (or no right to it): nothing happens
         pass
     assert not missing.exists()
+
+
+def test_the_hosts_get_the_cpus_the_switch_leaves_free_when_each_worker_can_have_one():
+    sixteen = set(range(16))
+    assert host_cpus(list(range(8, 16)), 8, sixteen) == frozenset(range(8))  # 8 shards, 8 workers: apart
+    assert host_cpus([15], 8, sixteen) == frozenset(range(15))
+    assert host_cpus(list(range(8, 16)), 9, sixteen) is None  # fewer free CPUs than workers: share them all
+    assert host_cpus([0, 1], 8, {0, 1}) is None and host_cpus([1], 2, {0, 1}) is None  # 2 cores
+    assert host_cpus([], 2, sixteen) is None  # no switch CPU of its own: nothing to keep apart
+    assert host_cpus([3], 2, {2, 3, 5}) == frozenset({2, 5})  # only the CPUs this process may use
+    mine = os.sched_getaffinity(0)
+    assert host_cpus([max(mine)], 1) == (frozenset(mine - {max(mine)}) or None)

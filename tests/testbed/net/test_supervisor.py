@@ -21,11 +21,14 @@ class ScriptConfig(RoleConfig):
     exit: int = 0
     sleep_s: float = 0.0
     error: str = ""
+    affinity: bool = False
 
 
 ROLE = textwrap.dedent('''
-    import json, sys, time
+    import json, os, sys, time
     c = json.loads(sys.argv[1])  # a ScriptConfig
+    if c["affinity"]:
+        print(json.dumps({"cpus": sorted(os.sched_getaffinity(0))}), flush=True)
     for line in c["lines"]:
         print(line, flush=True)
     time.sleep(c["sleep_s"])
@@ -104,3 +107,18 @@ def test_follow_keeps_the_other_roles_lines_so_that_none_blocks_on_its_pipe(role
         s.follow(leader, lambda r: True, collect=[worker])
         lines = s.drain(worker)
     assert len(lines) == 100 and lines[-1]["rank"] == 1
+
+
+def test_a_role_runs_on_the_cpus_it_is_given(role_module):
+    """``cpus``: the role's process (and the threads it starts) may run on those CPUs only; without,
+    on every CPU the supervisor may use."""
+    import json
+    import os
+
+    mine = sorted(os.sched_getaffinity(0))
+    with Supervisor(timeout_s=10) as s:
+        one = s.start("worker 0", None, role_module, ScriptConfig(affinity=True), cpus=frozenset(mine[-1:]))
+        every = s.start("worker 1", None, role_module, ScriptConfig(affinity=True))
+        s.wait([one, every], 10)
+    assert json.loads(one.stdout.splitlines()[0]) == {"cpus": mine[-1:]}
+    assert json.loads(every.stdout.splitlines()[0]) == {"cpus": mine}

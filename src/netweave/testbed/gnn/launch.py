@@ -58,6 +58,7 @@ class GnnTestbedRun:
     planned: list[dict] = field(default_factory=list)
     switch_cpu: int | None = None  # the CPU the kernel data plane ran on (None: wherever packets arrived)
     switch_cpus: int = 1  # ... and the CPUs below it its aggregators were spread over
+    host_cpus: list[int] | None = None  # the CPUs the workers and the agent ran on (None: any; steering.host_cpus)
     logits: np.ndarray | None = None
     single_logits: np.ndarray | None = None
     single_losses: list[float] = field(default_factory=list)
@@ -83,7 +84,7 @@ class GnnTestbedRun:
         med = {k: float(np.median([e[k] for e in later])) for k in MEDIANS if later and all(k in e for e in later)}
         bounds = [e["accounting_bound"] for e in later if "accounting_bound" in e]
         return {"exchange": self.exchange, "dataplane": self.dataplane, "switch_cpu": self.switch_cpu,
-                "switch_cpus": self.switch_cpus,
+                "switch_cpus": self.switch_cpus, "host_cpus": self.host_cpus,
                 "transport": self.transport,
                 "predicted": self.predicted, "background": self.background,
                 **{f"median_{k}": med.get(k) for k in MEDIANS},
@@ -162,7 +163,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
                          switch_buffer_kb: float = 0.0, fast_pull: bool = True,
                          transform_first: bool = True, grad_chunk: int = GRAD_CHUNK,
-                         pin_switch: bool = True, switch_cpus: int = 0) -> GnnTestbedRun:
+                         pin_switch: bool = True, switch_cpus: int = 0, isolate_switch: bool = True) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -182,7 +183,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     aggregators, and a cell costs about twice as much as pinned); ``switch_cpus``:
     with ``pin_switch``, the aggregators spread over that many CPUs, the last ones, each adding
     into its own (beyond the paper: :func:`~.tables.edge_shard`); 0 (the default):
-    :func:`auto_switch_cpus`."""
+    :func:`auto_switch_cpus`; ``isolate_switch``: with ``pin_switch``, the workers, the agent and
+    the background traffic run on the CPUs the switch's leave free, where those are at least one a
+    worker (:func:`~netweave.testbed.net.steering.host_cpus`; False: on any CPU)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -191,7 +194,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     from ..net.netns import require
 
     from ..net.accounting import Accountant, bpf_stats
-    from ..net.steering import backlog_at_least, last_cpu
+    from ..net.steering import backlog_at_least, host_cpus, last_cpu
     from ..net.impair import Impairment
 
     if exchange not in EXCHANGES:
@@ -242,6 +245,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         kernel = exchange == "ina" and dataplane == "xdp"
         switch_cpu = last_cpu() if kernel and pin_switch else None
         shards = switch_cpus if switch_cpu is not None else 1  # the CPUs below switch_cpu its aggregators take
+        apart = host_cpus(list(range(switch_cpu - shards + 1, switch_cpu + 1)), workers) \
+            if switch_cpu is not None and isolate_switch else None  # the hosts' CPUs, if none of the switch's
         with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment, switch_buffer_bytes=buffer)) as cluster, \
                 Supervisor(timeout_s) as supervisor, backlog_at_least() if switch_cpu is not None else nullcontext():
             switch_name, hosts = cluster.switches[0], cluster.hosts
@@ -259,11 +264,11 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                   link_kbit=cluster.shaping[switch_name, hosts[0]].rate_kbit,
                                                   switch_cpu=switch_cpu,
                                                   switch_shards=shards),
-                                     ready=True)
+                                     ready=True, cpus=apart)
             noise = [supervisor.start(f"background traffic ({h})", cluster.namespace[h], "netweave.testbed.net.background",
                                       BackgroundConfig(address=cluster.address[h], link_gbps=gbps, load=background,
                                                        peers=tuple(cluster.address[g] for g in hosts if g != h),
-                                                       seed=seed * 1000 + r, duration_s=timeout_s))
+                                                       seed=seed * 1000 + r, duration_s=timeout_s), cpus=apart)
                      for r, h in enumerate(hosts)] if background else []
             ranks = [supervisor.start(f"worker {r} ({h})", cluster.namespace[h], "netweave.testbed.gnn.worker",
                                       WorkerConfig(rank=r, workers=workers, address=cluster.address[h],
@@ -277,7 +282,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    retransmit_s=retransmit_s, link_gbps=gbps,
                                                    congestion_control=congestion_control, fast_pull=fast_pull,
                                                    switch_shards=shards,
-                                                   transform_first=transform_first, grad_chunk=grad_chunk))
+                                                   transform_first=transform_first, grad_chunk=grad_chunk),
+                                      cpus=apart)
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []
             dp_cpus = shards if switch_cpu is not None else os.cpu_count() or 1  # where the data plane may run
@@ -308,6 +314,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         run.dataplane = dataplane if kernel else "user"
         run.switch_cpu = switch_cpu
         run.switch_cpus = shards
+        run.host_cpus = sorted(apart) if apart else None
         for e in range(epochs):
             rows = [w[e] for w in per_worker]
             run.epochs.append({"epoch": e + 1, "epoch_s": max(r["epoch_s"] for r in rows),

@@ -26,6 +26,20 @@ def last_cpu() -> int:
     return max(os.sched_getaffinity(0))
 
 
+def host_cpus(switch_cpus: list[int], workers: int, allowed: set[int] | None = None) -> frozenset[int] | None:
+    """The CPUs the hosts' processes (the workers, the switch agent, background traffic) run on so
+    that none shares a CPU with the switch's data plane (``switch_cpus``, its shards' CPUs): those
+    of ``allowed`` (this process's, by default) the switch leaves free, when they are at least one a
+    worker, as in a cluster, where each host has its own CPUs and the switch its own pipelines.
+    Otherwise None: the hosts share every CPU, as on a small machine the switch's CPUs idle between
+    its packets and the workers need them. Beyond the paper; without it a worker scheduled on a
+    switch CPU loses its time to the switch's softirq (a straggler every worker waits for), and
+    the switch, once its work overflows into ``ksoftirqd``, waits for the worker's time slice."""
+    allowed = set(os.sched_getaffinity(0)) if allowed is None else set(allowed)
+    free = frozenset(allowed - set(switch_cpus))
+    return free if switch_cpus and len(free) >= max(1, workers) else None
+
+
 def steer_receive(interfaces: list[str], cpu: int | list[int], sysfs: Path = Path("/sys/class/net")) -> None:
     """Every receive queue of ``interfaces`` (in the caller's network namespace, whose ``/sys`` this
     is: ``ip netns exec`` mounts it) handled on ``cpu`` (a list: on those CPUs, a flow to each by

@@ -14,6 +14,7 @@ A role ends with status 0, or non-zero with its reason as the last line of its s
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import sys
@@ -67,15 +68,22 @@ class Supervisor:
         self.stop()
 
     # -- starting --------------------------------------------------------------------------------
-    def start(self, name: str, namespace: str | None, module: str, config: RoleConfig, ready: bool = False) -> Role:
+    def start(self, name: str, namespace: str | None, module: str, config: RoleConfig, ready: bool = False,
+              cpus: frozenset[int] | None = None) -> Role:
         """``python -m module CONFIG`` in ``namespace`` (None: this one); with ``ready``, wait for its
-        first line."""
+        first line; with ``cpus``, it runs on those CPUs only (set as it starts: ``ip netns exec``
+        and Python's start-up are one thread until long after, and threads inherit the set)."""
         if namespace is None:
             proc = subprocess.Popen([sys.executable, "-m", module, config.to_json()], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         else:
             proc = python_in(namespace, module, config.to_json())
         role = Role(name, proc)
+        if cpus:
+            try:
+                os.sched_setaffinity(proc.pid, cpus)
+            except OSError:  # it ended already: its status says why
+                pass
         self.roles.append(role)
         if ready:
             self.ready(role)

@@ -82,7 +82,8 @@ def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest()
         units = t.units[L["unit_base"]:L["unit_base"] + L["units"]]
         e = _edges(p, 1)
         want = np.zeros(units.size, np.uint64)
-        np.bitwise_or.at(want, e["unit"][e["copy"]], np.left_shift(np.uint64(1), e["owner"][e["copy"]].astype(np.uint64)))
+        copied = e["copy"]
+        np.bitwise_or.at(want, e["unit"][copied], np.left_shift(np.uint64(1), e["owner"][copied].astype(np.uint64)))
         np.testing.assert_array_equal(units["copy_mask"], want)
         assert (e["need"] > 0).all()
 

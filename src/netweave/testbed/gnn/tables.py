@@ -195,10 +195,10 @@ class SwitchTables:
         for i, L in enumerate(self.layers):
             u = self.units[L["unit_base"]:L["unit_base"] + L["units"]]
             ok = (u.size == L["units"] and (u["sender"] < workers).all() and (u["block"] < L["blocks"]).all()
-                  and ((u["pk"] < L["packets"]) | (u["pk"] == NO_PACKET)).all() and L["chunks"] <= MAX_CHUNKS and check_touches(
-                    self.packets[L["packet_base"]:L["packet_base"] + L["packets"]],
-                    self.touches[L["touch_base"]:L["touch_base"] + L["touches"]], int(L["units"]), int(L["dim"]),
-                    workers))
+                  and ((u["pk"] < L["packets"]) | (u["pk"] == NO_PACKET)).all() and L["chunks"] <= MAX_CHUNKS
+                  and check_touches(self.packets[L["packet_base"]:L["packet_base"] + L["packets"]],
+                                    self.touches[L["touch_base"]:L["touch_base"] + L["touches"]],
+                                    int(L["units"]), int(L["dim"]), workers))
             if not ok:
                 raise ValueError(f"layer {i}'s tables are inconsistent with {workers} workers")
         first = np.cumsum(np.r_[0, self.layers["blocks"][:-1]]) if self.layers.size else np.zeros(0)

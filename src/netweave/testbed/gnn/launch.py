@@ -248,7 +248,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         apart = host_cpus(list(range(switch_cpu - shards + 1, switch_cpu + 1)), workers) \
             if switch_cpu is not None and isolate_switch else None  # the hosts' CPUs, if none of the switch's
         with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment, switch_buffer_bytes=buffer)) as cluster, \
-                Supervisor(timeout_s) as supervisor, backlog_at_least() if switch_cpu is not None else nullcontext():
+                Supervisor(timeout_s) as supervisor, backlog_at_least() if kernel else nullcontext():
             switch_name, hosts = cluster.switches[0], cluster.hosts
             before = _veth_bytes(cluster)
             accountant = Accountant(cluster)

@@ -7,7 +7,9 @@ moving their cache lines between the cores and waiting on their locks (measured 
 85-95 ns a cell in some runs, 158-170 in others, against a steady 83-85 ns on one CPU). :func:`steer_receive` sets Receive
 Packet Steering (``rps_cpus``) on the switch's own ports so that one CPU runs all of it; :class:`backlog_at_least` raises the kernel's
 per-CPU input queue (``net.core.netdev_max_backlog``, 1,000 packets by default, global) for the
-run, since the one CPU now queues what eight ports deliver at once and a full queue drops.
+run, since the one CPU now queues what eight ports deliver at once and a full queue drops (an
+unpinned switch's runs raise it too: each sender's CPU then queues the switch's work behind its own
+sends).
 """
 
 from __future__ import annotations

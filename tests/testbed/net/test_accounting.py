@@ -11,8 +11,8 @@ import pytest
 
 from netweave.testbed import Testbed, plan_cluster
 from netweave.testbed.net import netns
-from netweave.testbed.net.accounting import CPU_BUSY, NETWORK_BUSY, Accountant, Snapshot, bound, residents, \
-    scale_to_bind, tx_bytes
+from netweave.testbed.net.accounting import CPU_BUSY, NETWORK_BUSY, Accountant, Snapshot, bound, cpu_busy_s, \
+    residents, scale_to_bind, tx_bytes
 from netweave.topology import load_topology_spec
 
 missing = netns.missing_requirements()
@@ -51,6 +51,24 @@ def test_the_data_plane_is_the_bound_when_it_ran_through_the_exchange_on_idle_cp
     assert interval["cpu_busy"] <= 0.2 and interval["bound"] == "data-plane"
     slower = Accountant(cluster).interval(a, b, steps=1, exchange_s=1.0)  # the same work over a longer exchange
     assert slower["data_plane_busy"] == pytest.approx(0.57) and slower["bound"] != "data-plane"
+
+
+def test_the_cpus_busy_are_those_of_the_hosts_where_a_run_keeps_them_apart():
+    """``/proc/stat``: all CPUs from its first line, or the hosts' from their own lines (user, nice,
+    system, idle, iowait, irq, softirq, steal ticks); a share of those CPUs only: the hosts' two
+    CPUs saturated while the switch's two idled is CPU-bound, not half busy."""
+    import os
+
+    stat = ("cpu  400 0 200 1000 0 0 100 0 0 0\ncpu0 100 0 50 100 0 0 0 0 0 0\ncpu1 100 0 50 100 0 0 0 0 0 0\n"
+            "cpu2 100 0 50 400 0 0 50 0 0 0\ncpu3 100 0 50 400 0 0 50 0 0 0\nintr 5\n")
+    tick = os.sysconf("SC_CLK_TCK")
+    assert cpu_busy_s(stat=stat) == pytest.approx(700 / tick)
+    assert cpu_busy_s(frozenset({0, 1}), stat=stat) == pytest.approx(300 / tick)
+    assert cpu_busy_s(frozenset({2, 3}), stat=stat) == pytest.approx(400 / tick)
+    assert cpu_busy_s(frozenset({0})) <= cpu_busy_s()  # this machine's
+    cluster = SimpleNamespace(shaping={("A", "B"): SimpleNamespace(rate_kbit=1000)})
+    a, b = Snapshot(0.0, {("A", "B"): 0}, 0.0, {}), Snapshot(1.0, {("A", "B"): 0}, 1.9, {})
+    assert Accountant(cluster, cpus=frozenset({0, 1})).interval(a, b, steps=1)["bound"] == "cpu"  # 1.9 of 2 CPU-s
 
 
 def test_a_cpu_bound_run_is_told_a_scale_at_which_its_links_would_bind():

@@ -251,7 +251,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                 Supervisor(timeout_s) as supervisor, backlog_at_least() if kernel else nullcontext():
             switch_name, hosts = cluster.switches[0], cluster.hosts
             before = _veth_bytes(cluster)
-            accountant = Accountant(cluster)
+            accountant = Accountant(cluster, cpus=apart)  # apart: the hosts' CPUs are the ones that bind them
             agent = supervisor.start("the switch agent", cluster.namespace[switch_name], "netweave.testbed.gnn.switch",
                                      SwitchConfig(address=cluster.address[switch_name], port=GNN_SWITCH,
                                                   workers=workers, memory_bytes=memory_bytes, timeout_s=timeout_s,

@@ -9,7 +9,8 @@ boundary,
 * every link direction's bytes sent (the kernel's interface counters, in each namespace) and turns
   them into busy time at the link's shaped rate: ``bytes × 8 / rate``; the busiest direction is the
   run's network lower bound (no schedule finishes before its busiest link has sent its bytes);
-* the CPUs' busy time (``/proc/stat``: everything that ran, compute, endpoints, softirqs);
+* the CPUs' busy time (``/proc/stat``: everything that ran, compute, endpoints, softirqs; of the
+  hosts' CPUs alone where a run keeps them apart from its switch's, :attr:`Accountant.cpus`);
 * the kernel's own accounting of the BPF programs (``kernel.bpf_stats_enabled``: run time and
   packets of the aggregation and pass programs: the data plane's CPU);
 
@@ -40,12 +41,19 @@ CPU_BUSY = 0.9  # the CPUs were busy at least this share of the interval
 BPF_PROGRAMS = ("stream_aggregate", "ina_aggregate", "pass", "gnn_switch")
 
 
-def cpu_busy_s() -> float:
-    """Seconds all CPUs were busy since boot (``/proc/stat``'s first line less idle and iowait)."""
-    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    ticks = os.sysconf("SC_CLK_TCK")
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-    return (sum(fields[:8]) - idle) / ticks
+def cpu_busy_s(cpus: frozenset[int] | None = None, stat: str | None = None) -> float:
+    """Seconds all CPUs (or those of ``cpus``) were busy since boot: ``/proc/stat``'s (or
+    ``stat``'s) first line (the per-CPU ``cpuN`` lines of ``cpus``) less idle and iowait."""
+    lines = (Path("/proc/stat").read_text() if stat is None else stat).splitlines()
+    if cpus is None:
+        rows = [lines[0].split()[1:]]
+    else:
+        rows = [line.split()[1:] for line in lines
+                if line.startswith("cpu") and line[3:4].isdigit() and int(line.split()[0][3:]) in cpus]
+    total = 0
+    for fields in ([int(v) for v in row] for row in rows):
+        total += sum(fields[:8]) - fields[3] - (fields[4] if len(fields) > 4 else 0)
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def bpf_run_time() -> dict[str, tuple[int, int]]:
@@ -119,6 +127,7 @@ class Accountant:
     cluster: object
     snapshots: list[Snapshot] = field(default_factory=list)
     resident: dict[str, int] = field(default_factory=dict)  # namespace → a process living in it
+    cpus: frozenset[int] | None = None  # the CPUs whose busy share counts (the hosts'); None: all of them
 
     def sent_in(self, namespace: str) -> dict[str, int]:
         """Interface → bytes it sent, in ``namespace``: the kernel's counters as a process living
@@ -146,7 +155,7 @@ class Accountant:
             by_name = self.sent_in(ns)
             for peer in self.cluster.neighbours(node):
                 sent[node, peer] = int(by_name.get(self.cluster.interface[node, peer], 0))
-        snap = Snapshot(time.monotonic(), sent, cpu_busy_s(), bpf_run_time())
+        snap = Snapshot(time.monotonic(), sent, cpu_busy_s(self.cpus), bpf_run_time())
         self.snapshots.append(snap)
         return snap
 
@@ -163,7 +172,8 @@ class Accountant:
             kbit = self.cluster.shaping[key].rate_kbit
             busy[key] = (b.sent[key] - a.sent.get(key, 0)) * 8 / (kbit * 1e3)
         (node, peer), link_s = max(busy.items(), key=lambda kv: kv[1]) if busy else (("", ""), 0.0)
-        cpu_share = (b.cpu_s - a.cpu_s) / (wall * (os.cpu_count() or 1)) if wall > 0 else 0.0
+        cpu_share = (b.cpu_s - a.cpu_s) / (wall * (len(self.cpus) if self.cpus else os.cpu_count() or 1)) \
+            if wall > 0 else 0.0
         bpf = {name: (b.bpf.get(name, (0, 0))[0] - a.bpf.get(name, (0, 0))[0],
                       b.bpf.get(name, (0, 0))[1] - a.bpf.get(name, (0, 0))[1]) for name in b.bpf}
         steps_s = busy_s if busy_s else wall

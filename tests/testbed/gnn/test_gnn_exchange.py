@@ -146,6 +146,7 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, trans
     mine = os.sched_getaffinity(0)
     free = set(mine) - set(range(max(mine) - cpus + 1, max(mine) + 1))
     assert r.host_cpus == (sorted(free) if not overlap and len(free) >= 4 else None)  # the hosts apart from the switch
+    assert r.worker_cpus == [r.host_cpus or sorted(mine)] * 4  # as each worker saw its own, through ip netns exec
     assert (r.switch["kernel_sharded"] > 0) == (cpus > 1)
     assert Path("/proc/sys/net/core/netdev_max_backlog").read_text() == backlog
     assert [p["dim"] for p in r.planned[:2]] == ([16, 7] if transform_first else [1433, 16])

@@ -53,10 +53,10 @@ def test_the_data_plane_is_the_bound_when_it_ran_through_the_exchange_on_idle_cp
     assert slower["data_plane_busy"] == pytest.approx(0.57) and slower["bound"] != "data-plane"
 
 
-def test_the_cpus_busy_are_those_of_the_hosts_where_a_run_keeps_them_apart():
+def test_the_cpus_busy_are_those_of_the_hosts_where_a_run_keeps_them_apart(monkeypatch):
     """``/proc/stat``: all CPUs from its first line, or the hosts' from their own lines (user, nice,
-    system, idle, iowait, irq, softirq, steal ticks); a share of those CPUs only: the hosts' two
-    CPUs saturated while the switch's two idled is CPU-bound, not half busy."""
+    system, idle, iowait, irq, softirq, steal ticks); a share of those CPUs only: on 16 CPUs, the
+    hosts' two saturated while the switch's idled is CPU-bound, not an eighth busy."""
     import os
 
     stat = ("cpu  400 0 200 1000 0 0 100 0 0 0\ncpu0 100 0 50 100 0 0 0 0 0 0\ncpu1 100 0 50 100 0 0 0 0 0 0\n"
@@ -68,7 +68,10 @@ def test_the_cpus_busy_are_those_of_the_hosts_where_a_run_keeps_them_apart():
     assert cpu_busy_s(frozenset({0})) <= cpu_busy_s()  # this machine's
     cluster = SimpleNamespace(shaping={("A", "B"): SimpleNamespace(rate_kbit=1000)})
     a, b = Snapshot(0.0, {("A", "B"): 0}, 0.0, {}), Snapshot(1.0, {("A", "B"): 0}, 1.9, {})
-    assert Accountant(cluster, cpus=frozenset({0, 1})).interval(a, b, steps=1)["bound"] == "cpu"  # 1.9 of 2 CPU-s
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert Accountant(cluster).interval(a, b, steps=1)["cpu_busy"] == pytest.approx(1.9 / 16)
+    hosts = Accountant(cluster, cpus=frozenset({0, 1})).interval(a, b, steps=1)
+    assert hosts["cpu_busy"] == pytest.approx(0.95) and hosts["bound"] == "cpu"  # 1.9 of the hosts' 2 CPU-s
 
 
 def test_a_cpu_bound_run_is_told_a_scale_at_which_its_links_would_bind():

@@ -59,6 +59,7 @@ class GnnTestbedRun:
     switch_cpu: int | None = None  # the CPU the kernel data plane ran on (None: wherever packets arrived)
     switch_cpus: int = 1  # ... and the CPUs below it its aggregators were spread over
     host_cpus: list[int] | None = None  # the CPUs the workers and the agent ran on (None: any; steering.host_cpus)
+    worker_cpus: list[list[int]] = field(default_factory=list)  # ... as each worker saw its own, at its end
     logits: np.ndarray | None = None
     single_logits: np.ndarray | None = None
     single_losses: list[float] = field(default_factory=list)
@@ -84,7 +85,7 @@ class GnnTestbedRun:
         med = {k: float(np.median([e[k] for e in later])) for k in MEDIANS if later and all(k in e for e in later)}
         bounds = [e["accounting_bound"] for e in later if "accounting_bound" in e]
         return {"exchange": self.exchange, "dataplane": self.dataplane, "switch_cpu": self.switch_cpu,
-                "switch_cpus": self.switch_cpus, "host_cpus": self.host_cpus,
+                "switch_cpus": self.switch_cpus, "host_cpus": self.host_cpus, "worker_cpus": self.worker_cpus,
                 "transport": self.transport,
                 "predicted": self.predicted, "background": self.background,
                 **{f"median_{k}": med.get(k) for k in MEDIANS},
@@ -311,6 +312,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                        for r in ranks[1:]]
         ends = [lead[-1]] + [json.loads(last_line(r.stdout)) for r in ranks[1:]]
         run.transport = [end.get("transport", {}) for end in ends]
+        run.worker_cpus = [end.get("cpus", []) for end in ends]
         run.dataplane = dataplane if kernel else "user"
         run.switch_cpu = switch_cpu
         run.switch_cpus = shards

@@ -373,7 +373,8 @@ def worker(cfg: WorkerConfig) -> None:
     rate = getattr(transport, "rate", None)
     if rate is not None:
         counters |= {"rate_cuts": rate.cuts, "cnps_received": rate.cnps, "lowest_rate_kbit": int(rate.lowest_bps / 1e3)}
-    print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls, "transport": counters}), flush=True)
+    print(json.dumps({"done": True, "exchange_calls": exchange.counter.calls, "transport": counters,
+                      "cpus": sorted(os.sched_getaffinity(0))}), flush=True)
 
 
 def main(argv: list[str]) -> int:

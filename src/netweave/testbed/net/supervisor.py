@@ -82,7 +82,7 @@ class Supervisor:
         if cpus:
             try:
                 os.sched_setaffinity(proc.pid, cpus)
-            except OSError:  # it ended already: its status says why
+            except ProcessLookupError:  # it ended already: its status says why
                 pass
         self.roles.append(role)
         if ready:

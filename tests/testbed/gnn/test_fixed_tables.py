@@ -81,9 +81,12 @@ def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest()
         L = t.layers[i]
         units = t.units[L["unit_base"]:L["unit_base"] + L["units"]]
         e = _edges(p, 1)
+        # from the plan alone: a unit's COPY goes to the owner (its part) of each forwarded destination it feeds
+        dst = e["dest_v"]  # each edge's destination vertex, in the units' order
+        copied = p["forward"][dst].astype(bool)
         want = np.zeros(units.size, np.uint64)
-        copied = e["copy"]
-        np.bitwise_or.at(want, e["unit"][copied], np.left_shift(np.uint64(1), e["owner"][copied].astype(np.uint64)))
+        np.bitwise_or.at(want, e["unit"][copied], np.left_shift(np.uint64(1), p["parts"][dst[copied]].astype(np.uint64)))
+        assert copied.any() and (want != 0).sum() > 0
         np.testing.assert_array_equal(units["copy_mask"], want)
         assert (e["need"] > 0).all()
 

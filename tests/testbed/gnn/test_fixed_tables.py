@@ -54,14 +54,13 @@ def _edges(p: dict, shards: int) -> dict[str, np.ndarray]:
     destination is (worked out from the plan and the memory's layout, without the tables), its
     shard (``shards`` where it is not aggregated: a copy) and its map entry."""
     from netweave.testbed.gnn.plans import edge_ranges
-    from netweave.testbed.gnn.tables import ENTRY_AGGS, edge_shard, layer_view
+    from netweave.testbed.gnn.tables import edge_shard, entry_of, layer_view
 
     v = layer_view(p, 200_000)
     e, u = edge_ranges(p["unit_lo"], p["unit_hi"])
     k = v.slot_of_edge[e]
-    entry = (v.pbase[k] + v.pos[k] * v.part) // ENTRY_AGGS if v.part else v.pos[k]
     return {"unit": u, "dest_v": p["dst"][e], "pos": v.pos[k], "need": v.need[k], "owner": v.owner[k],
-            "pbase": v.pbase[k], "copy": v.copy[k], "shard": edge_shard(v, k, shards), "entry": entry}
+            "pbase": v.pbase[k], "copy": v.copy[k], "shard": edge_shard(v, k, shards), "entry": entry_of(v, k)}
 
 
 def test_tables_place_every_aggregated_destination_in_memory_and_copy_the_rest():

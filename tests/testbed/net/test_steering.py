@@ -9,7 +9,7 @@ import os
 import pytest
 
 from netweave.errors import NetweaveError
-from netweave.testbed.net.steering import backlog_at_least, host_cpus, last_cpu, steer_receive
+from netweave.testbed.net.steering import backlog_at_least, host_cpus, last_cpu, shard_cpus, steer_receive
 
 
 def _sysfs(tmp_path, names, queues=2):
@@ -78,6 +78,7 @@ def test_a_backlog_someone_else_changed_meanwhile_stays(tmp_path):
 
 def test_the_hosts_get_the_cpus_the_switch_leaves_free_when_each_worker_can_have_one():
     sixteen = set(range(16))
+    assert shard_cpus(15, 8) == list(range(8, 16)) and shard_cpus(1, 1) == [1]  # the last ones, shard s on the s-th
     assert host_cpus(list(range(8, 16)), 8, sixteen) == frozenset(range(8))  # 8 shards, 8 workers: apart
     assert host_cpus([15], 8, sixteen) == frozenset(range(15))
     assert host_cpus(list(range(8, 16)), 9, sixteen) is None  # fewer free CPUs than workers: share them all

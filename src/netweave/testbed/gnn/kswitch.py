@@ -23,7 +23,7 @@ import numpy as np
 from ...errors import NetweaveError
 from ..net import netns
 from ..net.bpf import TcObject, compile_program
-from ..net.steering import steer_receive
+from ..net.steering import shard_cpus, steer_receive
 from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
@@ -86,7 +86,7 @@ class KernelSwitch(TcObject):
             raise NetweaveError(f"{shards} shards need as many CPUs up to the switch's (CPU {cpu})")
         tables.check(len(ports))
         self.tables, self.ports, self.shards = tables, ports, shards
-        self.cpus = list(range(cpu - shards + 1, cpu + 1)) if cpu is not None else []  # shard i's CPU
+        self.cpus = shard_cpus(cpu, shards) if cpu is not None else []  # shard i's CPU
         self.shard_devices: list[str] = []
         sizes = {"units": max(1, tables.units.size), "packets": max(1, tables.packets.size),
                  "touches": max(1, tables.touches.size), "aggs": tables.entries,

@@ -195,7 +195,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     from ..net.netns import require
 
     from ..net.accounting import Accountant, bpf_stats
-    from ..net.steering import backlog_at_least, host_cpus, last_cpu
+    from ..net.steering import backlog_at_least, host_cpus, last_cpu, shard_cpus
     from ..net.impair import Impairment
 
     if exchange not in EXCHANGES:
@@ -246,7 +246,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         kernel = exchange == "ina" and dataplane == "xdp"
         switch_cpu = last_cpu() if kernel and pin_switch else None
         shards = switch_cpus if switch_cpu is not None else 1  # the CPUs below switch_cpu its aggregators take
-        apart = host_cpus(list(range(switch_cpu - shards + 1, switch_cpu + 1)), workers) \
+        apart = host_cpus(shard_cpus(switch_cpu, shards), workers) \
             if switch_cpu is not None and isolate_switch else None  # the hosts' CPUs, if none of the switch's
         with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment, switch_buffer_bytes=buffer)) as cluster, \
                 Supervisor(timeout_s) as supervisor, backlog_at_least() if kernel else nullcontext():

@@ -28,6 +28,12 @@ def last_cpu() -> int:
     return max(os.sched_getaffinity(0))
 
 
+def shard_cpus(last: int, shards: int) -> list[int]:
+    """The CPUs of a pinned switch of ``shards`` shards whose last CPU is ``last``: shard ``s`` on
+    the ``s``-th of ``last - shards + 1 .. last``."""
+    return list(range(last - shards + 1, last + 1))
+
+
 def host_cpus(switch_cpus: list[int], workers: int, allowed: set[int] | None = None) -> frozenset[int] | None:
     """The CPUs the hosts' processes (the workers, the switch agent, background traffic) run on so
     that none shares a CPU with the switch's data plane (``switch_cpus``, its shards' CPUs): those

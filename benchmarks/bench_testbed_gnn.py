@@ -77,7 +77,7 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
                              isolate_switch=not args.share_switch_cpus, **options)
     s = r.summary()
     return {"exchange": exchange, "dataplane": r.dataplane, "switch_cpu": r.switch_cpu, "switch_cpus": r.switch_cpus,
-            "host_cpus": r.host_cpus,
+            "shard_cpus": r.shard_cpus, "host_cpus": r.host_cpus,
             "load_before": before, "load_after": load(),
             "uptime_before": up_before, "uptime_after": uptime(), "scale": 1.0, "wall_s": time.perf_counter() - t0,
             "bound": s["bound"], "ceiling": ceiling(r.switch),

@@ -142,9 +142,10 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, trans
                              timeout_s=60, dataplane="xdp", overlap=overlap, transform_first=transform_first,
                              pin_switch=not overlap, switch_cpus=cpus)
     # pinned: the data plane ran on the last CPU (RPS on the switch's ports); the input queue is put back
-    assert r.switch_cpu == (None if overlap else max(os.sched_getaffinity(0))) and r.switch_cpus == cpus
     mine = os.sched_getaffinity(0)
-    free = set(mine) - set(range(max(mine) - cpus + 1, max(mine) + 1))
+    assert r.switch_cpu == (None if overlap else max(mine)) and r.switch_cpus == cpus
+    assert r.shard_cpus == (None if overlap else sorted(mine)[-cpus:])  # the highest this process may use
+    free = set(mine) - set(sorted(mine)[-cpus:])
     assert r.host_cpus == (sorted(free) if not overlap and len(free) >= 4 else None)  # the hosts apart from the switch
     assert r.worker_cpus == [r.host_cpus or sorted(mine)] * 4  # as each worker saw its own, through ip netns exec
     assert (r.switch["kernel_sharded"] > 0) == (cpus > 1)

@@ -30,7 +30,7 @@ def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overl
     from netweave.testbed.net.impair import Impairment
     from netweave.testbed.net.lifecycle import Testbed
     from netweave.testbed.net.ports import GNN_DATA, GNN_DOWN, GNN_SWITCH
-    from netweave.testbed.net.steering import last_cpu
+    from netweave.testbed.net.steering import switch_cpus
     from netweave.testbed.net.supervisor import Supervisor, last_line
     from netweave.topology import load_topology_spec
 
@@ -43,7 +43,8 @@ def _probe_run(directory, workers=4, loss=0.0, duplicate=0.0, reorder=0.0, overl
                                        memory_bytes=memory, plans=f"{directory}/plans.npz", timeout_s=60,
                                        dataplane="xdp", ports=_ports(cluster, sw), data_port=GNN_DATA,
                                        worker_port=GNN_DOWN, overlap=overlap,
-                                       switch_cpu=last_cpu() if pin or shards > 1 else None, switch_shards=shards),
+                                       switch_cpus=tuple(switch_cpus(shards)) if pin or shards > 1 else (),
+                                       switch_shards=shards),
                           ready=True)
         if then is not None:
             then(cluster, sw)
@@ -267,9 +268,9 @@ def test_a_unit_walked_on_another_cpu_than_the_lockless_ones_is_dropped_and_pull
     CPU instead (as a misconfigured machine might): no unit is added there (two CPUs adding
     without locks would race); each is dropped, counted, and the workers pull every cell from
     their peers (§3.4), so the results stay exact."""
-    from netweave.testbed.net.steering import last_cpu
+    from netweave.testbed.net.steering import switch_cpus
 
-    other = min(c for c in os.sched_getaffinity(0) if c != last_cpu())
+    other = min(c for c in os.sched_getaffinity(0) if c not in switch_cpus(1))
 
     def steer_elsewhere(cluster, sw):
         names = [cluster.interface[sw, h] for h in cluster.hosts]

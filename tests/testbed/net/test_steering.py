@@ -9,7 +9,7 @@ import os
 import pytest
 
 from netweave.errors import NetweaveError
-from netweave.testbed.net.steering import backlog_at_least, host_cpus, last_cpu, shard_cpus, steer_receive
+from netweave.testbed.net.steering import backlog_at_least, host_cpus, steer_receive, switch_cpus
 
 
 def _sysfs(tmp_path, names, queues=2):
@@ -48,8 +48,14 @@ def test_an_interface_without_queues_or_a_bad_cpu_is_refused(tmp_path):
         steer_receive(["e0"], -1, tmp_path)
 
 
-def test_last_cpu_is_one_this_process_may_use():
-    assert last_cpu() in os.sched_getaffinity(0)
+def test_the_switch_takes_the_highest_cpus_this_process_may_use():
+    mine = os.sched_getaffinity(0)
+    assert switch_cpus(1) == [max(mine)] and set(switch_cpus(len(mine))) == mine
+    assert switch_cpus(8, set(range(16))) == list(range(8, 16))  # shard s on the s-th
+    assert switch_cpus(3, {0, 2, 4, 6, 9}) == [4, 6, 9]  # a cpuset need not be contiguous: only its CPUs
+    for bad in (0, len(mine) + 1):
+        with pytest.raises(NetweaveError, match=f"--switch-cpus {bad}"):
+            switch_cpus(bad)
 
 
 def test_the_backlog_is_raised_for_the_block_and_put_back(tmp_path):
@@ -78,12 +84,13 @@ def test_a_backlog_someone_else_changed_meanwhile_stays(tmp_path):
 
 def test_the_hosts_get_the_cpus_the_switch_leaves_free_when_each_worker_can_have_one():
     sixteen = set(range(16))
-    assert shard_cpus(15, 8) == list(range(8, 16)) and shard_cpus(1, 1) == [1]  # the last ones, shard s on the s-th
     assert host_cpus(list(range(8, 16)), 8, sixteen) == frozenset(range(8))  # 8 shards, 8 workers: apart
     assert host_cpus([15], 8, sixteen) == frozenset(range(15))
     assert host_cpus(list(range(8, 16)), 9, sixteen) is None  # fewer free CPUs than workers: share them all
     assert host_cpus([0, 1], 8, {0, 1}) is None and host_cpus([1], 2, {0, 1}) is None  # 2 cores
     assert host_cpus([], 2, sixteen) is None  # no switch CPU of its own: nothing to keep apart
     assert host_cpus([3], 2, {2, 3, 5}) == frozenset({2, 5})  # only the CPUs this process may use
+    odd = {0, 2, 4, 6, 9, 11, 13, 15}  # a cpuset of 8, not contiguous: 4 shards on its highest, 4 hosts
+    assert host_cpus(switch_cpus(4, odd), 4, odd) == frozenset({0, 2, 4, 6})
     mine = os.sched_getaffinity(0)
     assert host_cpus([max(mine)], 1) == (frozenset(mine - {max(mine)}) or None)

@@ -23,7 +23,7 @@ import numpy as np
 from ...errors import NetweaveError
 from ..net import netns
 from ..net.bpf import TcObject, compile_program
-from ..net.steering import shard_cpus, steer_receive
+from ..net.steering import steer_receive
 from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
@@ -72,21 +72,21 @@ def _mac(text: str) -> bytes:
 
 class KernelSwitch(TcObject):
     """The data plane loaded with ``tables``, attached to ``ports`` (rank → :class:`Port`); with
-    ``cpu``, the ports' packets are all handled on that CPU (:func:`~..net.steering.steer_receive`).
-    With tables made for ``shards`` > 1 the aggregators are spread over the CPUs
-    ``cpu - shards + 1 .. cpu``, one a shard, and the ports' packets over the same CPUs. With
-    ``cpu``, each shard's CPU alone adds into its aggregators, without their locks."""
+    ``cpus`` (one a shard of the tables, :func:`~..net.steering.switch_cpus`), shard ``s``'s packets
+    are handled on ``cpus[s]`` alone (:func:`~..net.steering.steer_receive`), which adds into its
+    aggregators without their locks, and the ports' packets are spread over the same CPUs. Tables
+    of more than one shard need them."""
 
     def __init__(self, tables: SwitchTables, ports: dict[int, Port], address: str, switch_port: int, worker_port: int,
-                 obj: Path | None = None, *, cpu: int | None = None):
+                 obj: Path | None = None, *, cpus: list[int] | tuple[int, ...] = ()):
         if not ports or len(ports) > MAX_WORKERS or sorted(ports) != list(range(len(ports))):
             raise NetweaveError(f"the kernel data plane needs ports for workers 0..n-1 (n <= {MAX_WORKERS})")
         shards = tables.shards
-        if shards > 1 and (cpu is None or cpu - shards + 1 < 0):
-            raise NetweaveError(f"{shards} shards need as many CPUs up to the switch's (CPU {cpu})")
+        if (cpus or shards > 1) and len(set(cpus)) != shards:
+            raise NetweaveError(f"tables of {shards} shards, switch CPUs {list(cpus)}: give one CPU a shard")
         tables.check(len(ports))
         self.tables, self.ports, self.shards = tables, ports, shards
-        self.cpus = shard_cpus(cpu, shards) if cpu is not None else []  # shard i's CPU
+        self.cpus = list(cpus)  # shard i's CPU
         self.shard_devices: list[str] = []
         sizes = {"units": max(1, tables.units.size), "packets": max(1, tables.packets.size),
                  "touches": max(1, tables.touches.size), "aggs": tables.entries,

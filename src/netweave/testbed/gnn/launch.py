@@ -56,8 +56,9 @@ class GnnTestbedRun:
     switch: dict = field(default_factory=dict)
     veth: dict = field(default_factory=dict)
     planned: list[dict] = field(default_factory=list)
-    switch_cpu: int | None = None  # the CPU the kernel data plane ran on (None: wherever packets arrived)
-    switch_cpus: int = 1  # ... and the CPUs below it its aggregators were spread over
+    switch_cpu: int | None = None  # the highest CPU the kernel data plane ran on (None: wherever packets arrived)
+    switch_cpus: int = 1  # how many CPUs its aggregators were spread over (its shards) ...
+    shard_cpus: list[int] | None = None  # ... and which: shard s on shard_cpus[s] (None: not pinned)
     host_cpus: list[int] | None = None  # the CPUs the workers and the agent ran on (None: any; steering.host_cpus)
     worker_cpus: list[list[int]] = field(default_factory=list)  # ... as each worker saw its own, at its end
     logits: np.ndarray | None = None
@@ -85,7 +86,7 @@ class GnnTestbedRun:
         med = {k: float(np.median([e[k] for e in later])) for k in MEDIANS if later and all(k in e for e in later)}
         bounds = [e["accounting_bound"] for e in later if "accounting_bound" in e]
         return {"exchange": self.exchange, "dataplane": self.dataplane, "switch_cpu": self.switch_cpu,
-                "switch_cpus": self.switch_cpus, "host_cpus": self.host_cpus, "worker_cpus": self.worker_cpus,
+                "switch_cpus": self.switch_cpus, "shard_cpus": self.shard_cpus, "host_cpus": self.host_cpus, "worker_cpus": self.worker_cpus,
                 "transport": self.transport,
                 "predicted": self.predicted, "background": self.background,
                 **{f"median_{k}": med.get(k) for k in MEDIANS},
@@ -195,7 +196,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     from ..net.netns import require
 
     from ..net.accounting import Accountant, bpf_stats
-    from ..net.steering import backlog_at_least, host_cpus, last_cpu, shard_cpus
+    from ..net.steering import backlog_at_least, host_cpus, switch_cpus as pick_switch_cpus
     from ..net.impair import Impairment
 
     if exchange not in EXCHANGES:
@@ -244,10 +245,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None
         kernel = exchange == "ina" and dataplane == "xdp"
-        switch_cpu = last_cpu() if kernel and pin_switch else None
-        shards = switch_cpus if switch_cpu is not None else 1  # the CPUs below switch_cpu its aggregators take
-        apart = host_cpus(shard_cpus(switch_cpu, shards), workers) \
-            if switch_cpu is not None and isolate_switch else None  # the hosts' CPUs, if none of the switch's
+        pinned = pick_switch_cpus(switch_cpus) if kernel and pin_switch else []  # shard s on pinned[s]
+        shards = len(pinned) or 1
+        apart = host_cpus(pinned, workers) if isolate_switch else None  # the hosts' CPUs, if none of the switch's
         with Testbed(plan_cluster(topo, scale=1.0, impairment=impairment, switch_buffer_bytes=buffer)) as cluster, \
                 Supervisor(timeout_s) as supervisor, backlog_at_least() if kernel else nullcontext():
             switch_name, hosts = cluster.switches[0], cluster.hosts
@@ -263,8 +263,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                   overlap=bool(overlap and kernel),
                                                   ecn_bytes=int(ecn_kb * 1000) if congestion_control else 0,
                                                   link_kbit=cluster.shaping[switch_name, hosts[0]].rate_kbit,
-                                                  switch_cpu=switch_cpu,
-                                                  switch_shards=shards),
+                                                  switch_cpus=tuple(pinned), switch_shards=shards),
                                      ready=True, cpus=apart)
             noise = [supervisor.start(f"background traffic ({h})", cluster.namespace[h], "netweave.testbed.net.background",
                                       BackgroundConfig(address=cluster.address[h], link_gbps=gbps, load=background,
@@ -287,7 +286,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                       cpus=apart)
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []
-            dp_cpus = shards if switch_cpu is not None else os.cpu_count() or 1  # where the data plane may run
+            dp_cpus = shards if pinned else os.cpu_count() or 1  # where the data plane may run
             last = [accountant.snapshot()]
 
             def on_line(record: dict) -> bool:  # worker 0's epochs, as they end: what bound each
@@ -314,7 +313,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         run.transport = [end.get("transport", {}) for end in ends]
         run.worker_cpus = [end.get("cpus", []) for end in ends]
         run.dataplane = dataplane if kernel else "user"
-        run.switch_cpu = switch_cpu
+        run.switch_cpu = max(pinned) if pinned else None
+        run.shard_cpus = pinned or None
         run.switch_cpus = shards
         run.host_cpus = sorted(apart) if apart else None
         for e in range(epochs):

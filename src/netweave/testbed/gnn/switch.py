@@ -83,8 +83,8 @@ class SwitchConfig(RoleConfig):
     overlap: bool = False
     ecn_bytes: int = 0  # xdp: mark SwitchGNN packets leaving a port whose queue is longer (0: no marking)
     link_kbit: int = 0  # xdp with ecn_bytes: the ports' HTB rate
-    switch_cpu: int | None = None  # xdp: the CPU that handles the ports' packets (None: wherever they arrive)
-    switch_shards: int = 1  # xdp: the aggregators spread over CPUs switch_cpu - shards + 1 .. switch_cpu
+    switch_cpus: tuple[int, ...] = ()  # xdp: shard s's CPU, which handles its packets (none: wherever they arrive)
+    switch_shards: int = 1  # xdp: the aggregators spread over that many CPUs (switch_cpus), one a shard
 
 
 class _Layer:
@@ -274,7 +274,7 @@ def _kernel(config: SwitchConfig, plans):
         raise ValueError("the kernel data plane needs the switch's ports and the data plane's UDP ports")
     tables = switch_tables(plans, config.memory_bytes, config.overlap, shards=config.switch_shards)
     ports = {r: Port(*p) for r, p in config.ports.items()}
-    return KernelSwitch(tables, ports, config.address, config.data_port, config.worker_port, cpu=config.switch_cpu)
+    return KernelSwitch(tables, ports, config.address, config.data_port, config.worker_port, cpus=config.switch_cpus)
 
 
 def serve(config: SwitchConfig) -> dict:

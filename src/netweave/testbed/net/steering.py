@@ -23,20 +23,20 @@ BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
 RUN_BACKLOG = 1 << 16  # packets: a block's units from every worker at once, with room
 
 
-def last_cpu() -> int:
-    """The highest-numbered CPU this process may run on."""
-    return max(os.sched_getaffinity(0))
+def switch_cpus(shards: int, allowed: set[int] | None = None) -> list[int]:
+    """The CPUs of a pinned switch of ``shards`` shards: the highest ``shards`` of ``allowed`` (this
+    process's CPUs, by default), ascending; shard ``s`` runs on the ``s``-th. Only CPUs this process
+    may use, so a run confined to some CPUs (``taskset``, a container's cpuset, which need not be
+    contiguous) keeps its switch among them."""
+    mine = sorted(os.sched_getaffinity(0) if allowed is None else allowed)
+    if not 1 <= shards <= len(mine):
+        raise NetweaveError(f"--switch-cpus {shards}: this process may use {len(mine)} CPUs; give 1 to {len(mine)}")
+    return mine[-shards:]
 
 
-def shard_cpus(last: int, shards: int) -> list[int]:
-    """The CPUs of a pinned switch of ``shards`` shards whose last CPU is ``last``: shard ``s`` on
-    the ``s``-th of ``last - shards + 1 .. last``."""
-    return list(range(last - shards + 1, last + 1))
-
-
-def host_cpus(switch_cpus: list[int], workers: int, allowed: set[int] | None = None) -> frozenset[int] | None:
+def host_cpus(switch: list[int], workers: int, allowed: set[int] | None = None) -> frozenset[int] | None:
     """The CPUs the hosts' processes (the workers, the switch agent, background traffic) run on so
-    that none shares a CPU with the switch's data plane (``switch_cpus``, its shards' CPUs): those
+    that none shares a CPU with the switch's data plane (``switch``, its shards' CPUs): those
     of ``allowed`` (this process's, by default) the switch leaves free, when they are at least one a
     worker, as in a cluster, where each host has its own CPUs and the switch its own pipelines.
     Otherwise None: the hosts share every CPU, as on a small machine the switch's CPUs idle between
@@ -44,8 +44,8 @@ def host_cpus(switch_cpus: list[int], workers: int, allowed: set[int] | None = N
     switch CPU loses its time to the switch's softirq (a straggler every worker waits for), and
     the switch, once its work overflows into ``ksoftirqd``, waits for the worker's time slice."""
     allowed = set(os.sched_getaffinity(0)) if allowed is None else set(allowed)
-    free = frozenset(allowed - set(switch_cpus))
-    return free if switch_cpus and len(free) >= max(1, workers) else None
+    free = frozenset(allowed - set(switch))
+    return free if switch and len(free) >= max(1, workers) else None
 
 
 def steer_receive(interfaces: list[str], cpu: int | list[int], sysfs: Path = Path("/sys/class/net")) -> None:

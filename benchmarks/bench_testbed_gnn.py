@@ -74,7 +74,8 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
                              seed=args.seed, timeout_s=300, dataplane=dataplane, overlap=args.overlap,
                              transform_first=not args.aggregate_first, grad_chunk=args.grad_chunk,
                              pin_switch=not args.no_pin_switch, switch_cpus=args.switch_cpus,
-                             isolate_switch=not args.share_switch_cpus, **options)
+                             isolate_switch=not args.share_switch_cpus, overlap_local=not args.no_overlap_local,
+                             **options)
     s = r.summary()
     return {"exchange": exchange, "dataplane": r.dataplane, "switch_cpu": r.switch_cpu, "switch_cpus": r.switch_cpus,
             "shard_cpus": r.shard_cpus, "host_cpus": r.host_cpus,
@@ -178,6 +179,8 @@ def main() -> None:
     ap.add_argument("--share-switch-cpus", action="store_true",
                     help="the workers and the agent on any CPU (default: on those the switch's shards leave free, "
                          "where they are at least one a worker)")
+    ap.add_argument("--no-overlap-local", action="store_true",
+                    help="each worker sums its own neighbours' rows after its exchange (default: while it is on the wire)")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")
@@ -210,7 +213,7 @@ def main() -> None:
                "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
                "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk,
                "pin_switch": not args.no_pin_switch, "switch_cpus": args.switch_cpus,
-               "isolate_switch": not args.share_switch_cpus, "scale": 1.0,
+               "isolate_switch": not args.share_switch_cpus, "overlap_local": not args.no_overlap_local, "scale": 1.0,
                "packets": {"units": "several a packet", "sums": "held" if not args.no_pin_switch else "one a packet"},
                "rates": {}}
     rates = args.gbps

@@ -51,8 +51,44 @@ class Recording:
         return self.inner.exchange(layer, direction, rows)
 
 
-def distributed(g, x, parts, model, scale=None, transform_first=False, widths=None):
-    """Logits (global order) and summed parameter gradients of the 4 workers through the reference hub."""
+class Split:
+    """A transport that starts an exchange (``begin``) and finishes it later (``end``), as the
+    testbed's do; ``events`` gets the order of both."""
+
+    def __init__(self, inner, events):
+        self.inner, self.events, self.args = inner, events, None
+
+    def begin(self, layer, direction, rows):
+        self.events.append("begin")
+        self.args = (layer, direction, rows.copy())
+
+    def end(self):
+        self.events.append("end")
+        return self.inner.exchange(*self.args)
+
+    def exchange(self, layer, direction, rows):
+        raise AssertionError("an overlapped exchange is begun and ended")
+
+
+class Recorded:
+    """A sparse operator whose products go into ``events`` as ``"own"``."""
+
+    def __init__(self, a, events):
+        self.a, self.events = a, events
+
+    def to(self, dtype):
+        return Recorded(self.a.to(dtype), self.events)
+
+    def __matmul__(self, x):
+        self.events.append("own")
+        return self.a @ x
+
+
+def distributed(g, x, parts, model, scale=None, transform_first=False, widths=None, overlap_local=False, events=None):
+    """Logits (global order) and summed parameter gradients of the 4 workers through the reference
+    hub; with ``overlap_local``, each layer's own sum through :meth:`SumExchange.propagate`, and with
+    ``events`` (a list) over a :class:`Split` transport, worker 0 recording there the order of its
+    exchanges' begins and ends and of its own sums."""
     layouts = [sum_layout(g.indptr, g.indices, parts, r) for r in range(WORKERS)]
     if scale is not None:  # a deliberately wrong layout, for the test that must fail
         layouts = [scale(lay) for lay in layouts]
@@ -67,7 +103,12 @@ def distributed(g, x, parts, model, scale=None, transform_first=False, widths=No
         m = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0, transform_first)
         m.load_state_dict(state)
         transport = hub.transport(rank)
-        ex = SumExchange(lay, Recording(transport, widths) if widths is not None and rank == 0 else transport, len(m.convs))
+        if events is not None:
+            transport = Split(transport, events if rank == 0 else [])
+        ex = SumExchange(lay, Recording(transport, widths) if widths is not None and rank == 0 else transport, len(m.convs),
+                         overlap_local=overlap_local)
+        if events is not None and rank == 0:
+            ex.own, ex.own_t = Recorded(ex.own, events), Recorded(ex.own_t, events)
         own = torch.from_numpy(lay.own)
         logits = m(torch.from_numpy(x[lay.own]), sum_local_tensors(lay), ex)
         mask = train[own]
@@ -115,6 +156,29 @@ def test_logits_and_gradients_equal_single_process(cora, transform_first):
     else:  # two forward exchanges, one backward (the features need no gradient)
         assert calls == [3] * WORKERS
         assert sorted(widths) == [(0, 0, x.shape[1]), (1, 0, 16), (1, 1, 16)]
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_the_own_sum_while_the_exchange_is_on_the_wire_gives_the_same_logits_and_gradients(cora, split):
+    """``overlap_local`` (h W on the wire): each layer's own neighbours' sum between the exchange's
+    begin and end, forward and backward (``split``: over a transport that has both; else the
+    exchange, then the own sum); the logits and gradients of plain single-process GCN."""
+    g, x, parts = cora
+    torch.manual_seed(0)
+    model = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(4.0)
+    ref_logits, ref_grads = reference(g, x, model)
+    events = [] if split else None
+    logits, grads, calls = distributed(g, x, parts, model, transform_first=True, overlap_local=True, events=events)
+    assert np.abs(ref_logits).max() > 0.05
+    np.testing.assert_allclose(logits, ref_logits, atol=1e-5, rtol=0)
+    for a, b in zip(grads, ref_grads):
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+    assert calls == [4] * WORKERS
+    if split:  # two layers forward, two backward: each own sum inside its exchange
+        assert events == ["begin", "own", "end"] * 4
 
 
 def test_a_wrong_scaling_is_caught(cora):

@@ -165,22 +165,83 @@ class _SumExchangeFn(torch.autograd.Function):
         return ctx.exchange._call(ctx.layer, BACKWARD, grad), None, None
 
 
+class _OverlappedSumFn(torch.autograd.Function):
+    """``A_own x + Pᵀ diag(c) E(diag(c) P x)`` (``P``: the boundary rows): the sum over own and
+    remote neighbours that ``gcn_adj`` makes of ``cat([x, E(c ⊙ x[boundary])])``, with ``A_own x``
+    computed while the exchange is on the wire. Its backward is the same with ``A_ownᵀ`` and ``E``
+    again (self-adjoint), overlapped the same way."""
+
+    @staticmethod
+    def forward(ctx, x, exchange, layer):
+        ctx.exchange, ctx.layer = exchange, layer
+        return exchange._overlapped(layer, FORWARD, x, exchange.own)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.exchange._overlapped(ctx.layer, BACKWARD, grad, ctx.exchange.own_t), None, None
+
+
 class SumExchange:
     """The ``exchange`` callable of :class:`~.models.DistGNN`: ``h`` ``(num_local, D)`` →
-    ``cat([h, E(c ⊙ h)])``; layer ``i`` of a forward pass is the ``i``-th call (mod ``num_layers``)."""
+    ``cat([h, E(c ⊙ h)])``; layer ``i`` of a forward pass is the ``i``-th call (mod ``num_layers``).
 
-    def __init__(self, layout: SumLayout, transport, num_layers: int, device="cpu"):
+    With ``overlap_local`` (beyond the papers) a GCN layer that exchanges ``h W`` calls
+    :meth:`propagate` instead, which sums the own neighbours' rows (``A_own``, ``gcn_adj``'s own
+    columns) while the exchange is on the wire, where the transport can start an exchange and
+    finish it later (``begin(layer, direction, rows)``, then ``end()``); a worker whose part has
+    more local edges than the others' then no longer starts its exchange later than they do."""
+
+    def __init__(self, layout: SumLayout, transport, num_layers: int, device="cpu", overlap_local: bool = False):
         self.layout, self.transport, self.num_layers = layout, transport, num_layers
         self.index = torch.from_numpy(layout.boundary_local.astype(np.int64)).to(device)
         self.scale = torch.from_numpy(layout.c_boundary.astype(np.float32))[:, None].to(device)
         self.counter = ExchangeCounter()
+        self.overlap_local = overlap_local
+        if overlap_local:
+            n, keep = layout.num_local, layout.cols < layout.num_local
+            own = sp.csr_matrix((layout.vals[keep], (layout.rows[keep], layout.cols[keep])), shape=(n, n))
+            self.own, self.own_t = (_csr(torch.from_numpy(m.indptr.astype(np.int64)),
+                                         torch.from_numpy(m.indices.astype(np.int64)),
+                                         torch.from_numpy(m.data.astype(np.float32)), (n, n)).to(device)
+                                    for m in (own, own.T.tocsr()))  # A_own, and A_ownᵀ for the backward
         self._layer = 0
 
-    def __call__(self, h: torch.Tensor) -> torch.Tensor:
+    def _next_layer(self) -> int:
         layer = self._layer
         self._layer = (self._layer + 1) % self.num_layers
+        return layer
+
+    def __call__(self, h: torch.Tensor) -> torch.Tensor:
+        layer = self._next_layer()
         y = h.index_select(0, self.index) * self.scale
         return torch.cat([h, _SumExchangeFn.apply(y, self, layer)])
+
+    def propagate(self, x: torch.Tensor) -> torch.Tensor:
+        """``(num_local, D)`` → ``(num_local, D)``: ``gcn_adj @ cat([x, E(c ⊙ x[boundary])])``, the
+        own part overlapped with the exchange (needs ``overlap_local``); the layer's call like
+        :meth:`__call__`."""
+        return _OverlappedSumFn.apply(x, self, self._next_layer())
+
+    def _overlapped(self, layer: int, direction: int, x: torch.Tensor, own: torch.Tensor) -> torch.Tensor:
+        """``own @ x`` plus the boundary rows' sums of ``c ⊙ x[boundary]``, scaled by ``c``; the
+        exchange's time (``counter``) runs from its start to its end, the own sum inside it."""
+        scale = self.scale.to(x.dtype)
+        rows = np.ascontiguousarray((x.detach().index_select(0, self.index) * scale).cpu().numpy(), np.float32)
+        begin = getattr(self.transport, "begin", None)
+        t0 = time.perf_counter()
+        if begin is not None:
+            begin(layer, direction, rows)
+            out = own.to(x.dtype) @ x.detach()
+            sums = self.transport.end()
+        else:
+            sums = self.transport.exchange(layer, direction, rows)
+        self.counter.seconds += time.perf_counter() - t0
+        self.counter.calls += 1
+        self.counter.entered.append(t0)
+        if begin is None:
+            out = own.to(x.dtype) @ x.detach()
+        r = torch.from_numpy(np.asarray(sums, np.float32)).to(device=x.device, dtype=x.dtype)
+        return out.index_add_(0, self.index, r * scale)
 
     def _call(self, layer: int, direction: int, rows: torch.Tensor) -> torch.Tensor:
         t0 = time.perf_counter()

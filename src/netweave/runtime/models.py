@@ -118,7 +118,9 @@ class DistGNN(torch.nn.Module):
         h = x
         for layer, conv in enumerate(self.convs):
             h = vertex_dropout(h, g.own_ids, self.p, dropout_key(self.seed, self.step, layer), self.training)
-            if self.transform_first[layer]:  # GCNConv's own steps (lin, propagate, bias), the exchange between them
+            if self.transform_first[layer] and getattr(exchange, "overlap_local", False):
+                h = exchange.propagate(conv.lin(h)) + conv.bias  # the same sum, own rows' while the exchange runs
+            elif self.transform_first[layer]:  # GCNConv's own steps (lin, propagate, bias), the exchange between them
                 hw_all = exchange(conv.lin(h))
                 h = conv.propagate(g.gcn_adj.to(hw_all.dtype), x=hw_all, edge_weight=None) + conv.bias
             elif self.model == "gcn":

@@ -189,7 +189,9 @@ class TestbedGnnScenario:
     ``pin_switch`` runs the kernel data plane on one CPU (False: wherever a packet arrives);
     ``switch_cpus`` spreads its aggregators over that many CPUs, the last ones (0: one for each
     CPU the workers leave free, up to 8); ``isolate_switch`` runs the workers and the agent on the
-    CPUs the switch's shards leave free when those are one a worker or more (False: any CPU)."""
+    CPUs the switch's shards leave free when those are one a worker or more (False: any CPU);
+    ``overlap_local`` sums each worker's own neighbours' rows while its exchange is on the wire
+    (False: after it)."""
 
     __test__ = False
 
@@ -215,6 +217,7 @@ class TestbedGnnScenario:
     pin_switch: bool = True
     switch_cpus: int = 0
     isolate_switch: bool = True
+    overlap_local: bool = True
 
     @property
     def memory_bytes(self) -> int:
@@ -242,7 +245,8 @@ class TestbedGnnScenario:
             dataplane=self.dataplane, overlap=self.overlap, check=self.check,
             congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background,
             switch_buffer_kb=self.switch_buffer_kb, fast_pull=self.fast_pull, transform_first=self.transform_first,
-            pin_switch=self.pin_switch, switch_cpus=self.switch_cpus, isolate_switch=self.isolate_switch))
+            pin_switch=self.pin_switch, switch_cpus=self.switch_cpus, isolate_switch=self.isolate_switch,
+            overlap_local=self.overlap_local))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -256,5 +260,5 @@ class TestbedGnnResult:
     def summary(self) -> dict:
         s = self.scenario
         return {"dataset": s.dataset, "workers": s.workers, "memory_bytes": s.memory_bytes, "gbps": s.gbps,
-                "transform_first": s.transform_first,
+                "transform_first": s.transform_first, "overlap_local": s.overlap_local,
                 **self.run.summary()}

@@ -165,7 +165,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          congestion_control: bool = False, ecn_kb: float = 64.0, background: float = 0.0,
                          switch_buffer_kb: float = 0.0, fast_pull: bool = True,
                          transform_first: bool = True, grad_chunk: int = GRAD_CHUNK,
-                         pin_switch: bool = True, switch_cpus: int = 0, isolate_switch: bool = True) -> GnnTestbedRun:
+                         pin_switch: bool = True, switch_cpus: int = 0, isolate_switch: bool = True,
+                         overlap_local: bool = True) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -187,7 +188,10 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     into its own (beyond the paper: :func:`~.tables.edge_shard`); 0 (the default):
     :func:`auto_switch_cpus`; ``isolate_switch``: with ``pin_switch``, the workers, the agent and
     the background traffic run on the CPUs the switch's leave free, where those are at least one a
-    worker (:func:`~netweave.testbed.net.steering.host_cpus`; False: on any CPU)."""
+    worker (:func:`~netweave.testbed.net.steering.host_cpus`; False: on any CPU);
+    ``overlap_local``: with ``transform_first``, each worker sums its own neighbours' rows while its
+    exchange is on the wire, in both exchanges (beyond the papers:
+    :meth:`~netweave.runtime.ina_exchange.SumExchange.propagate`; False: after it)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -282,7 +286,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                                                    retransmit_s=retransmit_s, link_gbps=gbps,
                                                    congestion_control=congestion_control, fast_pull=fast_pull,
                                                    switch_shards=shards,
-                                                   transform_first=transform_first, grad_chunk=grad_chunk),
+                                                   transform_first=transform_first, grad_chunk=grad_chunk,
+                                                   overlap_local=overlap_local),
                                       cpus=apart)
                      for r, h in enumerate(hosts)]
             lead, accounting = [], []

@@ -231,6 +231,7 @@ class PacketTransport:
         self.lengths = np.zeros(1024, np.int64)
         self.batch = _Batch(self.rows, self.lengths)
         self.early: list[np.ndarray] = []
+        self._pending = None  # the exchange begun and not yet ended (a generator, see _steps)
         self.record: list | None = None  # a probe's: (keys (k, 4) block, vertex, chunk, sender; rows (k, VALUES)) per batch
         self.record_last: list = []  # ... and per SUM packet (k, 3): block, sender, its last row's vertex
         self.counters = dict.fromkeys(("pulls", "pulled_cells", "resends", "done_again", "sums", "copies",
@@ -274,6 +275,29 @@ class PacketTransport:
     def exchange(self, layer: int, direction: int, rows: np.ndarray) -> np.ndarray:
         """Every block of ``layer``'s plan, one after another, or two at a time with ``overlap``
         (block ``b + 1`` goes up while block ``b`` comes down; ``b + 2`` after ``b``'s NEXT)."""
+        self.begin(layer, direction, rows)
+        return self.end()
+
+    def begin(self, layer: int, direction: int, rows: np.ndarray) -> None:
+        """:meth:`exchange` up to its first wait: the first blocks' units sent (all of a layer's
+        that fits one block); :meth:`end` does the rest. What comes down meanwhile waits in the
+        socket's buffer."""
+        if self._pending is not None:
+            raise ExchangeError(f"worker {self.rank}: an exchange began before the last one ended")
+        self._pending = self._steps(layer, direction, rows)
+        next(self._pending)
+
+    def end(self) -> np.ndarray:
+        """The sums of the exchange :meth:`begin` started (float32, the rows' shape)."""
+        steps, self._pending = self._pending, None
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+        raise AssertionError("an exchange yields once")  # pragma: no cover
+
+    def _steps(self, layer: int, direction: int, rows: np.ndarray):
+        """The exchange as a generator: it yields once, when its first blocks' units are sent."""
         self.seq += 1
         rows = np.ascontiguousarray(rows, np.float32)
         out = np.zeros(rows.shape, np.float64)
@@ -329,6 +353,7 @@ class PacketTransport:
 
         for b in range(min(window, B)):
             start(b)
+        yield
         while first < B:
             now = time.monotonic()
             for run in runs.values():

@@ -122,14 +122,25 @@ class PeerTransport:
         self.sum = {p: sp.csr_matrix((np.ones(tables[f"srow_{p}"].size), (tables[f"srow_{p}"], tables[f"scol_{p}"])),
                                      shape=(num_boundary, self.recv[p].size)) for p in conns}
         self.pending: dict[int, dict[int, object]] = {}
+        self.dim = 0  # the width of the exchange begun
 
     def exchange(self, layer: int, direction: int, rows: np.ndarray) -> np.ndarray:
+        self.begin(layer, direction, rows)
+        return self.end()
+
+    def begin(self, layer: int, direction: int, rows: np.ndarray) -> None:
+        """Queue each peer's rows and hand the streams what they take now; :meth:`end` sends the
+        rest and sums what came."""
         self.seq += 1
-        seq, dim = self.seq, rows.shape[1]
+        self.dim = rows.shape[1]
         for p, conn in self.conns.items():
             idx = self.send[p]
-            conn.queue(ROWS, self.boundary[idx].astype(np.int32), rows[idx], layer=layer, direction=direction, seq=seq,
-                       sender=self.rank, count=idx.size, dim=dim)
+            conn.queue(ROWS, self.boundary[idx].astype(np.int32), rows[idx], layer=layer, direction=direction,
+                       seq=self.seq, sender=self.rank, count=idx.size, dim=self.dim)
+            conn.flush()
+
+    def end(self) -> np.ndarray:
+        seq, dim = self.seq, self.dim
 
         def on_message(conn, m):
             if m.kind == BYE:
@@ -140,7 +151,7 @@ class PeerTransport:
 
         conns = list(self.conns.values())
         pump(conns, lambda: len(self.pending.get(seq, {})) == len(conns), on_message, self.timeout_s, "the peers' rows")
-        out = np.zeros(rows.shape, np.float64)
+        out = np.zeros((self.boundary.size, dim), np.float64)
         for p, m in self.pending.pop(seq).items():
             ids, x = m.arrays((np.int32, m.count), (np.float32, m.count * dim))
             if m.count != self.recv[p].size or not np.array_equal(ids, self.recv[p]):
@@ -252,8 +263,9 @@ class WorkerConfig(RoleConfig):
         ``retransmit_s``, the links' rate ``link_gbps``, ``congestion_control``: §3.4's ECN-driven
         rate, :mod:`.rate`; ``fast_pull``: pull as soon as every worker's END came;
         ``switch_shards``: the switch's CPUs that aggregate, each sending its copy of every END); directory: where the job's files are (:mod:`.job`); dims: the layers' widths;
-        transform_first: exchange ``h W`` where a layer narrows; grad_chunk: gradient values a GRAD
-        message (:func:`grad_sum`);
+        transform_first: exchange ``h W`` where a layer narrows; overlap_local: with it, sum the own
+        neighbours' rows while the exchange is on the wire (:meth:`~netweave.runtime.ina_exchange.SumExchange.propagate`);
+        grad_chunk: gradient values a GRAD message (:func:`grad_sum`);
         num_train: training vertices of the whole graph; epochs, lr, weight_decay, dropout, seed:
         the recipe; timeout_s: how long it waits for a peer or the switch.
     """
@@ -282,6 +294,7 @@ class WorkerConfig(RoleConfig):
     fast_pull: bool = True
     switch_shards: int = 1
     transform_first: bool = True
+    overlap_local: bool = True
     grad_chunk: int = GRAD_CHUNK
 
 
@@ -327,7 +340,7 @@ def worker(cfg: WorkerConfig) -> None:
                           deadline, timeout)
         transport = PeerTransport(peers, rank, data, layout.boundary, timeout)
         conns = [switch, *peers.values()]
-    exchange = SumExchange(layout, transport, len(cfg.dims) - 1)
+    exchange = SumExchange(layout, transport, len(cfg.dims) - 1, overlap_local=cfg.overlap_local)
     if cfg.exchange == "ina" and cfg.dataplane == "xdp":  # every worker's UDP socket is bound before any packet
         barrier(switch, rank, timeout)
 

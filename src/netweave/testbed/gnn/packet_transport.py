@@ -284,8 +284,9 @@ class PacketTransport:
         socket's buffer."""
         if self._pending is not None:
             raise ExchangeError(f"worker {self.rank}: an exchange began before the last one ended")
-        self._pending = self._steps(layer, direction, rows)
-        next(self._pending)
+        steps = self._steps(layer, direction, rows)
+        next(steps)
+        self._pending = steps
 
     def end(self) -> np.ndarray:
         """The sums of the exchange :meth:`begin` started (float32, the rows' shape)."""

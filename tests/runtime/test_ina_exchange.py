@@ -124,6 +124,16 @@ def distributed(g, x, parts, model, scale=None, transform_first=False, widths=No
     return logits, grads, [o[3] for o in out]
 
 
+def large_model(g, x):
+    """A seeded 2-layer GCN with its weights times 4: logits large enough for the tolerance to mean something."""
+    torch.manual_seed(0)
+    model = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(4.0)
+    return model
+
+
 def reference(g, x, model):
     ref = plain_gcn(g, x, model)
     train = torch.from_numpy(g.train_mask)
@@ -137,11 +147,7 @@ def reference(g, x, model):
 @pytest.mark.parametrize("transform_first", [False, True])
 def test_logits_and_gradients_equal_single_process(cora, transform_first):
     g, x, parts = cora
-    torch.manual_seed(0)
-    model = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
-    with torch.no_grad():  # make the logits large enough for the tolerance to mean something
-        for p in model.parameters():
-            p.mul_(4.0)
+    model = large_model(g, x)
     ref_logits, ref_grads = reference(g, x, model)
     widths = []
     logits, grads, calls = distributed(g, x, parts, model, transform_first=transform_first, widths=widths)
@@ -164,11 +170,7 @@ def test_the_own_sum_while_the_exchange_is_on_the_wire_gives_the_same_logits_and
     begin and end, forward and backward (``split``: over a transport that has both; else the
     exchange, then the own sum); the logits and gradients of plain single-process GCN."""
     g, x, parts = cora
-    torch.manual_seed(0)
-    model = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.mul_(4.0)
+    model = large_model(g, x)
     ref_logits, ref_grads = reference(g, x, model)
     events = [] if split else None
     logits, grads, calls = distributed(g, x, parts, model, transform_first=True, overlap_local=True, events=events)
@@ -186,11 +188,7 @@ def test_a_wrong_scaling_is_caught(cora):
     from dataclasses import replace
 
     g, x, parts = cora
-    torch.manual_seed(0)
-    model = DistGNN("gcn", [x.shape[1], 16, g.num_classes], 0.0, 0)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.mul_(4.0)
+    model = large_model(g, x)
     ref_logits, _ = reference(g, x, model)
     logits, _, _ = distributed(g, x, parts, model, scale=lambda lay: replace(lay, c_boundary=np.ones_like(lay.c_boundary)))
     assert np.abs(logits - ref_logits).max() > 1e-3

@@ -227,18 +227,18 @@ class SumExchange:
         exchange's time (``counter``) runs from its start to its end, the own sum inside it."""
         scale = self.scale.to(x.dtype)
         rows = np.ascontiguousarray((x.detach().index_select(0, self.index) * scale).cpu().numpy(), np.float32)
-        begin = getattr(self.transport, "begin", None)
+        begin, out = getattr(self.transport, "begin", None), None
         t0 = time.perf_counter()
         if begin is not None:
             begin(layer, direction, rows)
-            out = own.to(x.dtype) @ x.detach()
+            out = own.to(x.dtype) @ x.detach()  # while the rows are on the wire
             sums = self.transport.end()
         else:
             sums = self.transport.exchange(layer, direction, rows)
         self.counter.seconds += time.perf_counter() - t0
         self.counter.calls += 1
         self.counter.entered.append(t0)
-        if begin is None:
+        if out is None:  # a transport that exchanges in one call: the own sum after it
             out = own.to(x.dtype) @ x.detach()
         r = torch.from_numpy(np.asarray(sums, np.float32)).to(device=x.device, dtype=x.dtype)
         return out.index_add_(0, self.index, r * scale)

@@ -86,8 +86,8 @@ class GnnTestbedRun:
         med = {k: float(np.median([e[k] for e in later])) for k in MEDIANS if later and all(k in e for e in later)}
         bounds = [e["accounting_bound"] for e in later if "accounting_bound" in e]
         return {"exchange": self.exchange, "dataplane": self.dataplane, "switch_cpu": self.switch_cpu,
-                "switch_cpus": self.switch_cpus, "shard_cpus": self.shard_cpus, "host_cpus": self.host_cpus, "worker_cpus": self.worker_cpus,
-                "transport": self.transport,
+                "switch_cpus": self.switch_cpus, "shard_cpus": self.shard_cpus, "host_cpus": self.host_cpus,
+                "worker_cpus": self.worker_cpus, "transport": self.transport,
                 "predicted": self.predicted, "background": self.background,
                 **{f"median_{k}": med.get(k) for k in MEDIANS},
                 "bound": max(set(bounds), key=bounds.count) if bounds else None,

@@ -151,6 +151,12 @@ class ExchangeCounter:
         self.seconds, self.bytes_sent, self.bytes_received, self.calls = 0.0, 0, 0, 0
         self.entered.clear()
 
+    def call(self, t0: float) -> None:
+        """One exchange, begun at ``t0`` (``time.perf_counter``) and ended now."""
+        self.seconds += time.perf_counter() - t0
+        self.calls += 1
+        self.entered.append(t0)
+
 
 class _SumExchangeFn(torch.autograd.Function):
     """``R = E(y)``; its backward is ``E`` again on the gradient (``E`` is self-adjoint, see the module)."""
@@ -235,9 +241,7 @@ class SumExchange:
             sums = self.transport.end()
         else:
             sums = self.transport.exchange(layer, direction, rows)
-        self.counter.seconds += time.perf_counter() - t0
-        self.counter.calls += 1
-        self.counter.entered.append(t0)
+        self.counter.call(t0)
         if out is None:  # a transport that exchanges in one call: the own sum after it
             out = own.to(x.dtype) @ x.detach()
         r = torch.from_numpy(np.asarray(sums, np.float32)).to(device=x.device, dtype=x.dtype)
@@ -246,9 +250,7 @@ class SumExchange:
     def _call(self, layer: int, direction: int, rows: torch.Tensor) -> torch.Tensor:
         t0 = time.perf_counter()
         out = self.transport.exchange(layer, direction, np.ascontiguousarray(rows.detach().cpu().numpy(), np.float32))
-        self.counter.seconds += time.perf_counter() - t0
-        self.counter.calls += 1
-        self.counter.entered.append(t0)
+        self.counter.call(t0)
         return torch.from_numpy(np.asarray(out, np.float32)).to(rows.device)
 
 

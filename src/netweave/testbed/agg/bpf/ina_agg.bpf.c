@@ -28,8 +28,10 @@
  * all its packets pass to the PS unchanged: the PS aggregates what the switch could not (a key is
  * aggregated wholly in the switch or wholly at the PS, never split).
  * When first packets of one key race on two CPUs, the one that finds the other between its two
- * inserts drops its packet (counted as raced; the timer NACKs its worker) and touches neither
- * entry, so a race neither splits the key nor frees the winner's sums.
+ * inserts drops its packet (counted as raced) and touches neither entry, so a race neither splits
+ * the key nor frees the winner's sums. The winner's timer NACKs the loser's worker; where the
+ * winner found no aggregator free and bypassed the key, there is no timer, and the PS, which then
+ * holds some of the key's DATA, asks the missing worker (endpoints.Collector).
  * Multi-level aggregation (ARO's and ECMP's trees): with a parent configured, the complete sum
  * leaves as a DATA packet of the parent aggregator, from this switch's worker id there, instead of
  * a RESULT; the parent adds it like any worker's (the sum is already within its container).

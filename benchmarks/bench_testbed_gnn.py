@@ -75,7 +75,7 @@ def run_one(spec: str, exchange: str, args, dataplane: str = "xdp", **options) -
                              transform_first=not args.aggregate_first, grad_chunk=args.grad_chunk,
                              pin_switch=not args.no_pin_switch, switch_cpus=args.switch_cpus,
                              isolate_switch=not args.share_switch_cpus, overlap_local=not args.no_overlap_local,
-                             **options)
+                             column_slices=args.column_slices, **options)
     s = r.summary()
     return {"exchange": exchange, "dataplane": r.dataplane, "switch_cpu": r.switch_cpu, "switch_cpus": r.switch_cpus,
             "shard_cpus": r.shard_cpus, "host_cpus": r.host_cpus,
@@ -181,6 +181,8 @@ def main() -> None:
                          "where they are at least one a worker)")
     ap.add_argument("--no-overlap-local", action="store_true",
                     help="each worker sums its own neighbours' rows after its exchange (default: while it is on the wire)")
+    ap.add_argument("--column-slices", type=int, default=1,
+                    help="INA sends each row as this many column slices, slice by slice (1: whole rows)")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")
@@ -213,7 +215,8 @@ def main() -> None:
                "hidden": args.hidden, "layers": args.layers, "overlap": args.overlap,
                "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk,
                "pin_switch": not args.no_pin_switch, "switch_cpus": args.switch_cpus,
-               "isolate_switch": not args.share_switch_cpus, "overlap_local": not args.no_overlap_local, "scale": 1.0,
+               "isolate_switch": not args.share_switch_cpus, "overlap_local": not args.no_overlap_local,
+               "column_slices": args.column_slices, "scale": 1.0,
                "packets": {"units": "several a packet", "sums": "held" if not args.no_pin_switch else "one a packet"},
                "rates": {}}
     rates = args.gbps
@@ -239,6 +242,7 @@ def predict_into(path: Path, args) -> None:
     args.aggregate_first, args.out = not results["transform_first"], str(path)
     args.no_pin_switch, args.switch_cpus = not results.get("pin_switch", True), results.get("switch_cpus", 1)
     args.packets = results.get("packets")  # absent: measured a row a packet (before 2026-11-26)
+    args.column_slices = results.get("column_slices", 1)
     rates = [float(r) for r in results["rates"]]
     args.datasets = list(results["rates"][str(rates[0])]["datasets"])
     predict_all(results, args, rates)
@@ -275,7 +279,7 @@ def predict_all(results: dict, args, rates) -> None:
         with tempfile.TemporaryDirectory() as d:
             job = prepare_gnn_job(spec, args.workers, args.memory, d, hidden=args.hidden, layers=args.layers,
                                   seed=args.seed, blocking=args.blocking, overlap=args.overlap,
-                                  transform_first=not args.aggregate_first)
+                                  transform_first=not args.aggregate_first, column_slices=args.column_slices)
             for gbps in rates:
                 if time.perf_counter() - start > args.predict_budget_s:
                     print(f"prediction of {name} at {gbps:g} Gb/s skipped (budget)", flush=True)

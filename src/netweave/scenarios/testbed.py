@@ -191,7 +191,8 @@ class TestbedGnnScenario:
     CPU the workers leave free, up to 8); ``isolate_switch`` runs the workers and the agent on the
     CPUs the switch's shards leave free when those are one a worker or more (False: any CPU);
     ``overlap_local`` sums each worker's own neighbours' rows while its exchange is on the wire
-    (False: after it)."""
+    (False: after it); ``column_slices`` sends INA's rows as that many column slices, each slice's
+    sums coming down while the next goes up (1: whole rows)."""
 
     __test__ = False
 
@@ -218,6 +219,7 @@ class TestbedGnnScenario:
     switch_cpus: int = 0
     isolate_switch: bool = True
     overlap_local: bool = True
+    column_slices: int = 1
 
     @property
     def memory_bytes(self) -> int:
@@ -246,7 +248,7 @@ class TestbedGnnScenario:
             congestion_control=self.congestion_control, ecn_kb=self.ecn_kb, background=self.background,
             switch_buffer_kb=self.switch_buffer_kb, fast_pull=self.fast_pull, transform_first=self.transform_first,
             pin_switch=self.pin_switch, switch_cpus=self.switch_cpus, isolate_switch=self.isolate_switch,
-            overlap_local=self.overlap_local))
+            overlap_local=self.overlap_local, column_slices=self.column_slices))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -261,4 +263,5 @@ class TestbedGnnResult:
         s = self.scenario
         return {"dataset": s.dataset, "workers": s.workers, "memory_bytes": s.memory_bytes, "gbps": s.gbps,
                 "transform_first": s.transform_first, "overlap_local": s.overlap_local,
+                "column_slices": s.column_slices,
                 **self.run.summary()}

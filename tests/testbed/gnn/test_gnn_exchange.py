@@ -114,7 +114,8 @@ def test_bad_input_is_one_line():
                         (["cora", "--congestion-control", "--ecn-kb", "0"], "marking threshold"),
                         (["cora", "--switch-cpus", "99"], "this machine's CPUs"),
                         (["cora", "--switch-cpus", "-1"], "this machine's CPUs"),
-                        (["cora", "--switch-cpus", "2", "--no-pin-switch"], "CPUs of their own")):
+                        (["cora", "--switch-cpus", "2", "--no-pin-switch"], "CPUs of their own"),
+                        (["cora", "--column-slices", "0"], "give 1 (whole rows) to 16")):
         done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", *args], capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == 2, done.stderr
@@ -165,6 +166,28 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, trans
     assert r.max_logit_diff <= 1e-5
     np.testing.assert_allclose([e["loss"] for e in r.epochs], r.single_losses, atol=1e-5)
     assert all(e["exchange_bytes"] > 0 for e in r.epochs)
+    assert not _left_behind()
+
+
+@needs_root
+@pytest.mark.slow
+@pytest.mark.parametrize("slices,loss", [(2, 0.0), (4, 0.05)], ids=["kernel", "kernel-loss"])
+def test_column_slices_follow_single_process(slices, loss):
+    """Rows of layer 0 (16 values) in 2 or 4 column slices, every unit's first slice before any
+    unit's second (testbed/gnn/slices.py); layer 1's 7 values whole. Through the kernel data plane,
+    also under 5 % loss per link (the pulls name sliced cells)."""
+    from netweave.testbed.gnn import train_gnn_on_testbed
+
+    r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=200_000, gbps=1.0, epochs=2,
+                             timeout_s=60, dataplane="xdp", loss=loss, retransmit_s=0.05, switch_cpus=1,
+                             column_slices=slices)
+    assert [(p["dim"], p["slices"], p["blocks"]) for p in r.planned[:2]] == [(16, slices, 1), (7, 1, 1)]
+    assert r.planned[0]["units"] == slices * r.planned[1]["units"]  # every unit once a slice
+    assert r.switch["kernel_sums"] > 0 and r.switch["kernel_bad"] == 0 and r.switch["kernel_saturated"] == 0
+    if loss:
+        assert sum(t["pulls"] for t in r.transport) > 0 and r.switch["kernel_resends"] > 0
+    assert r.max_logit_diff <= 1e-5
+    np.testing.assert_allclose([e["loss"] for e in r.epochs], r.single_losses, atol=1e-5)
     assert not _left_behind()
 
 

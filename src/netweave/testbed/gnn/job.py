@@ -6,7 +6,9 @@ the same training in one process as the reference every run is checked against.
   layer's width in 8-byte aggregator lanes, double-buffered with ``overlap``), each worker's :class:`~netweave.runtime.ina_exchange.SumLayout` and its peer
   tables; written as ``.npz`` files that the processes load with ``allow_pickle=False``. With
   ``transform_first`` (the default) a layer's plan is sized to the width its exchange carries,
-  ``h W`` where the layer narrows (:func:`~netweave.runtime.models.exchange_widths`).
+  ``h W`` where the layer narrows (:func:`~netweave.runtime.models.exchange_widths`). With
+  ``column_slices`` k > 1 a layer whose plan is one block and whose width k divides is sent in
+  k column slices (:mod:`.slices`, beyond the paper); the plan is sized at the whole width.
 * :func:`train_epochs`: full-graph GCN training (Adam, decay on the first layer) over any
   exchange, the trainer's step (:func:`netweave.runtime.trainer.forward_backward`) with the
   gradients and the loss summed by ``allreduce``.
@@ -25,6 +27,8 @@ from ...errors import NetweaveError
 from .fixed import AGGREGATOR_BYTES
 from .tables import footprint
 from .plans import plan_arrays, save_plans
+from .slices import check_slices
+from .slices import column_slices as sliced
 
 
 @dataclass
@@ -52,7 +56,7 @@ class GnnJob:
 
 def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, *, hidden: int = 16, layers: int = 2,
                     seed: int = 0, blocking: str = "paper", overlap: bool = False,
-                    transform_first: bool = True) -> GnnJob:
+                    transform_first: bool = True, column_slices: int = 1) -> GnnJob:
     """Everything the switch and the workers load (see the module docstring), in ``directory``."""
     import scipy.sparse as sp
 
@@ -69,6 +73,7 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
         raise NetweaveError(f"--workers {workers}: give at least 2 (one worker exchanges nothing)")
     if layers < 1 or hidden < 1:
         raise NetweaveError(f"--layers {layers} --hidden {hidden}: give positive numbers")
+    check_slices(column_slices)
     graph = load_dataset(dataset)
     check_trainable(graph, dataset)
     if workers > graph.num_nodes:
@@ -83,10 +88,12 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
         # aggregators hold 8-byte fixed-point lanes (.fixed), placed as the kernel data plane does (.tables)
         plan = ina_plan(rel, "switchgnn", AGGREGATOR_BYTES * footprint(width), memory_bytes, "gamr", seed, blocking=blocking,
                         forward=True, overlap=overlap)
-        plans.append(plan_arrays(plan, width))
+        k = column_slices if plan.num_blocks == 1 and width % column_slices == 0 else 1
+        plan = sliced(plan, k, graph.num_nodes)
+        plans.append(plan_arrays(plan, width // k, k))
         ina_plans.append(plan)
         planned.append({"layer": layer, "dim": width, "blocks": plan.num_blocks, "units": plan.num_units,
-                        "overlap": bool(plan.overlap),
+                        "overlap": bool(plan.overlap), "slices": k,
                         "destinations": int(plan.dest_v.size), "cross_edges": int(plan.dst.size),
                         "forwarded_destinations": int(plan.forward.sum()) if plan.forward is not None else 0})
     save_plans(os.path.join(directory, "plans.npz"), plans)

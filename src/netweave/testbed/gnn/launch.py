@@ -25,6 +25,7 @@ from ..net.supervisor import Supervisor, last_line
 from .job import prepare_gnn_job, single_process
 from .switch import SwitchConfig
 from .tables import MAX_SHARDS
+from .slices import check_slices
 from .wire import GRAD_CHUNK
 from .worker import WorkerConfig
 
@@ -166,7 +167,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          switch_buffer_kb: float = 0.0, fast_pull: bool = True,
                          transform_first: bool = True, grad_chunk: int = GRAD_CHUNK,
                          pin_switch: bool = True, switch_cpus: int = 0, isolate_switch: bool = True,
-                         overlap_local: bool = True) -> GnnTestbedRun:
+                         overlap_local: bool = True, column_slices: int = 1) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -191,7 +192,10 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     worker (:func:`~netweave.testbed.net.steering.host_cpus`; False: on any CPU);
     ``overlap_local``: with ``transform_first``, each worker sums its own neighbours' rows while its
     exchange is on the wire, in both exchanges (beyond the papers:
-    :meth:`~netweave.runtime.ina_exchange.SumExchange.propagate`; False: after it)."""
+    :meth:`~netweave.runtime.ina_exchange.SumExchange.propagate`; False: after it);
+    ``column_slices``: INA sends each row of a one-block layer whose width it divides as that many
+    column slices, every unit's first slice before any unit's second, so that the first slices'
+    sums come down while the rest go up (beyond the paper: :mod:`.slices`; 1: whole rows)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -229,6 +233,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         raise NetweaveError(f"--epochs {epochs}: give at least 1")
     if memory_bytes < 0:
         raise NetweaveError(f"--memory {memory_bytes}: give a non-negative size")
+    check_slices(column_slices)
     cpus = len(os.sched_getaffinity(0))
     most = min(MAX_SHARDS, cpus)
     if not 0 <= switch_cpus <= most:
@@ -244,7 +249,8 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     with tempfile.TemporaryDirectory(prefix="netweave-gnn-") as directory:
         os.chmod(directory, 0o755)
         job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden=hidden, layers=layers, seed=seed,
-                              blocking=blocking, overlap=overlap and exchange == "ina", transform_first=transform_first)
+                              blocking=blocking, overlap=overlap and exchange == "ina", transform_first=transform_first,
+                              column_slices=column_slices if exchange == "ina" else 1)
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from .slices import MAX_SLICES
+
 PLAN_FIELDS = ("num_blocks", "num_workers", "parts", "src", "dst", "block", "unit_lo", "unit_hi", "unit_ptr",
-               "in_edges", "dest_v", "dest_lo", "dest_hi", "dest_ptr", "forward", "dim")
+               "in_edges", "dest_v", "dest_lo", "dest_hi", "dest_ptr", "forward", "dim", "slices")
 
 
-def plan_arrays(plan, dim: int) -> dict[str, np.ndarray]:
-    """What the switch and the workers need of an :class:`~netweave.ina.plan.InaPlan` of width ``dim``."""
+def plan_arrays(plan, dim: int, slices: int = 1) -> dict[str, np.ndarray]:
+    """What the switch and the workers need of an :class:`~netweave.ina.plan.InaPlan` of width ``dim``
+    (a slice's, where the plan is :func:`~.slices.column_slices`' of ``slices``)."""
     forward = plan.forward if plan.forward is not None else np.zeros(plan.parts.size, bool)
     return {"num_blocks": np.array(plan.num_blocks), "num_workers": np.array(plan.num_workers), "parts": plan.parts,
             "src": plan.src, "dst": plan.dst, "block": plan.block, "unit_lo": plan.unit_lo, "unit_hi": plan.unit_hi,
             "unit_ptr": plan.unit_ptr, "in_edges": plan.in_edges, "dest_v": plan.dest_v, "dest_lo": plan.dest_lo,
-            "dest_hi": plan.dest_hi, "dest_ptr": plan.dest_ptr, "forward": forward, "dim": np.array(dim)}
+            "dest_hi": plan.dest_hi, "dest_ptr": plan.dest_ptr, "forward": forward, "dim": np.array(dim),
+            "slices": np.array(slices)}
 
 
 def save_plans(path: str, plans: list[dict[str, np.ndarray]]) -> None:
@@ -34,7 +38,9 @@ def load_plans(path: str) -> list[dict[str, np.ndarray]]:
               and p["block"].size == c and p["in_edges"].size == c
               and (c == 0 or (0 <= p["unit_lo"].min() and p["unit_hi"].max() <= c and p["dst"].max() < p["parts"].size
                               and p["src"].max() < p["parts"].size and p["block"].max() < b))
-              and p["forward"].size == p["parts"].size and p["forward"].dtype == bool)
+              and p["forward"].size == p["parts"].size and p["forward"].dtype == bool
+              and p["slices"].shape == () and 1 <= int(p["slices"]) <= MAX_SLICES and p["parts"].size % int(p["slices"]) == 0
+              and p["parts"].size // int(p["slices"]) == plans[0]["parts"].size // int(plans[0]["slices"]))
         if not ok:
             raise ValueError(f"{path}: layer {i}'s plan is inconsistent")
     return plans

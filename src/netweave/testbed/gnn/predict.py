@@ -2,8 +2,9 @@
 §3.4): the same plans, on the same star at the same link rate, with the message sizes the
 testbed's wires carry.
 
-* INA: each layer's :class:`~netweave.ina.plan.InaPlan` as the job made it, its messages
-  re-sized to the kernel data plane's packets: a row's float32 values, and per packet the 28-byte
+* INA: each layer's :class:`~netweave.ina.plan.InaPlan` as the job made it (in column slices
+  where the job sliced the layer, :mod:`.slices`), its messages re-sized to the kernel data
+  plane's packets: a row's (or a slice's) float32 values, and per packet the 28-byte
   header and the 42 bytes of UDP, IPv4 and Ethernet (:mod:`.packet`). Given the switch's memory
   (``memory_bytes``), a row's share of those headers is counted from the packets the tables make
   (:func:`packets`: several units a UNIT and COPY packet, several sums a SUM packet on a pinned
@@ -94,17 +95,18 @@ def predict_epoch_exchange_s(job, workers: int, gbps: float, latency_us: float =
 
         arrays = load_plans(f"{job.directory}/plans.npz")
     for layer, plan in enumerate(job.plans):
-        dim = job.widths[layer]
+        width = job.widths[layer]
+        dim = width // job.planned[layer].get("slices", 1)  # a row's, or a column slice's (.slices)
         row = wire_bytes(dim)
         if arrays is not None and chunks_of(dim) == 1:
             p = arrays[layer]
             v = layer_view(p, memory_bytes, overlap)
             row = packed_wire_bytes(dim, packets(p, v, copy_masks(p, v), shards=shards, held=held), held)
         ina = simulate(dataclasses.replace(plan, feature_bytes=max(1, round(row))), net, config).completion_time_s
-        host = ina_plan(rel, "host", 4 * dim + 8, None)
+        host = ina_plan(rel, "host", 4 * width + 8, None)
         p2p = simulate(host, net, config).completion_time_s
-        times = 1 if layer == 0 and dim == job.dims[0] else 2
-        layers.append({"layer": layer, "dim": dim, "ina_s": ina, "p2p_s": p2p, "times_per_epoch": times,
+        times = 1 if layer == 0 and width == job.dims[0] else 2
+        layers.append({"layer": layer, "dim": width, "ina_s": ina, "p2p_s": p2p, "times_per_epoch": times,
                        "ina_row_bytes": row})
         ina_s += times * ina
         p2p_s += times * p2p

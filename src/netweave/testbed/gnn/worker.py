@@ -30,6 +30,7 @@ from ..net.ports import GNN_DATA, GNN_DOWN, GNN_PEER
 from ..net.role import RoleConfig
 from .job import train_epochs
 from .plans import load_plans
+from .slices import SlicedTransport, sliced_boundary
 from .wire import (BYE, COPIES, DONE, EXCHANGE_KINDS, GRAD, GRAD_CHUNK, GRADSUM, HEADER, HELLO, MAGIC, NEXT, ROWS, SUMS, UNITS, Conn,
                    ProtocolError, pump)
 
@@ -318,28 +319,32 @@ def worker(cfg: WorkerConfig) -> None:
     switch = Conn(_connect(cfg.switch, deadline), -1)
     switch.queue(HELLO, sender=rank)
     switch.flush()  # now: the agent may wait for it before it serves anyone
+    if cfg.exchange == "ina":  # the plans' vertices: the graph's, or their column slices' (.slices)
+        plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
+        slices = [int(p["slices"]) for p in plans]
+        boundary = sliced_boundary(layout.boundary, plans[0]["parts"].size // slices[0], max(slices))
     if cfg.exchange == "ina" and cfg.dataplane == "xdp":
         from .packet_transport import PacketTransport
         from .rate import RateControl
 
-        plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.bind((cfg.address, GNN_DOWN))
-        transport = PacketTransport(sock, (cfg.switch[0], GNN_DATA), rank, plans, layout.boundary, cfg.memory_bytes,
+        transport = PacketTransport(sock, (cfg.switch[0], GNN_DATA), rank, plans, boundary, cfg.memory_bytes,
                                     overlap=cfg.overlap, timeout_s=timeout, retransmit_s=cfg.retransmit_s,
                                     link_gbps=cfg.link_gbps,
                                     rate=RateControl(cfg.link_gbps * 1e9) if cfg.congestion_control else None,
                                     fast_pull=cfg.fast_pull, shards=cfg.switch_shards)
         conns = [switch]
     elif cfg.exchange == "ina":
-        plans = load_plans(os.path.join(cfg.directory, "plans.npz"))
-        transport = SwitchTransport(switch, rank, plans, layout.boundary, timeout)
+        transport = SwitchTransport(switch, rank, plans, boundary, timeout)
         conns = [switch]
     else:
         peers = peer_mesh(rank, workers, (cfg.address, GNN_PEER), {p: (a, GNN_PEER) for p, a in cfg.peers.items()},
                           deadline, timeout)
         transport = PeerTransport(peers, rank, data, layout.boundary, timeout)
         conns = [switch, *peers.values()]
+    if cfg.exchange == "ina" and max(slices) > 1:
+        transport = SlicedTransport(transport, slices, max(slices))
     exchange = SumExchange(layout, transport, len(cfg.dims) - 1, overlap_local=cfg.overlap_local)
     if cfg.exchange == "ina" and cfg.dataplane == "xdp":  # every worker's UDP socket is bound before any packet
         barrier(switch, rank, timeout)

@@ -181,8 +181,9 @@ def main() -> None:
                          "where they are at least one a worker)")
     ap.add_argument("--no-overlap-local", action="store_true",
                     help="each worker sums its own neighbours' rows after its exchange (default: while it is on the wire)")
-    ap.add_argument("--column-slices", type=int, default=1,
-                    help="INA sends each row as this many column slices, slice by slice (1: whole rows)")
+    ap.add_argument("--column-slices", type=int, default=0,
+                    help="INA sends each row as this many column slices, slice by slice (1: whole rows; 0: where "
+                         "the model says the sums come down sooner)")
     ap.add_argument("--no-predict", action="store_true", help="skip the simulator's predictions")
     ap.add_argument("--predict-budget-s", type=float, default=900,
                     help="stop predicting (what is left is marked skipped) after this many seconds")

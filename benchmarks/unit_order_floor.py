@@ -1,9 +1,10 @@
-"""How early can an in-network exchange's sums come down? A model of one layer's exchange through
-the SwitchGNN switch with everything in one block, counted in slots (one unit's or one sum's
-serialization time on a link): every worker sends its units back to back, a destination's sum
-leaves the switch once its last unit is in, and each owner's downlink takes one sum a slot in
-the order they complete. The exchange ends when the last downlink is done: max(up, down) if
-destinations complete while units still go up, up + down if they all complete at the end.
+"""How early can an in-network exchange's sums come down? The model of one layer's exchange through
+the SwitchGNN switch with everything in one block (``netweave.testbed.gnn.completion``), counted
+in slots (one unit's or one sum's serialization time on a link): every worker sends its units back
+to back, a destination's sum leaves the switch once its last unit is in, and each owner's downlink
+takes one sum a slot in the order they complete. The exchange ends when the last downlink is
+done: max(up, down) if destinations complete while units still go up, up + down if they all
+complete at the end.
 
     python benchmarks/unit_order_floor.py reddit-like:scale=0.02 [--greedy]
 
@@ -15,45 +16,11 @@ prints the slots of each order beside up, down and up + down (BENCHMARKS.md, iss
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 
 import numpy as np
-import scipy.sparse as sp
 
-
-def layer_model(p: dict) -> dict:
-    """A one-block plan's units, their workers, and the (destination, unit) pairs."""
-    from netweave.testbed.gnn.plans import edge_ranges
-
-    m = int(p["num_workers"])
-    if int(p["num_blocks"]) != 1:
-        sys.exit(f"netweave: error: the plan has {int(p['num_blocks'])} blocks; the model takes one (give more --memory)")
-    e, unit = edge_ranges(p["unit_lo"], p["unit_hi"])
-    dests, dest_of_edge = np.unique(p["dst"][e], return_inverse=True)
-    worker = np.repeat(np.arange(m), np.diff(p["unit_ptr"]))
-    a = sp.csr_matrix((np.ones(e.size), (dest_of_edge, unit)), shape=(dests.size, p["unit_lo"].size))
-    a.sum_duplicates()
-    return {"m": m, "worker": worker, "owner": p["parts"][dests], "a": a}
-
-
-def finish(model: dict, pos: np.ndarray, columns: int = 1) -> tuple[float, float]:
-    """The slot the last downlink ends in, and the median destination's completion, for units
-    sent at positions ``pos`` (each worker's 0, 1, ...). With ``columns`` = k > 1 (beyond the
-    paper) each row goes as k slices of 1/k slot, every unit's slice 0 first, then every unit's
-    slice 1, …; a destination's slice is a sum of its own that leaves once its units' slices are
-    in, and takes 1/k slot on its owner's downlink."""
-    a, k = model["a"], columns
-    sent = np.bincount(model["worker"], minlength=model["m"])[model["worker"]]  # each unit's sender's units
-    done = []
-    for s in range(k):
-        t = (s * sent + pos + 1.0) / k
-        done.append(np.maximum.reduceat(t[a.indices], a.indptr[:-1]) if a.nnz else np.zeros(0))
-    ends = []
-    for o in range(model["m"]):
-        c = np.sort(np.concatenate([d[model["owner"] == o] for d in done]))
-        ends.append(float(np.max(c + np.arange(c.size, 0, -1) / k)) if c.size else 0.0)
-    return max(ends), float(np.median(done[-1]))
+from netweave.testbed.gnn.completion import finish, layer_model, plan_order
 
 
 def by_rank(model: dict, rank: np.ndarray) -> np.ndarray:
@@ -105,14 +72,17 @@ def main() -> None:
     from netweave.testbed.gnn.plans import load_plans
 
     with tempfile.TemporaryDirectory() as d:
-        prepare_gnn_job(args.dataset, args.workers, args.memory, d, hidden=args.hidden)
+        prepare_gnn_job(args.dataset, args.workers, args.memory, d, hidden=args.hidden, column_slices=1)
         p = load_plans(f"{d}/plans.npz")[0]
+    if int(p["num_blocks"]) != 1:
+        raise SystemExit(f"netweave: error: the plan has {int(p['num_blocks'])} blocks; the model takes one "
+                         "(give more --memory)")
     model = layer_model(p)
     up = int(np.bincount(model["worker"], minlength=model["m"]).max())
     down = int(np.bincount(model["owner"], minlength=model["m"]).max())
     print(f"{args.dataset}, layer 0: {model['a'].shape[1]} units, {model['a'].shape[0]} destinations; "
           f"slots up {up}, down {down}, up + down {up + down}")
-    plan = np.concatenate([np.arange(n) for n in np.bincount(model["worker"], minlength=model["m"])])
+    plan = plan_order(model)
     indegree = np.diff(model["a"].indptr)
     orders = {"the plan's": plan, "by in-degree": by_rank(model, np.argsort(np.argsort(indegree, kind="stable")))}
     if args.greedy:

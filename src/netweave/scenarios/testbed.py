@@ -192,7 +192,8 @@ class TestbedGnnScenario:
     CPUs the switch's shards leave free when those are one a worker or more (False: any CPU);
     ``overlap_local`` sums each worker's own neighbours' rows while its exchange is on the wire
     (False: after it); ``column_slices`` sends INA's rows as that many column slices, each slice's
-    sums coming down while the next goes up (1: whole rows)."""
+    sums coming down while the next goes up (1: whole rows; 0: 2 where a model of the plan says
+    the sums come down sooner, else 1)."""
 
     __test__ = False
 
@@ -219,7 +220,7 @@ class TestbedGnnScenario:
     switch_cpus: int = 0
     isolate_switch: bool = True
     overlap_local: bool = True
-    column_slices: int = 1
+    column_slices: int = 0
 
     @property
     def memory_bytes(self) -> int:

@@ -99,8 +99,8 @@ def test_the_job_slices_the_layers_of_one_block_whose_width_k_divides(tmp_path):
         save_plans(f"{tmp_path}/crafted.npz", crafted)
         with pytest.raises(ValueError, match=words):
             load_plans(f"{tmp_path}/crafted.npz")
-    with pytest.raises(NetweaveError, match="--column-slices 0"):
-        prepare_gnn_job("cora", 4, 200_000, str(tmp_path), column_slices=0)
+    with pytest.raises(NetweaveError, match="--column-slices 17"):
+        prepare_gnn_job("cora", 4, 200_000, str(tmp_path), column_slices=17)
 
 
 def test_the_simulator_sends_a_slice_a_row_and_p2p_whole_rows(tmp_path):
@@ -168,4 +168,5 @@ def test_bad_column_slices_are_one_line():
     done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", "cora", "--column-slices", "17"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip() == "netweave: error: --column-slices 17: give 1 (whole rows) to 16"
+    assert done.stderr.strip() == ("netweave: error: --column-slices 17: give 1 (whole rows) to 16, or 0 to let "
+                                   "the model choose each layer's")

@@ -8,7 +8,8 @@ the same training in one process as the reference every run is checked against.
   ``transform_first`` (the default) a layer's plan is sized to the width its exchange carries,
   ``h W`` where the layer narrows (:func:`~netweave.runtime.models.exchange_widths`). With
   ``column_slices`` k > 1 a layer whose plan is one block and whose width k divides is sent in
-  k column slices (:mod:`.slices`, beyond the paper); the plan is sized at the whole width.
+  k column slices (:mod:`.slices`, beyond the paper; the plan is sized at the whole width); with
+  0 (the default) where :func:`~.completion.choose_slices` says the sums come down sooner.
 * :func:`train_epochs`: full-graph GCN training (Adam, decay on the first layer) over any
   exchange, the trainer's step (:func:`netweave.runtime.trainer.forward_backward`) with the
   gradients and the loss summed by ``allreduce``.
@@ -27,6 +28,7 @@ from ...errors import NetweaveError
 from .fixed import AGGREGATOR_BYTES
 from .tables import footprint
 from .plans import plan_arrays, save_plans
+from .completion import choose_slices
 from .slices import check_slices
 from .slices import column_slices as sliced
 
@@ -56,7 +58,7 @@ class GnnJob:
 
 def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: str, *, hidden: int = 16, layers: int = 2,
                     seed: int = 0, blocking: str = "paper", overlap: bool = False,
-                    transform_first: bool = True, column_slices: int = 1) -> GnnJob:
+                    transform_first: bool = True, column_slices: int = 0) -> GnnJob:
     """Everything the switch and the workers load (see the module docstring), in ``directory``."""
     import scipy.sparse as sp
 
@@ -88,7 +90,10 @@ def prepare_gnn_job(dataset: str, workers: int, memory_bytes: int, directory: st
         # aggregators hold 8-byte fixed-point lanes (.fixed), placed as the kernel data plane does (.tables)
         plan = ina_plan(rel, "switchgnn", AGGREGATOR_BYTES * footprint(width), memory_bytes, "gamr", seed, blocking=blocking,
                         forward=True, overlap=overlap)
-        k = column_slices if plan.num_blocks == 1 and width % column_slices == 0 else 1
+        if column_slices == 0:  # where the model says the sums come down sooner
+            k = choose_slices(plan_arrays(plan, width), width)
+        else:
+            k = column_slices if plan.num_blocks == 1 and width % column_slices == 0 else 1
         plan = sliced(plan, k, graph.num_nodes)
         plans.append(plan_arrays(plan, width // k, k))
         ina_plans.append(plan)

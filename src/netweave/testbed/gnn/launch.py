@@ -167,7 +167,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          switch_buffer_kb: float = 0.0, fast_pull: bool = True,
                          transform_first: bool = True, grad_chunk: int = GRAD_CHUNK,
                          pin_switch: bool = True, switch_cpus: int = 0, isolate_switch: bool = True,
-                         overlap_local: bool = True, column_slices: int = 1) -> GnnTestbedRun:
+                         overlap_local: bool = True, column_slices: int = 0) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
     agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
@@ -195,7 +195,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     :meth:`~netweave.runtime.ina_exchange.SumExchange.propagate`; False: after it);
     ``column_slices``: INA sends each row of a one-block layer whose width it divides as that many
     column slices, every unit's first slice before any unit's second, so that the first slices'
-    sums come down while the rest go up (beyond the paper: :mod:`.slices`; 1: whole rows)."""
+    sums come down while the rest go up (beyond the paper: :mod:`.slices`; 1: whole rows; 0, the
+    default: 2 where the model of :mod:`.completion` ends the exchange in 90 % of the slots or
+    fewer, else 1)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -250,7 +252,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         os.chmod(directory, 0o755)
         job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden=hidden, layers=layers, seed=seed,
                               blocking=blocking, overlap=overlap and exchange == "ina", transform_first=transform_first,
-                              column_slices=column_slices if exchange == "ina" else 1)
+                              column_slices=column_slices if exchange == "ina" else 1)  # p2p's rows whole
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None

@@ -26,11 +26,13 @@ MAX_SLICES = 16  # column slices a layer, at most (a worker's sliced rows are th
 
 
 def check_slices(k: int) -> None:
-    """A user's ``--column-slices``: 1 (whole rows) to :data:`MAX_SLICES`."""
+    """A user's ``--column-slices``: 0 (chosen per layer, :func:`~.completion.choose_slices`) or 1
+    (whole rows) to :data:`MAX_SLICES`."""
     from ...errors import NetweaveError
 
-    if not 1 <= k <= MAX_SLICES:
-        raise NetweaveError(f"--column-slices {k}: give 1 (whole rows) to {MAX_SLICES}")
+    if not 0 <= k <= MAX_SLICES:
+        raise NetweaveError(f"--column-slices {k}: give 1 (whole rows) to {MAX_SLICES}, or 0 to let the "
+                            "model choose each layer's")
 
 
 def column_slices(plan, k: int, num_vertices: int):

@@ -140,10 +140,12 @@ def plot(results: dict, path: Path) -> None:
         where = (f"{cpus} CPUs (sharded)" if cpus > 1 else "one CPU") if results["pin_switch"] else "any CPU"
         wire += (f", switch on {where}, gradients "
                  f"{'streamed' if results.get('grad_chunk') else 'in one message'}")
-    fig.suptitle(f"GCN ({results['layers']} layers, {results['hidden']} hidden, {wire}), {results['workers']} workers on an "
+    k = results.get("column_slices", 1)
+    wire += {1: "", 0: ", INA's rows in column slices where the model says"}.get(k, f", INA's rows in {k} column slices")
+    fig.suptitle(f"GCN ({results['layers']} layers, {results['hidden']} hidden), {results['workers']} workers on an "
                  f"emulated star (netns + HTB), switch memory {results['memory_bytes'] / 1e6:g} MB "
-                 f"({results['blocking']} blocks)\n{results.get('machine', '')}", fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))  # the title (two lines) above the top row's
+                 f"({results['blocking']} blocks)\n{wire}\n{results.get('machine', '')}", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))  # the title (three lines) above the top row's
     fig.savefig(path, dpi=100)
 
 

@@ -115,7 +115,8 @@ def test_bad_input_is_one_line():
                         (["cora", "--switch-cpus", "99"], "this machine's CPUs"),
                         (["cora", "--switch-cpus", "-1"], "this machine's CPUs"),
                         (["cora", "--switch-cpus", "2", "--no-pin-switch"], "CPUs of their own"),
-                        (["cora", "--column-slices", "-1"], "give 1 (whole rows) to 16")):
+                        (["cora", "--column-slices", "-1"], "give 1 (whole rows) to 16"),
+                        (["cora", "--column-slices", "2", "--dataplane", "user"], "need the kernel data plane")):
         done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", *args], capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == 2, done.stderr

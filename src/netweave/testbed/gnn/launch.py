@@ -251,15 +251,15 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                             "drop --no-pin-switch")
     require()
     run = GnnTestbedRun(exchange)
+    kernel = exchange == "ina" and dataplane == "xdp"
     with tempfile.TemporaryDirectory(prefix="netweave-gnn-") as directory:
         os.chmod(directory, 0o755)
         job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden=hidden, layers=layers, seed=seed,
                               blocking=blocking, overlap=overlap and exchange == "ina", transform_first=transform_first,
-                              column_slices=column_slices if exchange == "ina" and dataplane == "xdp" else 1)
+                              column_slices=column_slices if kernel else 1)
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None
-        kernel = exchange == "ina" and dataplane == "xdp"
         pinned = pick_switch_cpus(switch_cpus) if kernel and pin_switch else []  # shard s on pinned[s]
         shards = len(pinned) or 1
         apart = host_cpus(pinned, workers) if isolate_switch else None  # the hosts' CPUs, if none of the switch's

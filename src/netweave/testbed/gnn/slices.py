@@ -48,9 +48,6 @@ def column_slices(plan, k: int, num_vertices: int):
         raise ValueError(f"column slices take a plan of one block, not {plan.num_blocks}")
     m, c, n = plan.num_workers, plan.src.size, num_vertices
 
-    def tiled(a, step):
-        return np.concatenate([a + s * step for s in range(k)])
-
     def per_worker(ptr):
         """Indices into the worker-grouped arrays, each worker's run repeated ``k`` times, and each
         index's slice."""
@@ -61,18 +58,23 @@ def column_slices(plan, k: int, num_vertices: int):
     dest, dest_slice = per_worker(plan.dest_ptr)
     return dataclasses.replace(
         plan, feature_bytes=max(1, plan.feature_bytes // k), parts=np.tile(plan.parts, k),
-        src=tiled(plan.src, n), dst=tiled(plan.dst, n), block=np.tile(plan.block, k),
+        src=tiled(plan.src, n, k), dst=tiled(plan.dst, n, k), block=np.tile(plan.block, k),
         unit_lo=plan.unit_lo[unit] + unit_slice * c, unit_hi=plan.unit_hi[unit] + unit_slice * c,
-        unit_to=plan.unit_to[unit], unit_ptr=plan.unit_ptr * k, in_edges=tiled(plan.in_edges, c),
+        unit_to=plan.unit_to[unit], unit_ptr=plan.unit_ptr * k, in_edges=tiled(plan.in_edges, c, k),
         dest_v=plan.dest_v[dest] + dest_slice * n, dest_lo=plan.dest_lo[dest] + dest_slice * c,
         dest_hi=plan.dest_hi[dest] + dest_slice * c, dest_ptr=plan.dest_ptr * k,
         forward=None if plan.forward is None else np.tile(plan.forward, k))
 
 
+def tiled(a: np.ndarray, step: int, k: int) -> np.ndarray:
+    """``a``, then ``a + step``, …, ``a + (k - 1)·step``: ids (vertices, edges) of every slice."""
+    return np.concatenate([a + s * step for s in range(k)])
+
+
 def sliced_boundary(boundary: np.ndarray, num_vertices: int, k: int) -> np.ndarray:
     """A worker's boundary vertices (sorted global ids) in the ``k``-sliced numbering: every
     slice's, slice by slice (still sorted)."""
-    return np.concatenate([boundary + s * num_vertices for s in range(k)])
+    return tiled(boundary, num_vertices, k)
 
 
 class SlicedTransport:

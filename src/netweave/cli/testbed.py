@@ -110,7 +110,7 @@ def testbed_gnn(
     switch_cpus: int = typer.Option(0, "--switch-cpus", help="Spread the kernel data plane's aggregators over this many CPUs, the last ones, each adding into its own (beyond the paper; 1: one CPU does it all; 0: one for each CPU the workers leave free, 2 to 8, 1 on one CPU)."),
     isolate_switch: bool = typer.Option(True, "--isolate-switch/--share-switch-cpus", help="Run the workers and the switch agent on the CPUs the pinned switch's shards leave free, where those are at least one a worker (each host and the switch on CPUs of their own, as in a cluster), or on any CPU."),
     overlap_local: bool = typer.Option(True, "--overlap-local/--no-overlap-local", help="With --transform-first, each worker sums its own neighbours' rows while its exchange is on the wire (both exchanges; beyond the papers), or after it."),
-    column_slices: int = typer.Option(0, "--column-slices", help="INA through the kernel data plane: send each row as this many column slices, every unit's first slice before any unit's second, so the first slices' sums come down while the rest go up (beyond the paper; a layer of one block whose width it divides; 1: whole rows; 0: 2 where a model of the plan says its sums come down sooner, else 1)."),
+    column_slices: int = typer.Option(0, "--column-slices", help="INA: send each row as this many column slices, every unit's first slice before any unit's second, so the first slices' sums come down while the rest go up (beyond the paper; a layer of one block whose width it divides; 1: whole rows; 0: 2 where a model of the plan says its sums come down sooner, else 1)."),
     as_json: bool = JsonOpt,
 ):
     """Train GCN full-graph with its embedding exchange through an emulated SwitchGNN switch (or peer to peer)."""

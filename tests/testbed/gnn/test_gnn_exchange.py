@@ -115,8 +115,7 @@ def test_bad_input_is_one_line():
                         (["cora", "--switch-cpus", "99"], "this machine's CPUs"),
                         (["cora", "--switch-cpus", "-1"], "this machine's CPUs"),
                         (["cora", "--switch-cpus", "2", "--no-pin-switch"], "CPUs of their own"),
-                        (["cora", "--column-slices", "-1"], "give 1 (whole rows) to 16"),
-                        (["cora", "--column-slices", "2", "--dataplane", "user"], "need the kernel data plane")):
+                        (["cora", "--column-slices", "-1"], "give 1 (whole rows) to 16")):
         done = subprocess.run([sys.executable, "-m", "netweave", "testbed", "gnn", *args], capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == 2, done.stderr
@@ -172,19 +171,23 @@ def test_ina_through_the_kernel_data_plane_follows_single_process(overlap, trans
 
 @needs_root
 @pytest.mark.slow
-@pytest.mark.parametrize("slices,loss", [(2, 0.0), (4, 0.05)], ids=["kernel", "kernel-loss"])
-def test_column_slices_follow_single_process(slices, loss):
+@pytest.mark.parametrize("slices,loss,dataplane", [(2, 0.0, "xdp"), (4, 0.05, "xdp"), (2, 0.0, "user")],
+                         ids=["kernel", "kernel-loss", "agent"])
+def test_column_slices_follow_single_process(slices, loss, dataplane):
     """Rows of layer 0 (16 values) in 2 or 4 column slices, every unit's first slice before any
     unit's second (testbed/gnn/slices.py); layer 1's 7 values whole. Through the kernel data plane,
-    also under 5 % loss per link (the pulls name sliced cells)."""
+    also under 5 % loss per link (the pulls name sliced cells), and through the userspace agent."""
     from netweave.testbed.gnn import train_gnn_on_testbed
 
     r = train_gnn_on_testbed("cora", workers=4, exchange="ina", memory_bytes=200_000, gbps=1.0, epochs=2,
-                             timeout_s=60, dataplane="xdp", loss=loss, retransmit_s=0.05, switch_cpus=1,
+                             timeout_s=60, dataplane=dataplane, loss=loss, retransmit_s=0.05, switch_cpus=1,
                              column_slices=slices)
     assert [(p["dim"], p["slices"], p["blocks"]) for p in r.planned[:2]] == [(16, slices, 1), (7, 1, 1)]
     assert r.planned[0]["units"] == slices * r.planned[1]["units"]  # every unit once a slice
-    assert r.switch["kernel_sums"] > 0 and r.switch["kernel_bad"] == 0 and r.switch["kernel_saturated"] == 0
+    if dataplane == "user":
+        assert r.switch["sums"] > 0 and r.switch["bypassed_destinations"] == 0
+    else:
+        assert r.switch["kernel_sums"] > 0 and r.switch["kernel_bad"] == 0 and r.switch["kernel_saturated"] == 0
     if loss:
         assert sum(t["pulls"] for t in r.transport) > 0 and r.switch["kernel_resends"] > 0
     assert r.max_logit_diff <= 1e-5

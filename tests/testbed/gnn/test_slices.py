@@ -4,6 +4,7 @@ unit's first slice before any unit's second; the plans' files say how each layer
 crafted one is refused; a worker's transport splits and joins its rows; the simulator's row is a
 slice's; bad input is one line."""
 
+import socket
 import subprocess
 import sys
 
@@ -16,7 +17,10 @@ from netweave.graph import load_dataset
 from netweave.ina import boundary_relation
 from netweave.ina.plan import ina_plan
 from netweave.partition import Partition, metis_partition
+from netweave.testbed.gnn.plans import plan_arrays
 from netweave.testbed.gnn.slices import MAX_SLICES, SlicedTransport, column_slices, sliced_boundary
+from netweave.testbed.gnn.wire import GRADSUM, SUMS, Conn, ProtocolError, pump
+from netweave.testbed.gnn.worker import SwitchTransport, grad_sum
 
 
 @pytest.fixture(scope="module")
@@ -162,6 +166,34 @@ def test_a_workers_transport_splits_its_rows_into_slices_and_joins_the_sums(cora
             assert inner.calls == [(4 * n, 2)]  # 4 slices of 2 values a row
             np.testing.assert_allclose(t.end(), want, rtol=1e-5, atol=1e-4)
     assert t.plans is plans  # anything else is the inner transport's
+
+
+def test_sums_that_come_with_the_gradients_wait_for_the_next_exchange_through_the_slices(cora_plan):
+    """A faster worker may begin the next exchange while this one still sums its gradients, and the
+    switch agent then sends this worker sums that wait for none of its units: they must reach the
+    transport on the switch's stream through SlicedTransport (a wrapper once refused them, and the
+    worker died: 1 in 8 runs through the userspace agent)."""
+    g, parts, plan = cora_plan
+    n = g.num_nodes
+    plans = [plan_arrays(column_slices(plan, 2, n), 64, 2)]
+    listener = socket.create_server(("127.0.0.1", 0))
+    with listener, socket.create_connection(listener.getsockname()) as a, listener.accept()[0] as b:
+        worker, switch = Conn(a), Conn(b)
+        t = SlicedTransport(SwitchTransport(worker, 0, plans, sliced_boundary(np.flatnonzero(parts == 0), n, 2), 5.0),
+                            [2], 2)
+        switch.queue(SUMS, np.array([n + 7], np.int32), np.array([3], np.int32), np.ones((1, 64), np.float32),
+                     layer=0, direction=0, block=0, count=1, dim=64, seq=1)  # exchange 1's: slice 1 of vertex 7
+        switch.queue(GRADSUM, np.full(3, 2.0, np.float32), count=3, offset=0, dim=3, seq=1)
+        pump([switch], lambda: True, lambda c, m: None, 5.0, "the sums")
+        got = grad_sum(worker, 0, np.ones(3, np.float32), 1, 5.0, on_other=getattr(t, "hold", None))
+        np.testing.assert_array_equal(got, [2.0, 2.0, 2.0])
+        assert [(m.kind, m.seq, m.count) for m in t.inner.early] == [(SUMS, 1, 1)]
+        switch.queue(SUMS, np.array([7], np.int32), np.array([3], np.int32), np.ones((1, 64), np.float32),
+                     layer=0, direction=0, block=0, count=1, dim=64, seq=1)
+        switch.queue(GRADSUM, np.full(3, 2.0, np.float32), count=3, offset=0, dim=3, seq=2)
+        pump([switch], lambda: True, lambda c, m: None, 5.0, "the sums")
+        with pytest.raises(ProtocolError, match="unexpected message kind"):  # a transport without a switch stream
+            grad_sum(worker, 0, np.ones(3, np.float32), 2, 5.0, on_other=getattr(object(), "hold", None))
 
 
 def test_bad_column_slices_are_one_line():

@@ -24,7 +24,9 @@ from netweave.testbed.net.supervisor import Supervisor
 from netweave.topology import load_topology_spec
 
 missing = netns.missing_requirements()
-needs_root = pytest.mark.skipif(bool(missing), reason="multicast routing needs " + "; ".join(missing))
+no_mroute = mc.multicast_routing_missing()
+needs_root = pytest.mark.skipif(bool(missing) or bool(no_mroute),
+                                reason=no_mroute or "multicast routing needs " + "; ".join(missing))
 
 
 # -- the tree (pure) -----------------------------------------------------------------------------
@@ -352,3 +354,17 @@ def test_a_router_ends_on_sigterm_with_its_counters_and_refuses_a_bad_config():
                                "netweave.testbed.net.multicast", bad.to_json()], capture_output=True, text=True, timeout=30)
         assert done.returncode != 0 and "nope0" in done.stderr and len(done.stderr.strip().splitlines()) == 1
         assert len(netns.run(["ip", "netns", "exec", p.namespace["S0"], "cat", "/proc/net/ip_mr_vif"]).splitlines()) == 1
+
+
+def test_a_kernel_without_multicast_routing_is_named_in_one_line(tmp_path, monkeypatch):
+    """Without CONFIG_IP_MROUTE the kernel has no multicast routing table; the runs that need it
+    (the PS's parameter multicast) say so before any namespace is made."""
+    from netweave.testbed.agg import TrainRun, train
+    from netweave.testbed.agg import run as agg_run
+
+    assert mc.multicast_routing_missing(str(tmp_path / "ip_mr_vif")) == mc.NO_MROUTE
+    (tmp_path / "ip_mr_vif").write_text("Interface      BytesIn  PktsIn  BytesOut PktsOut Flags Local    Remote\n")
+    assert mc.multicast_routing_missing(str(tmp_path / "ip_mr_vif")) is None
+    monkeypatch.setattr(agg_run, "multicast_routing_missing", lambda: mc.NO_MROUTE)
+    with pytest.raises(NetweaveError, match="CONFIG_IP_MROUTE"):
+        train(TrainRun(topology=load_topology_spec("star:n=3"), precisions=("fp32", "fp32"), routing="ps", mode="ps"))

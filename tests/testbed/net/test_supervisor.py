@@ -22,11 +22,15 @@ class ScriptConfig(RoleConfig):
     sleep_s: float = 0.0
     error: str = ""
     affinity: bool = False
+    noise: int = 0  # bytes written to stderr first (libbpf's verifier log: about a megabyte)
 
 
 ROLE = textwrap.dedent('''
     import json, os, sys, time
     c = json.loads(sys.argv[1])  # a ScriptConfig
+    for _ in range(c["noise"] // 100):
+        sys.stderr.write("x" * 99 + "\\n")
+    sys.stderr.flush()
     if c["affinity"]:
         print(json.dumps({"cpus": sorted(os.sched_getaffinity(0))}), flush=True)
     for line in c["lines"]:
@@ -122,3 +126,17 @@ def test_a_role_runs_on_the_cpus_it_is_given(role_module):
         s.wait([one, every], 10)
     assert json.loads(one.stdout.splitlines()[0]) == {"cpus": mine[-1:]}
     assert json.loads(every.stdout.splitlines()[0]) == {"cpus": mine}
+
+
+def test_a_role_that_writes_a_megabyte_to_stderr_first_still_starts_and_fails_in_one_line(role_module):
+    """A pipe holds 64 KiB: a role writing more to stderr before its ready line (libbpf prints the
+    verifier's log of a refused program there) once blocked until the run's timeout."""
+    with Supervisor(20) as s:
+        agent = s.start("the agent", None, role_module, ScriptConfig(noise=1 << 20, lines=('{"ready": true}',)),
+                        ready=True)
+        agent.proc.wait(timeout=20)
+        assert agent.stderr().count("\n") <= (1 << 16) // 100 + 1  # its tail only: memory stays bounded
+    with Supervisor(20) as s:
+        with pytest.raises(NetweaveError, match=r"^the agent did not start: the kernel refused it$"):
+            s.start("the agent", None, role_module, ScriptConfig(noise=1 << 20, exit=1, error="the kernel refused it"),
+                    ready=True)

@@ -195,9 +195,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     :meth:`~netweave.runtime.ina_exchange.SumExchange.propagate`; False: after it);
     ``column_slices``: INA sends each row of a one-block layer whose width it divides as that many
     column slices, every unit's first slice before any unit's second, so that the first slices'
-    sums come down while the rest go up (beyond the paper: :mod:`.slices`; kernel data plane only:
-    p2p and the userspace agent take whole rows; 1: whole rows; 0, the default: 2 where the model
-    of :mod:`.completion` ends the exchange in 90 % of the slots or fewer, else 1)."""
+    sums come down while the rest go up (beyond the paper: :mod:`.slices`; both data planes; p2p
+    takes whole rows; 1: whole rows; 0, the default: 2 where the model of :mod:`.completion` ends
+    the exchange in 90 % of the slots or fewer, else 1)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -236,9 +236,6 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     if memory_bytes < 0:
         raise NetweaveError(f"--memory {memory_bytes}: give a non-negative size")
     check_slices(column_slices)
-    if column_slices > 1 and exchange == "ina" and dataplane != "xdp":
-        raise NetweaveError(f"--column-slices {column_slices}: column slices need the kernel data plane (--dataplane "
-                            "xdp); the userspace agent takes whole rows")
     cpus = len(os.sched_getaffinity(0))
     most = min(MAX_SHARDS, cpus)
     if not 0 <= switch_cpus <= most:
@@ -256,7 +253,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         os.chmod(directory, 0o755)
         job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden=hidden, layers=layers, seed=seed,
                               blocking=blocking, overlap=overlap and exchange == "ina", transform_first=transform_first,
-                              column_slices=column_slices if kernel else 1)
+                              column_slices=column_slices if exchange == "ina" else 1)
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None

@@ -60,6 +60,12 @@ class SwitchTransport:
         self.boundary = boundary
         self.early = []
 
+    def hold(self, conn: Conn, m) -> None:
+        """A message of a later exchange that came while the worker summed its gradients (a faster
+        worker began the exchange, and the switch completed sums of this worker's that wait for
+        none of its units): the exchange reads it first."""
+        self.early.append(m)
+
     def exchange(self, layer: int, direction: int, rows: np.ndarray) -> np.ndarray:
         import scipy.sparse as sp
 
@@ -352,15 +358,12 @@ def worker(cfg: WorkerConfig) -> None:
     steps = [0]
 
     def allreduce(flat: np.ndarray) -> np.ndarray:
-        def early(conn, m):  # sums of the next exchange may follow the gradients at once
-            if not isinstance(transport, SwitchTransport):
-                raise ProtocolError(f"worker {rank}: unexpected message kind {m.kind} from the switch")
-            transport.early.append(m)
-
         steps[0] += 1
-        # float32 on the wire: the gradients' own precision (flat is their float64 copy, exact)
+        # float32 on the wire: the gradients' own precision (flat is their float64 copy, exact). Sums
+        # of the next exchange may follow the gradients at once: the transport on the switch's stream
+        # holds them (through SlicedTransport too); on any other, the switch's stream has none.
         return grad_sum(switch, rank, flat.astype(np.float32), steps[0], timeout, chunk=cfg.grad_chunk,
-                        on_other=early).astype(np.float64)
+                        on_other=getattr(transport, "hold", None)).astype(np.float64)
 
     def measure() -> dict:
         udp = getattr(transport, "bytes", {"sent": 0, "received": 0})

@@ -28,6 +28,7 @@ Group addresses are ``239.78.0.x`` (:func:`group_address`). The PS's socket
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
@@ -175,6 +176,19 @@ def read_cache(path: str = "/proc/net/ip_mr_cache") -> list[dict]:
     return out
 
 
+MROUTE_TABLE = "/proc/net/ip_mr_vif"  # there only where the kernel routes IPv4 multicast (CONFIG_IP_MROUTE)
+NO_MROUTE = ("this kernel does not route IPv4 multicast (built without CONFIG_IP_MROUTE: no "
+             f"{MROUTE_TABLE}), which the PS's parameter multicast (--mode ps, --routing ps) needs; run on a "
+             "kernel built with it, or train with --mode stream (the default) or --routing ring")
+
+
+def multicast_routing_missing(table: str = MROUTE_TABLE) -> str | None:
+    """Why the switches cannot forward the PS's multicast (:data:`NO_MROUTE`), or None where the
+    kernel can: a kernel without ``CONFIG_IP_MROUTE`` has no multicast routing table, and ``MRT_INIT``
+    fails there with ENOPROTOOPT."""
+    return None if os.path.exists(table) else NO_MROUTE
+
+
 class MulticastRouter:
     """The namespace's multicast routing, for as long as this object lives (context manager):
     VIFs on ``interfaces`` (default: all but lo, sorted) and a static entry per route."""
@@ -196,6 +210,8 @@ class MulticastRouter:
             self.sock.setblocking(False)
         except OSError as e:
             self.close()
+            if e.errno == errno.ENOPROTOOPT:
+                raise NetweaveError(NO_MROUTE) from None
             raise NetweaveError(f"multicast routing could not be set up: {e.strerror or e}") from None
         except BaseException:
             self.close()

@@ -138,13 +138,14 @@ def pids_in(namespace: str) -> list[int]:
     return pids_by_namespace([namespace]).get(namespace, [])
 
 
-def python_in(namespace: str, module: str, *args: str) -> subprocess.Popen:
-    """``python -m module args`` in ``namespace``, its standard streams piped (text): the agents,
-    routers, PS and workers of a run. Closing its stdin tells such a process that its parent is done."""
+def python_in(namespace: str, module: str, *args: str, stderr=subprocess.PIPE) -> subprocess.Popen:
+    """``python -m module args`` in ``namespace``, its stdin and stdout piped (text), its stderr
+    piped or to ``stderr`` (a file): the agents, routers, PS and workers of a run. Closing its stdin
+    tells such a process that its parent is done."""
     import sys
 
     return subprocess.Popen(["ip", "netns", "exec", namespace, sys.executable, "-m", module, *args],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True)
 
 
 def interfaces() -> list[str]:

@@ -8,7 +8,10 @@ run of the testbed (gradient aggregation and the GNN exchange alike), and kills 
 runs when its block ends, however it ends.
 
 A role ends with status 0, or non-zero with its reason as the last line of its stderr. A status in
-``reasons`` (e.g. 3, "the loss diverged") reads as that reason; any other as "died".
+``reasons`` (e.g. 3, "the loss diverged") reads as that reason; any other as "died". A role's
+stderr goes to a temporary file, never a pipe: a role that writes more there than a pipe holds
+(libbpf's verifier log, a megabyte) would otherwise block before its ready line; only its last
+:data:`STDERR_TAIL` bytes are read back.
 """
 
 from __future__ import annotations
@@ -18,13 +21,17 @@ import os
 import select
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import IO
 
 from ...errors import NetweaveError
 from .netns import python_in
 from .role import RoleConfig
+
+STDERR_TAIL = 1 << 16  # bytes of a role's stderr read back: its last line and some before
 
 
 def last_line(text: str) -> str:
@@ -40,9 +47,18 @@ class Role:
     name: str
     proc: subprocess.Popen
     stdout: str = field(default="", repr=False)  # what it printed, once it ended (see Supervisor.wait)
+    err: IO[bytes] | None = field(default=None, repr=False)  # its stderr (a temporary file)
 
     def running(self) -> bool:
         return self.proc.poll() is None
+
+    def stderr(self) -> str:
+        """The last :data:`STDERR_TAIL` bytes the role wrote to its stderr so far."""
+        if self.err is None:
+            return ""
+        size = self.err.seek(0, os.SEEK_END)
+        self.err.seek(max(0, size - STDERR_TAIL))
+        return self.err.read().decode("utf-8", "replace")
 
 
 class Supervisor:
@@ -73,12 +89,13 @@ class Supervisor:
         """``python -m module CONFIG`` in ``namespace`` (None: this one); with ``ready``, wait for its
         first line; with ``cpus``, it runs on those CPUs only (set as it starts: ``ip netns exec``
         and Python's start-up are one thread until long after, and threads inherit the set)."""
+        err = tempfile.TemporaryFile()
         if namespace is None:
             proc = subprocess.Popen([sys.executable, "-m", module, config.to_json()], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                    stdout=subprocess.PIPE, stderr=err, text=True)
         else:
-            proc = python_in(namespace, module, config.to_json())
-        role = Role(name, proc)
+            proc = python_in(namespace, module, config.to_json(), stderr=err)
+        role = Role(name, proc, err=err)
         if cpus:
             try:
                 os.sched_setaffinity(proc.pid, cpus)
@@ -97,13 +114,12 @@ class Supervisor:
         if line:
             return json.loads(line)
         role.proc.wait(timeout=self.timeout_s)  # its stdout closed: it ended, or is ending
-        raise NetweaveError(f"{role.name} did not start: {last_line(role.proc.stderr.read())}")
+        raise NetweaveError(f"{role.name} did not start: {last_line(role.stderr())}")
 
     # -- failures --------------------------------------------------------------------------------
-    def failure(self, role: Role, stderr: str | None = None) -> NetweaveError:
-        """The one line for ``role``, which ended with a non-zero status (``stderr``: what it printed
-        there, when already read)."""
-        code, line = role.proc.returncode, last_line(role.proc.stderr.read() if stderr is None else stderr)
+    def failure(self, role: Role) -> NetweaveError:
+        """The one line for ``role``, which ended with a non-zero status."""
+        code, line = role.proc.returncode, last_line(role.stderr())
         if code in self.reasons:
             return NetweaveError(self.reasons[code].format(name=role.name, line=line))
         how = f"signal {-code}" if code < 0 else f"exit {code}: {line}"
@@ -149,7 +165,7 @@ class Supervisor:
             self.check([leader])
             if not finished:
                 raise NetweaveError(f"{leader.name} ended without its final report: "
-                                    f"{last_line(leader.proc.stderr.read())}")
+                                    f"{last_line(leader.stderr())}")
             return
 
     @staticmethod
@@ -188,14 +204,16 @@ class Supervisor:
 
     def finish(self, role: Role) -> dict:
         """Tell ``role`` that the run is over (its stdin closes) and return its last JSON line."""
-        out, err = role.proc.communicate(input="", timeout=self.timeout_s)
+        out, _ = role.proc.communicate(input="", timeout=self.timeout_s)
         if role.proc.returncode:
-            raise self.failure(role, err)
+            raise self.failure(role)
         return json.loads(last_line(out))
 
     def stop(self) -> None:
-        """Kill every role still running (and reap it)."""
+        """Kill every role still running (and reap it); close their stderr files."""
         for role in self.roles:
             if role.running():
                 role.proc.kill()
                 role.proc.wait()
+            if role.err is not None:
+                role.err.close()

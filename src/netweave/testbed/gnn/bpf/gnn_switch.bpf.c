@@ -383,10 +383,6 @@ static __always_inline struct scratch *the_scratch(void)
     return bpf_map_lookup_elem(&scratch, &(__u32){0});
 }
 
-struct touched {
-    int stale, complete, cleared;
-};
-
 struct walk {
     struct __sk_buff *skb;
     struct config *c;
@@ -497,32 +493,56 @@ static __always_inline void read_cell(const __s64 *v, __s64 *sum, __u32 o, __u32
     }
 }
 
-/* the cell at lane o, slot `slot` of entry g gets an addend (k aggregators, from lane xo of x: a
- * row's chunk, or the sum of cnt of them); its count reaching `need` completes it (its sum read into
- * s->sum). An entry of an earlier block is this block's now (cleared); an entry of a later block
- * leaves the unit stale. Under the entry's lock, or without it where one CPU alone adds into g
- * (LOCKLESS) */
-static __always_inline void touch_cell(struct entry *g, struct scratch *s, const __s64 *x, __u32 stamp, __u32 o,
-                                       __u32 xo, __u32 k, __u32 slot, __u32 need, __u32 cnt, struct touched *t)
+/* what touch_cell found (bits of its result) */
+#define T_CLEARED 1   /* the entry held an earlier block's cells: this block's now */
+#define T_STALE 2     /* a late unit of a finished block: the entry is a later block's */
+#define T_COMPLETE 4  /* the addend completed the cell: its sum is in the scratch's sum */
+#define T_MISSING 8   /* no such entry, or no scratch */
+
+/* the cell at slot `slot` of entry `at` of the aggregators (from lane slot * LANES) gets an addend
+ * (its k aggregators, for the scratch's n values a row, from lane xo of the addends: a row's chunk,
+ * or the sum of cnt of them); its count reaching `need` completes it (its sum read into the
+ * scratch's sum). The scratch's stamp is the packet's block. An entry of an earlier block is this block's
+ * now (cleared); an entry of a later block leaves the unit stale. Under the entry's lock, or without
+ * it where one CPU alone adds into it (LOCKLESS). A global function: the verifier walks it once,
+ * not on every path of the touch walk (add_touch, a bpf_loop callback it walks until its states
+ * converge): inlined there, the entry's clear and the cell's unrolled lanes took kernel 6.18.44's
+ * verifier past its million instructions */
+__attribute__((noinline)) int touch_cell(__u32 at, __u32 slot, __u32 xo, __u32 need, __u32 cnt)
 {
+    struct entry *g = bpf_map_lookup_elem(&aggs, &at);
+    struct scratch *s = the_scratch();
+    struct addends *a = bpf_map_lookup_elem(&addends, &(__u32){0});
+    if (!g || !s || !a)
+        return T_MISSING;
+    int r = 0;
+    slot &= ENTRY_AGGS - 1;
+    __u32 o = slot * LANES, k = (s->n + LANES - 1) / LANES, stamp = s->stamp;
+    if (!LOCKLESS)
+        bpf_spin_lock(&g->lock);
     if (g->stamp < stamp) {  /* contents of an earlier block: this block's now */
         g->stamp = stamp;
-        t->cleared = 1;
+        r |= T_CLEARED;
         volatile __s64 *v = g->v;  /* volatile: a loop clang would turn into memset, which BPF lacks */
-        volatile __u32 *cnt = g->count;
+        volatile __u32 *c = g->count;
         for (__u32 j = 0; j < VALUES; j++)
             v[j] = 0;
         for (__u32 j = 0; j < ENTRY_AGGS; j++)
-            cnt[j] = 0;
+            c[j] = 0;
     } else if (g->stamp > stamp) {
-        t->stale = 1;  /* a late unit of a finished block: the entry is a later block's */
-        return;
+        r |= T_STALE;
+        goto out;
     }
-    add_cell(g->v, x, o, xo, k);
+    add_cell(g->v, a->v, o, xo, k);
     g->count[slot] += cnt;
-    t->complete = g->count[slot] == need;
-    if (t->complete)
+    if (g->count[slot] == need) {
+        r |= T_COMPLETE;
         read_cell(g->v, s->sum, o, k);
+    }
+out:
+    if (!LOCKLESS)
+        bpf_spin_unlock(&g->lock);
+    return r;
 }
 
 /* the packet's payload made `words` 4-byte words long, its lengths rewritten (a sum goes down as one
@@ -673,6 +693,34 @@ static __always_inline int flush_held(struct __sk_buff *skb, struct config *c, s
     return 0;
 }
 
+/* a complete cell's sum (the scratch's, fixed point; the scratch's n values) for worker `owner`,
+ * destination `dest_v`: converted, and sent down as a SUM of one row (the header the walk made,
+ * sum_h), or held (hold_sum). A global function, as touch_cell. Returns 1 where the packet could not
+ * be made (the walk stops) */
+__attribute__((noinline)) int sum_down(struct __sk_buff *skb, __u32 owner, __u32 dest_v)
+{
+    struct scratch *s = the_scratch();
+    struct config *c = bpf_map_lookup_elem(&cfg, &(__u32){0});
+    if (!skb || !s || !c)
+        return 1;
+    __u32 n = s->n;
+    __u64 t1 = bpf_ktime_get_ns();
+    bpf_loop((n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, NULL, 0);
+    bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t1);
+    if (s->per > 1)
+        return hold_sum(skb, owner, dest_v);
+    __u64 bytes = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
+    if (bpf_skb_store_bytes(skb, HDR_AT, &s->sum_h, HDR, 0) < 0 ||  /* a SUM's header (on_unit) ... */
+        bpf_skb_store_bytes(skb, HDR_AT + 16, &dest_v, 4, 0) < 0 ||  /* ... for this destination */
+        bpf_skb_store_bytes(skb, PAYLOAD_AT, s->f, bytes, 0) < 0)
+        return 1;
+    if (send_to(skb, c, owner & 0xFFFF, 0) == 0) {
+        bump(C_SUMS);
+        bump(C_SUM_PACKETS);
+    }
+    return 0;
+}
+
 /* touch i of the packet on this shard: add its rows' chunk (one row, or the sum of several made by
  * make_sub) into its destination's cell; the packet whose count completes the cell sends the sum
  * down (or holds it: hold_sum) */
@@ -691,45 +739,21 @@ static long add_touch(__u32 i, struct walk *w)
     __u32 o = ((agg % ENTRY_AGGS) * LANES) & (VALUES - 1);  /* the cell's first lane in the entry */
     __u32 slot = (agg % ENTRY_AGGS) & (ENTRY_AGGS - 1);
     __u32 n = s->n;
-    __u32 k = (n + LANES - 1) / LANES;  /* aggregators holding values */
-    struct entry *g = bpf_map_lookup_elem(&aggs, &at);
-    if (!g || o + n > VALUES)
+    if (o + n > VALUES)
         return 1;
-    struct touched t = {};
-    if (LOCKLESS) {
-        touch_cell(g, s, w->a->v, s->stamp, o, xo, k, slot, e->need, cnt, &t);
-    } else {
-        bpf_spin_lock(&g->lock);
-        touch_cell(g, s, w->a->v, s->stamp, o, xo, k, slot, e->need, cnt, &t);
-        bpf_spin_unlock(&g->lock);
-    }
-    if (t.cleared)
+    int t = touch_cell(at, slot, xo, e->need, cnt);
+    if (t & T_CLEARED)
         bump(C_CLEARED);
-    if (t.stale)
+    if (t & (T_STALE | T_MISSING))
         return 1;
     w->aggregated += cnt;
     w->touched += 1;
-    if (!t.complete)
+    if (!(t & T_COMPLETE))
         return 0;
     __u64 t1 = bpf_ktime_get_ns();
-    bpf_loop((n + CONVERT_STEP - 1) / CONVERT_STEP, convert_out, NULL, 0);
-    bump_by(C_CONVERT_NS, bpf_ktime_get_ns() - t1);
-    if (s->per > 1) {
-        hold_sum(w->skb, e->owner, e->dest_v);
-        w->sent_ns += bpf_ktime_get_ns() - t1;
-        return 0;
-    }
-    __u64 bytes = ((((__u64)n - 1) & (VALUES - 1)) + 1) * 4;  /* 4..VALUES*4, for the verifier */
-    if (bpf_skb_store_bytes(w->skb, HDR_AT, &s->sum_h, HDR, 0) < 0 ||  /* a SUM's header (on_unit) ... */
-        bpf_skb_store_bytes(w->skb, HDR_AT + 16, &e->dest_v, 4, 0) < 0 ||  /* ... for this destination */
-        bpf_skb_store_bytes(w->skb, PAYLOAD_AT, s->f, bytes, 0) < 0)
-        return 1;
-    if (send_to(w->skb, w->c, e->owner & 0xFFFF, 0) == 0) {
-        bump(C_SUMS);
-        bump(C_SUM_PACKETS);
-    }
+    int bad = sum_down(w->skb, e->owner, e->dest_v);
     w->sent_ns += bpf_ktime_get_ns() - t1;  /* counted in C_CONVERT_NS and C_CLONE_NS, not C_CELL_NS */
-    return 0;
+    return bad ? 1 : 0;
 }
 
 struct hand {

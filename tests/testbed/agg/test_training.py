@@ -8,15 +8,12 @@ import numpy as np
 import pytest
 
 from netweave.testbed.net import netns
-from netweave.testbed.net.multicast import multicast_routing_missing
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("sklearn", reason="the testbed's digits come from scikit-learn (the test extra)")
 missing = netns.missing_requirements("clang")
 pytestmark = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None,
                                 reason="the testbed needs " + ("; ".join(missing) or "clang"))
-no_mroute = multicast_routing_missing()
-needs_mroute = pytest.mark.skipif(bool(no_mroute), reason=no_mroute or "")  # the PS's parameters come by multicast
 
 
 def train_on_testbed(precisions: list[str], topology: str | None = None, **settings):
@@ -50,8 +47,7 @@ def single_process(epochs: int, batch: int = 64, lr: float = 0.05, seed: int = 0
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("routing, mode", [("pahina", "stream"), pytest.param("pahina", "ps", marks=needs_mroute),
-                                           pytest.param("ps", "ps", marks=needs_mroute)])
+@pytest.mark.parametrize("routing, mode", [("pahina", "stream"), ("pahina", "ps"), ("ps", "ps")])
 def test_two_fp32_workers_follow_the_single_process_run(routing, mode):
     """fp32 on the wire: the PS's fixed point resolves 2^-25, the streaming block floating point
     2^-26 of a chunk's largest value (and a chunk whose value would not fit goes again, exactly)."""
@@ -102,7 +98,6 @@ def test_a_killed_worker_ends_the_run_at_once_with_one_line(tmp_path):
 
 
 @pytest.mark.slow
-@needs_mroute
 def test_four_fp32_workers_aggregated_at_two_leaves_of_a_tree_follow_the_single_process_run():
     """ATP on the bridge tree: each leaf switch's XDP program sums its two workers, the PS adds the
     two leaves' results, the parameters come back by multicast; the loss is plain PyTorch's."""
@@ -118,7 +113,6 @@ def test_four_fp32_workers_aggregated_at_two_leaves_of_a_tree_follow_the_single_
 
 
 @pytest.mark.slow
-@needs_mroute
 @pytest.mark.parametrize("dataplane", ["xdp", "user"])
 def test_aro_aggregates_in_two_levels_and_follows_the_single_process_run(dataplane):
     """ARO on the bridge tree: each leaf's data plane (XDP, or the userspace reference) sums its two

@@ -24,9 +24,20 @@ from netweave.testbed.net.supervisor import Supervisor
 from netweave.topology import load_topology_spec
 
 missing = netns.missing_requirements()
+needs_root = pytest.mark.skipif(bool(missing), reason="multicast routing needs " + "; ".join(missing))
 no_mroute = mc.multicast_routing_missing()
-needs_root = pytest.mark.skipif(bool(missing) or bool(no_mroute),
-                                reason=no_mroute or "multicast routing needs " + "; ".join(missing))
+no_clang = netns.missing_requirements("clang")
+FORWARDERS = [pytest.param("kernel", marks=pytest.mark.skipif(bool(no_mroute), reason=no_mroute or "")),
+              pytest.param("tc", marks=pytest.mark.skipif(bool(no_clang), reason="; ".join(no_clang)))]
+
+
+def left_behind(p, switch: str, forwarder: str) -> list[str]:
+    """What a switch's router left when it ended: VIFs (the kernel's), or tc filters at its ports."""
+    if forwarder == "kernel":
+        return netns.run(["ip", "netns", "exec", p.namespace[switch], "cat", "/proc/net/ip_mr_vif"]).splitlines()[1:]
+    return [line for peer in p.neighbours(switch)
+            for line in netns.run(["tc", "-n", p.namespace[switch], "filter", "show", "dev", p.interface[switch, peer],
+                                   "ingress"]).splitlines()]
 
 
 # -- the tree (pure) -----------------------------------------------------------------------------
@@ -200,7 +211,7 @@ def ask(proc: subprocess.Popen, line: str | None = None) -> str:
     return out.strip()
 
 
-def exchange(tmp_path, spec, ps, receivers, late=None, size=262144, port=47100):
+def exchange(tmp_path, spec, ps, receivers, late=None, size=262144, port=47100, forwarder="auto"):
     """The PS publishes ``size`` float32 (1 MiB) as step 1 through the switches' multicast routes
     to ``receivers``; ``late`` joins after the first half of the chunks was sent. Returns what
     each receiver got and measured, the PS's counters and the routers' reports."""
@@ -211,7 +222,7 @@ def exchange(tmp_path, spec, ps, receivers, late=None, size=262144, port=47100):
     with Testbed(plan) as p:
         uplink = {h: next(peer for peer in p.neighbours(h)) for h in [ps, *receivers]}
         with Supervisor(15.0) as supervisor:
-            routers = mc.start_routers(supervisor, p, ps, receivers, [group])
+            routers = mc.start_routers(supervisor, p, ps, receivers, [group], forwarder)
             procs = {}
             for r in receivers:
                 procs[r] = ns_python(p.namespace[r], f"""
@@ -269,8 +280,7 @@ def exchange(tmp_path, spec, ps, receivers, late=None, size=262144, port=47100):
             reports = {switch: supervisor.finish(role) for switch, role in routers.items()}
         procs_ended = all(proc.returncode == 0 for proc in [*procs.values(), sender])
         router_rcs = {s: role.proc.returncode for s, role in routers.items()}
-        left = {s: netns.run(["ip", "netns", "exec", p.namespace[s], "cat", "/proc/net/ip_mr_vif"]).strip().splitlines()
-                for s in routers}
+        left = {s: left_behind(p, s, forwarder) for s in routers}
     assert not netns.namespaces(plan.prefix + "-")  # the Testbed removed everything
     delta = {k: after[k] - before[k] for k in after}
     copy = first["bytes"] + second["bytes"] + (first["sent"] + second["sent"]) * (20 + 8 + 14)  # IP, UDP, Ethernet
@@ -284,8 +294,11 @@ def assert_one_copy(measured: int, copy: int):
 
 
 @needs_root
-def test_star_every_worker_gets_it_bit_identical_and_the_ps_link_carries_one_copy(tmp_path):
-    out = exchange(tmp_path, "star:n=4", "H0", ["H1", "H2", "H3"])
+@pytest.mark.parametrize("forwarder", FORWARDERS)
+def test_star_every_worker_gets_it_bit_identical_and_the_ps_link_carries_one_copy(tmp_path, forwarder):
+    """Through the kernel's multicast routing, and through the tc-BPF forwarder that stands in for
+    it on a kernel built without it: the same counters, the same copies."""
+    out = exchange(tmp_path, "star:n=4", "H0", ["H1", "H2", "H3"], forwarder=forwarder)
     n, flat = out["chunks"], out["flat"]
     assert out["sent"] == n == 356  # 1 MiB in datagrams of 738 floats (the testbed's MTU)
     for r, res in out["results"].items():
@@ -301,14 +314,16 @@ def test_star_every_worker_gets_it_bit_identical_and_the_ps_link_carries_one_cop
     (entry,) = out["reports"]["S0"]["cache"]
     assert entry["group"] == "239.78.0.1" and entry["origin"] == plan.address["H0"] and entry["pkts"] == n
     assert entry["wrong_if"] == 0
+    assert entry["bytes"] == out["copy"] - 14 * n  # IP datagrams (no Ethernet header), as the kernel counts them
     assert out["router_rcs"] == {"S0": 0} and out["procs_ended"]
-    assert len(out["left"]["S0"]) == 1  # only the header: MRT_DONE removed the VIFs
+    assert out["left"]["S0"] == []  # MRT_DONE removed the VIFs; or the forwarder its filters
 
 
 @needs_root
-def test_two_level_tree_and_a_late_receiver_names_exactly_what_it_missed(tmp_path):
+@pytest.mark.parametrize("forwarder", FORWARDERS)
+def test_two_level_tree_and_a_late_receiver_names_exactly_what_it_missed(tmp_path, forwarder):
     receivers = ["H1", "H2", "H3", "H4", "H5"]
-    out = exchange(tmp_path, "leafspine:leaves=2,spines=1,hosts=3", "H0", receivers, late="H5")
+    out = exchange(tmp_path, "leafspine:leaves=2,spines=1,hosts=3", "H0", receivers, late="H5", forwarder=forwarder)
     n, half, flat, plan = out["chunks"], out["half"], out["flat"], out["plan"]
     per = mc.floats_per_chunk()
     for r in receivers[:-1]:
@@ -327,22 +342,24 @@ def test_two_level_tree_and_a_late_receiver_names_exactly_what_it_missed(tmp_pat
         for d in downs:
             assert vifs[plan.interface[switch, d]]["pkts_out"] == n, (switch, d)
     assert all(rc == 0 for rc in out["router_rcs"].values()) and out["procs_ended"]
-    assert all(len(lines) == 1 for lines in out["left"].values())  # no VIF left in any switch
+    assert all(lines == [] for lines in out["left"].values())  # no VIF or filter left in any switch
 
 
 @needs_root
-def test_a_router_ends_on_sigterm_with_its_counters_and_refuses_a_bad_config():
+@pytest.mark.parametrize("forwarder", FORWARDERS)
+def test_a_router_ends_on_sigterm_with_its_counters_and_refuses_a_bad_config(forwarder):
     import os
     import signal
 
     plan = plan_cluster(load_topology_spec("star:n=4"), scale=0.1)
     with Testbed(plan) as p:
-        config = mc.router_configs(p, "H0", ["H1"], [mc.group_address(2)])["S0"]
+        config = mc.router_configs(p, "H0", ["H1"], [mc.group_address(2)], forwarder)["S0"]
         proc = subprocess.Popen(["ip", "netns", "exec", p.namespace["S0"], sys.executable, "-m",
                                  "netweave.testbed.net.multicast", config.to_json()],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         ready = json.loads(proc.stdout.readline())
         assert ready["ready"] and ready["routes"] == 1 and set(ready["vifs"]) == {"e0", "e1", "e2", "e3"}
+        assert ready["forwarder"] == forwarder
         os.kill(proc.pid, signal.SIGTERM)  # our own process, by its PID
         out, err = proc.communicate(timeout=15)
         assert proc.returncode == 0, err
@@ -353,18 +370,14 @@ def test_a_router_ends_on_sigterm_with_its_counters_and_refuses_a_bad_config():
         done = subprocess.run(["ip", "netns", "exec", p.namespace["S0"], sys.executable, "-m",
                                "netweave.testbed.net.multicast", bad.to_json()], capture_output=True, text=True, timeout=30)
         assert done.returncode != 0 and "nope0" in done.stderr and len(done.stderr.strip().splitlines()) == 1
-        assert len(netns.run(["ip", "netns", "exec", p.namespace["S0"], "cat", "/proc/net/ip_mr_vif"]).splitlines()) == 1
+        assert left_behind(p, "S0", forwarder) == []
 
 
-def test_a_kernel_without_multicast_routing_is_named_in_one_line(tmp_path, monkeypatch):
-    """Without CONFIG_IP_MROUTE the kernel has no multicast routing table; the runs that need it
-    (the PS's parameter multicast) say so before any namespace is made."""
-    from netweave.testbed.agg import TrainRun, train
-    from netweave.testbed.agg import run as agg_run
-
+def test_a_kernel_without_multicast_routing_is_told_apart(tmp_path):
+    """A kernel built without CONFIG_IP_MROUTE has no multicast routing table: the routers then
+    forward in tc-BPF (``forwarder="auto"``); a bad forwarder is one line."""
     assert mc.multicast_routing_missing(str(tmp_path / "ip_mr_vif")) == mc.NO_MROUTE
     (tmp_path / "ip_mr_vif").write_text("Interface      BytesIn  PktsIn  BytesOut PktsOut Flags Local    Remote\n")
     assert mc.multicast_routing_missing(str(tmp_path / "ip_mr_vif")) is None
-    monkeypatch.setattr(agg_run, "multicast_routing_missing", lambda: mc.NO_MROUTE)
-    with pytest.raises(NetweaveError, match="CONFIG_IP_MROUTE"):
-        train(TrainRun(topology=load_topology_spec("star:n=3"), precisions=("fp32", "fp32"), routing="ps", mode="ps"))
+    with pytest.raises(NetweaveError, match="multicast forwarder 'xdp': use auto, kernel or tc"):
+        mc.router([], [], "xdp")

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ...errors import NetweaveError
 from ...topology import Topology
 from ..net.accounting import Accountant, bpf_stats
 from ..net.multicast import group_address, multicast_routing_missing, start_routers
+from ..net.netns import require
 from ..net.ports import AGGREGATION, CONTROL, PARAMETERS, RESULTS
 from ..net.supervisor import Supervisor
 from .agent import AgentConfig
@@ -198,8 +198,8 @@ def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> Test
     n = len(run.precisions)
     plan = plan_training(run.topology, list(run.precisions), run.routing, run.scale, run.seed, run.switch_gbps)
     streamed = run.mode == "stream" and run.routing not in ("ring", "ps")
-    if run.routing != "ring" and not streamed and (why := multicast_routing_missing()):
-        raise NetweaveError(why)  # the PS multicasts the parameters through the switches' kernels
+    if run.routing != "ring" and not streamed and multicast_routing_missing():
+        require("clang")  # the PS's multicast goes through the switches in tc-BPF: no kernel multicast routing
     result = TestbedRun(plan=plan)
     common = dict(seed=run.seed, batch=run.batch, port=AGGREGATION, timeout_s=run.timeout_s, model=run.model,
                   data=run.data, steps=run.steps, eval_samples=run.eval_samples, epochs=run.epochs, lr=run.lr,

@@ -145,6 +145,11 @@ class XdpObject:
         if self.lib.bpf_map_update_elem(self.fd(name), k, v, 0):
             raise NetweaveError(f"could not write the map {name!r} of {self.what} (errno {ctypes.get_errno()})")
 
+    def lookup(self, name: str, key: bytes, size: int) -> bytes | None:
+        """The ``size``-byte value of ``key`` in the map ``name`` (None: no such entry)."""
+        k, v = ctypes.create_string_buffer(key, len(key)), ctypes.create_string_buffer(size)
+        return None if self.lib.bpf_map_lookup_elem(self.fd(name), k, v) else v.raw
+
     def delete(self, name: str, key: bytes) -> None:
         self.lib.bpf_map_delete_elem(self.fd(name), ctypes.create_string_buffer(key, len(key)))
 

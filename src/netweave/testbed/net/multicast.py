@@ -12,7 +12,9 @@ updated parameters back to its workers), with the kernel's own IPv4 multicast fo
   a process: one JSON line ``{"ready": true, …}``, then it holds until its standard input closes
   or SIGTERM, and prints its counters (``/proc/net/ip_mr_vif``, ``/proc/net/ip_mr_cache``) as one
   JSON line. :func:`start_routers` starts one per switch of a tree under a
-  :class:`~.supervisor.Supervisor`.
+  :class:`~.supervisor.Supervisor`. On a kernel built without multicast routing
+  (``CONFIG_IP_MROUTE``) :func:`router` gives the same entries in tc-BPF instead
+  (:class:`~.multicast_tc.TcMulticastRouter`, beyond the paper).
 * :func:`publish` cuts a float32 vector into datagrams — a 20-byte header (magic ``NWPM``, step,
   chunk, chunks, floats per chunk; u32, network order) and little-endian float32 — built with
   numpy and sent with one :func:`~.batchio.send_batch`; the default datagram (2,972 bytes, 742
@@ -116,12 +118,14 @@ def multicast_tree(plan, source: str, receivers: Iterable[str]) -> dict[str, tup
             for s, d in sorted(down.items(), key=lambda item: order[item[0]])}
 
 
-def router_configs(plan, source: str, receivers: Iterable[str], groups: Sequence[str]) -> dict[str, "RouterConfig"]:
+def router_configs(plan, source: str, receivers: Iterable[str], groups: Sequence[str],
+                   forwarder: str = "auto") -> dict[str, "RouterConfig"]:
     """Per switch of the tree, the configuration of its router role: the (source, group) routes
-    with interface names (upstream in, downstream out)."""
+    with interface names (upstream in, downstream out), and its ``forwarder`` (:func:`router`)."""
     tree = multicast_tree(plan, source, receivers)
     return {s: RouterConfig(routes=tuple(Route(plan.address[source], g, plan.interface[s, up],
-                                               tuple(plan.interface[s, d] for d in downs)) for g in groups))
+                                               tuple(plan.interface[s, d] for d in downs)) for g in groups),
+                            forwarder=forwarder)
             for s, (up, downs) in tree.items()}
 
 
@@ -143,6 +147,7 @@ class RouterConfig(RoleConfig):
 
     routes: tuple[Route, ...] = ()
     interfaces: tuple[str, ...] | None = None
+    forwarder: str = "auto"  # the kernel's multicast routing, or tc-BPF where it has none (see router)
 
 
 def read_vifs(path: str = "/proc/net/ip_mr_vif") -> dict[str, dict[str, int]]:
@@ -178,14 +183,14 @@ def read_cache(path: str = "/proc/net/ip_mr_cache") -> list[dict]:
 
 MROUTE_TABLE = "/proc/net/ip_mr_vif"  # there only where the kernel routes IPv4 multicast (CONFIG_IP_MROUTE)
 NO_MROUTE = ("this kernel does not route IPv4 multicast (built without CONFIG_IP_MROUTE: no "
-             f"{MROUTE_TABLE}), which the PS's parameter multicast (--mode ps, --routing ps) needs; run on a "
-             "kernel built with it, or train with --mode stream (the default) or --routing ring")
+             f"{MROUTE_TABLE}); forward it in tc-BPF instead (the router's forwarder \"tc\", which needs clang "
+             "and libbpf)")
 
 
 def multicast_routing_missing(table: str = MROUTE_TABLE) -> str | None:
-    """Why the switches cannot forward the PS's multicast (:data:`NO_MROUTE`), or None where the
-    kernel can: a kernel without ``CONFIG_IP_MROUTE`` has no multicast routing table, and ``MRT_INIT``
-    fails there with ENOPROTOOPT."""
+    """Why the kernel's own multicast routing cannot forward the PS's multicast (:data:`NO_MROUTE`),
+    or None where it can: a kernel without ``CONFIG_IP_MROUTE`` has no multicast routing table, and
+    ``MRT_INIT`` fails there with ENOPROTOOPT. :func:`router` then forwards in tc-BPF."""
     return None if os.path.exists(table) else NO_MROUTE
 
 
@@ -263,20 +268,35 @@ class MulticastRouter:
         self.close()
 
 
+def router(routes: Sequence[Route], interfaces: Sequence[str] | None = None, forwarder: str = "auto"):
+    """The namespace's multicast forwarding for ``routes``: the kernel's own (``"kernel"``,
+    :class:`MulticastRouter`), or the tc-BPF forwarder (``"tc"``,
+    :class:`~.multicast_tc.TcMulticastRouter`, for a kernel built without ``CONFIG_IP_MROUTE``);
+    ``"auto"``: the kernel's where it has multicast routing, else tc-BPF."""
+    if forwarder not in ("auto", "kernel", "tc"):
+        raise NetweaveError(f"multicast forwarder {forwarder!r}: use auto, kernel or tc")
+    if forwarder == "tc" or (forwarder == "auto" and multicast_routing_missing()):
+        from .multicast_tc import TcMulticastRouter
+
+        return TcMulticastRouter(routes, interfaces)
+    return MulticastRouter(routes, interfaces)
+
+
 def serve(config: RouterConfig) -> dict:
     """Run a router until stdin closes or SIGTERM; returns its counters (read before closing)."""
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    with MulticastRouter(list(config.routes), config.interfaces) as router:
-        print(json.dumps({"ready": True, "vifs": router.vif, "routes": len(config.routes)}), flush=True)
+    with router(list(config.routes), config.interfaces, config.forwarder) as fwd:
+        print(json.dumps({"ready": True, "vifs": fwd.vif, "routes": len(config.routes),
+                          "forwarder": "kernel" if isinstance(fwd, MulticastRouter) else "tc"}), flush=True)
         while not stop:
-            ready = select.select([sys.stdin, router.sock], [], [], 0.2)[0]
-            if router.sock in ready:
-                router.drain()
+            ready = select.select([sys.stdin, *([fwd.sock] if fwd.sock else [])], [], [], 0.2)[0]
+            if fwd.sock in ready:
+                fwd.drain()
             if sys.stdin in ready and not os.read(sys.stdin.fileno(), 4096):
                 break  # the parent closed our stdin: it is gone or done
-        router.drain()
-        return router.counters()
+        fwd.drain()
+        return fwd.counters()
 
 
 def main() -> None:
@@ -290,12 +310,12 @@ def main() -> None:
 
 
 def start_routers(supervisor: Supervisor, plan, source: str, receivers: Iterable[str],
-                  groups: Sequence[str]) -> dict[str, Role]:
+                  groups: Sequence[str], forwarder: str = "auto") -> dict[str, Role]:
     """A router role in each switch namespace of the tree, ready when this returns; their counters
     come from ``supervisor.finish(role)`` when the run is over."""
     return {switch: supervisor.start(f"the multicast router of {switch}", plan.namespace[switch], MODULE, config,
                                      ready=True)
-            for switch, config in router_configs(plan, source, list(receivers), list(groups)).items()}
+            for switch, config in router_configs(plan, source, list(receivers), list(groups), forwarder).items()}
 
 
 # -- the two ends --------------------------------------------------------------------------------

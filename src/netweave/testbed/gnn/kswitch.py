@@ -35,7 +35,7 @@ TIMED = ("cell_ns", "convert_ns", "clone_ns")  # the counters of the program's t
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
 
 
-class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to run_cnt
+class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to verified_insns (5.16)
     _fields_ = [("type", ctypes.c_uint32), ("id", ctypes.c_uint32), ("tag", ctypes.c_uint8 * 8),
                 ("jited_prog_len", ctypes.c_uint32), ("xlated_prog_len", ctypes.c_uint32),
                 ("jited_prog_insns", ctypes.c_uint64), ("xlated_prog_insns", ctypes.c_uint64),
@@ -49,7 +49,23 @@ class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to run
                 ("jited_line_info", ctypes.c_uint64), ("nr_jited_line_info", ctypes.c_uint32),
                 ("line_info_rec_size", ctypes.c_uint32), ("jited_line_info_rec_size", ctypes.c_uint32),
                 ("nr_prog_tags", ctypes.c_uint32), ("prog_tags", ctypes.c_uint64), ("run_time_ns", ctypes.c_uint64),
-                ("run_cnt", ctypes.c_uint64)]
+                ("run_cnt", ctypes.c_uint64), ("recursion_misses", ctypes.c_uint64), ("verified_insns", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32)]
+
+
+VERIFIER_LIMIT = 1_000_000  # instructions the kernel's verifier walks at most (BPF_COMPLEXITY_LIMIT_INSNS)
+
+
+def prog_info(obj) -> ProgInfo | None:
+    """The kernel's ``bpf_prog_info`` of ``obj``'s program (a loaded :class:`~..net.bpf.XdpObject`),
+    or None where it cannot be read. ``verified_insns``: the instructions its verifier walked (0 before
+    kernel 5.16), against :data:`VERIFIER_LIMIT`."""
+    lib = obj.lib
+    info = ProgInfo()
+    size = ctypes.c_uint32(ctypes.sizeof(info))
+    if lib.bpf_obj_get_info_by_fd(lib.bpf_program__fd(obj.prog), ctypes.byref(info), ctypes.byref(size)):
+        return None
+    return info
 
 
 @dataclass(frozen=True)
@@ -93,11 +109,9 @@ class KernelSwitch(TcObject):
                  "seen": tables.seen, "owed": max(1, tables.owed.size)}
         obj = obj or compile_program(SOURCE, {"LOCKLESS": int(bool(self.cpus))})  # pinned: no locks (see the source)
         super().__init__(obj, "gnn_switch", [], sizes, "the GNN switch's data plane")
-        for fn, res, args in (("bpf_obj_get_info_by_fd", ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]),
-                              ("bpf_map_update_batch", ctypes.c_int,
-                               [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p])):
-            f = getattr(self.lib, fn)
-            f.restype, f.argtypes = res, args
+        f = self.lib.bpf_map_update_batch
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         try:
             if shards > 1:
                 self._make_shard_devices()
@@ -178,9 +192,10 @@ class KernelSwitch(TcObject):
 
     def run_stats(self) -> dict[str, int]:
         """The kernel's run-time statistics of the program (``run_cnt`` packets, ``run_time_ns``:
-        counted only while ``kernel.bpf_stats_enabled`` is 1)."""
-        info = ProgInfo()
-        size = ctypes.c_uint32(ctypes.sizeof(info))
-        if self.lib.bpf_obj_get_info_by_fd(self.lib.bpf_program__fd(self.prog), ctypes.byref(info), ctypes.byref(size)):
+        counted only while ``kernel.bpf_stats_enabled`` is 1) and the instructions its verifier
+        walked (``verified_insns``)."""
+        info = prog_info(self)
+        if info is None:
             return {}
-        return {"run_cnt": int(info.run_cnt), "run_time_ns": int(info.run_time_ns)}
+        return {"run_cnt": int(info.run_cnt), "run_time_ns": int(info.run_time_ns),
+                "verified_insns": int(info.verified_insns)}

@@ -83,7 +83,8 @@ def libbpf() -> ctypes.CDLL:
                           ("bpf_program__attach_xdp", vp, [vp, i]), ("bpf_link__destroy", i, [vp]),
                           ("bpf_map_update_elem", i, [i, vp, vp, ctypes.c_uint64]),
                           ("bpf_map_lookup_elem", i, [i, vp, vp]), ("bpf_map_delete_elem", i, [i, vp]),
-                          ("libbpf_num_possible_cpus", i, []),
+                          ("libbpf_num_possible_cpus", i, []), ("bpf_obj_get_info_by_fd", i, [i, vp, vp]),
+                          ("bpf_program__fd", i, [vp]),
                           ("ring_buffer__new", vp, [i, vp, vp, vp]), ("ring_buffer__poll", i, [vp, i]),
                           ("ring_buffer__free", None, [vp])):
         f = getattr(lib, fn)
@@ -202,8 +203,7 @@ class TcObject(XdpObject):
         super().__init__(*args, **kwargs)
         for fn, res, args in (("bpf_tc_hook_create", ctypes.c_int, [ctypes.c_void_p]),
                               ("bpf_tc_attach", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
-                              ("bpf_tc_detach", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
-                              ("bpf_program__fd", ctypes.c_int, [ctypes.c_void_p])):
+                              ("bpf_tc_detach", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p])):
             f = getattr(self.lib, fn)
             f.restype, f.argtypes = res, args
 

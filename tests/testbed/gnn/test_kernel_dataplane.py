@@ -334,17 +334,3 @@ def test_what_does_not_fit_the_switch_goes_to_the_host_path(tmp_path):
         for r in range(4):
             _close(outs[r][f"out{i}"], exact[i][r])
 
-
-@needs_root
-@pytest.mark.parametrize("lockless", [1, 0], ids=["pinned", "locks"])
-def test_the_program_verifies_well_within_the_verifiers_limit(lockless):
-    """Kernel 6.18.44's verifier refused the program (a million instructions walked) until the
-    cell's addition and a sum's sending became global functions, verified once (333 K and 266 K
-    there). Half the limit is the alarm: a kernel whose verifier walks more, or code that adds to
-    the touch walk, shows here before the kernel refuses the program."""
-    from netweave.testbed.gnn.kswitch import SOURCE, VERIFIER_LIMIT, prog_info
-    from netweave.testbed.net.bpf import TcObject, compile_program
-
-    with TcObject(compile_program(SOURCE, {"LOCKLESS": lockless}), "gnn_switch", [], None, "the switch") as obj:
-        info = prog_info(obj)
-    assert info is not None and 0 < info.verified_insns < VERIFIER_LIMIT // 2, info and info.verified_insns

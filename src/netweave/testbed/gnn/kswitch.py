@@ -35,39 +35,6 @@ TIMED = ("cell_ns", "convert_ns", "clone_ns")  # the counters of the program's t
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
 
 
-class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to verified_insns (5.16)
-    _fields_ = [("type", ctypes.c_uint32), ("id", ctypes.c_uint32), ("tag", ctypes.c_uint8 * 8),
-                ("jited_prog_len", ctypes.c_uint32), ("xlated_prog_len", ctypes.c_uint32),
-                ("jited_prog_insns", ctypes.c_uint64), ("xlated_prog_insns", ctypes.c_uint64),
-                ("load_time", ctypes.c_uint64), ("created_by_uid", ctypes.c_uint32), ("nr_map_ids", ctypes.c_uint32),
-                ("map_ids", ctypes.c_uint64), ("name", ctypes.c_char * 16), ("ifindex", ctypes.c_uint32),
-                ("gpl_compatible", ctypes.c_uint32), ("netns_dev", ctypes.c_uint64), ("netns_ino", ctypes.c_uint64),
-                ("nr_jited_ksyms", ctypes.c_uint32), ("nr_jited_func_lens", ctypes.c_uint32),
-                ("jited_ksyms", ctypes.c_uint64), ("jited_func_lens", ctypes.c_uint64), ("btf_id", ctypes.c_uint32),
-                ("func_info_rec_size", ctypes.c_uint32), ("func_info", ctypes.c_uint64),
-                ("nr_func_info", ctypes.c_uint32), ("nr_line_info", ctypes.c_uint32), ("line_info", ctypes.c_uint64),
-                ("jited_line_info", ctypes.c_uint64), ("nr_jited_line_info", ctypes.c_uint32),
-                ("line_info_rec_size", ctypes.c_uint32), ("jited_line_info_rec_size", ctypes.c_uint32),
-                ("nr_prog_tags", ctypes.c_uint32), ("prog_tags", ctypes.c_uint64), ("run_time_ns", ctypes.c_uint64),
-                ("run_cnt", ctypes.c_uint64), ("recursion_misses", ctypes.c_uint64), ("verified_insns", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32)]
-
-
-VERIFIER_LIMIT = 1_000_000  # instructions the kernel's verifier walks at most (BPF_COMPLEXITY_LIMIT_INSNS)
-
-
-def prog_info(obj) -> ProgInfo | None:
-    """The kernel's ``bpf_prog_info`` of ``obj``'s program (a loaded :class:`~..net.bpf.XdpObject`),
-    or None where it cannot be read. ``verified_insns``: the instructions its verifier walked (0 before
-    kernel 5.16), against :data:`VERIFIER_LIMIT`."""
-    lib = obj.lib
-    info = ProgInfo()
-    size = ctypes.c_uint32(ctypes.sizeof(info))
-    if lib.bpf_obj_get_info_by_fd(lib.bpf_program__fd(obj.prog), ctypes.byref(info), ctypes.byref(size)):
-        return None
-    return info
-
-
 @dataclass(frozen=True)
 class Port:
     """A switch port toward worker ``rank``: its interface (in the switch's namespace), the
@@ -194,7 +161,7 @@ class KernelSwitch(TcObject):
         """The kernel's run-time statistics of the program (``run_cnt`` packets, ``run_time_ns``:
         counted only while ``kernel.bpf_stats_enabled`` is 1) and the instructions its verifier
         walked (``verified_insns``)."""
-        info = prog_info(self)
+        info = self.info()
         if info is None:
             return {}
         return {"run_cnt": int(info.run_cnt), "run_time_ns": int(info.run_time_ns),

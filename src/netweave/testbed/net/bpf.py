@@ -92,6 +92,27 @@ def libbpf() -> ctypes.CDLL:
     return lib
 
 
+class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to verified_insns (5.16)
+    _fields_ = [("type", ctypes.c_uint32), ("id", ctypes.c_uint32), ("tag", ctypes.c_uint8 * 8),
+                ("jited_prog_len", ctypes.c_uint32), ("xlated_prog_len", ctypes.c_uint32),
+                ("jited_prog_insns", ctypes.c_uint64), ("xlated_prog_insns", ctypes.c_uint64),
+                ("load_time", ctypes.c_uint64), ("created_by_uid", ctypes.c_uint32), ("nr_map_ids", ctypes.c_uint32),
+                ("map_ids", ctypes.c_uint64), ("name", ctypes.c_char * 16), ("ifindex", ctypes.c_uint32),
+                ("gpl_compatible", ctypes.c_uint32), ("netns_dev", ctypes.c_uint64), ("netns_ino", ctypes.c_uint64),
+                ("nr_jited_ksyms", ctypes.c_uint32), ("nr_jited_func_lens", ctypes.c_uint32),
+                ("jited_ksyms", ctypes.c_uint64), ("jited_func_lens", ctypes.c_uint64), ("btf_id", ctypes.c_uint32),
+                ("func_info_rec_size", ctypes.c_uint32), ("func_info", ctypes.c_uint64),
+                ("nr_func_info", ctypes.c_uint32), ("nr_line_info", ctypes.c_uint32), ("line_info", ctypes.c_uint64),
+                ("jited_line_info", ctypes.c_uint64), ("nr_jited_line_info", ctypes.c_uint32),
+                ("line_info_rec_size", ctypes.c_uint32), ("jited_line_info_rec_size", ctypes.c_uint32),
+                ("nr_prog_tags", ctypes.c_uint32), ("prog_tags", ctypes.c_uint64), ("run_time_ns", ctypes.c_uint64),
+                ("run_cnt", ctypes.c_uint64), ("recursion_misses", ctypes.c_uint64), ("verified_insns", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32)]
+
+
+VERIFIER_LIMIT = 1_000_000  # instructions the kernel's verifier walks at most (BPF_COMPLEXITY_LIMIT_INSNS)
+
+
 class XdpObject:
     """A BPF object opened and loaded through libbpf, its XDP program attached to interfaces of the
     current namespace as BPF links (detached when they close: at :meth:`close`, or when the
@@ -131,6 +152,17 @@ class XdpObject:
             if not link:
                 raise NetweaveError(f"could not attach {self.what} to {dev} (errno {ctypes.get_errno()})")
             self.links.append(link)
+
+    def info(self) -> ProgInfo | None:
+        """The kernel's ``bpf_prog_info`` of the program, or None where it cannot be read:
+        ``run_cnt``, ``run_time_ns`` (counted while ``kernel.bpf_stats_enabled`` is 1) and
+        ``verified_insns``, the instructions its verifier walked (0 before kernel 5.16), against
+        :data:`VERIFIER_LIMIT`."""
+        info = ProgInfo()
+        size = ctypes.c_uint32(ctypes.sizeof(info))
+        if self.lib.bpf_obj_get_info_by_fd(self.lib.bpf_program__fd(self.prog), ctypes.byref(info), ctypes.byref(size)):
+            return None
+        return info
 
     def map(self, name: str):
         m = self.lib.bpf_object__find_map_by_name(self.obj, name.encode())

@@ -85,7 +85,7 @@ class TcMulticastRouter:
             pkts, nbytes, wrong_if = ENTRY.unpack(raw)[-3:] if raw else (0, 0, 0)
             cache.append({"group": route.group, "origin": route.source, "iif": self.vif[route.iif], "pkts": pkts,
                           "bytes": nbytes, "wrong_if": wrong_if, "oifs": {self.vif[o]: 1 for o in route.oifs}})
-        return {"vifs": vifs, "cache": cache, "upcalls": dict(self.upcalls), "forwarder": "tc-bpf"}
+        return {"vifs": vifs, "cache": cache, "upcalls": dict(self.upcalls), "forwarder": "tc"}
 
     def close(self) -> None:
         if getattr(self, "obj", None) is not None:

@@ -191,14 +191,16 @@ def start_stream(plan: TrainingPlan, cluster, supervisor: Supervisor, size: int,
 def train(run: TrainRun, on_epoch: Callable[[dict], None] | None = None) -> TestbedRun:
     """Train ``run.model`` on ``run.data`` with one worker per entry of ``run.precisions`` through
     ``run.routing``'s aggregation on ``run.topology`` at ``run.scale`` (see the module docstring)."""
+    from ..net.bpf import can_build
     from ..net.cluster import plan_cluster
     from ..net.lifecycle import Testbed
+    from ..net.multicast_tc import SOURCE as FORWARDER
     from .plan import plan_training
 
     n = len(run.precisions)
     plan = plan_training(run.topology, list(run.precisions), run.routing, run.scale, run.seed, run.switch_gbps)
     streamed = run.mode == "stream" and run.routing not in ("ring", "ps")
-    if run.routing != "ring" and not streamed and multicast_routing_missing():
+    if run.routing != "ring" and not streamed and multicast_routing_missing() and not can_build(FORWARDER):
         require("clang")  # the PS's multicast goes through the switches in tc-BPF: no kernel multicast routing
     result = TestbedRun(plan=plan)
     common = dict(seed=run.seed, batch=run.batch, port=AGGREGATION, timeout_s=run.timeout_s, model=run.model,

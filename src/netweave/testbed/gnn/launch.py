@@ -34,11 +34,17 @@ DATAPLANES = ("auto", "xdp", "user")
 
 
 def kernel_plane_available() -> bool:
-    """Whether the kernel data plane can be built and loaded here (clang and libbpf)."""
-    import ctypes.util
-    import shutil
+    """Whether the kernel data plane can be built and loaded here: libbpf, and the switch's programs
+    compiled (clang, or the objects already in the cache)."""
+    from ..net.bpf import PASS, can_build, libbpf
+    from . import ecn, kswitch
 
-    return shutil.which("clang") is not None and (ctypes.util.find_library("bpf") is not None)
+    try:
+        libbpf()  # found as ctypes finds it, or on LD_LIBRARY_PATH
+    except NetweaveError:
+        return False
+    programs = [(kswitch.SOURCE, {"LOCKLESS": 1}), (kswitch.SOURCE, {"LOCKLESS": 0}), (ecn.SOURCE, None), (PASS, None)]
+    return all(can_build(s, d) for s, d in programs)
 
 
 @dataclass

@@ -17,20 +17,42 @@ import subprocess
 from pathlib import Path
 
 from ...errors import NetweaveError
-from .native import cached_build, digest, package_source
+from .native import cached_build, cached_path, digest, package_source
+
+
+def _flags(defines: dict[str, int] | None) -> list[str]:
+    return [f"-D{k}={int(v)}" for k, v in sorted((defines or {}).items())]
+
+
+def _cache_name(source: str, defines: dict[str, int] | None) -> tuple[str, str]:
+    """``(stem, key)`` of the object in the cache: the source's name and the hash of it and the defines."""
+    src = package_source(source)
+    return src.name.split(".")[0], digest(src.read_bytes(), " ".join(_flags(defines)))
+
+
+def object_path(source: str, defines: dict[str, int] | None = None, cache: Path | None = None) -> Path:
+    """Where :func:`compile_program` keeps the object of ``source`` with ``defines`` (built or not)."""
+    return cached_path("bpf", *_cache_name(source, defines), ".o", cache)
+
+
+def can_build(source: str, defines: dict[str, int] | None = None) -> bool:
+    """Whether :func:`compile_program` can give this object here: it is in the cache (compiled
+    earlier, or brought by ``scripts/offline_kit.py``), or clang is there to compile it."""
+    return shutil.which("clang") is not None or object_path(source, defines).exists()
 
 
 def compile_program(source: str, defines: dict[str, int] | None = None, cache: Path | None = None) -> Path:
     """The BPF object of ``source`` (a path in the ``netweave.testbed`` package, e.g.
-    ``agg/bpf/ina_agg.bpf.c``) with ``-D`` ``defines``, compiled with clang at first use."""
+    ``agg/bpf/ina_agg.bpf.c``) with ``-D`` ``defines``, compiled with clang at first use (an object
+    already in the cache needs no clang: a machine without it can be given the objects)."""
     src = package_source(source)
-    flags = [f"-D{k}={int(v)}" for k, v in sorted((defines or {}).items())]
-    clang = shutil.which("clang")
-    if clang is None:
-        raise NetweaveError("the testbed's BPF programs need clang; install it with apt-get install clang llvm "
-                            "libbpf-dev (or use --dataplane user)")
+    flags = _flags(defines)
 
     def build(tmp: Path) -> None:
+        clang = shutil.which("clang")
+        if clang is None:
+            raise NetweaveError(f"the testbed's BPF program {src.name} is not compiled here and needs clang; install "
+                                "it with apt-get install clang llvm libbpf-dev (or use --dataplane user)")
         arch = os.uname().machine
         done = subprocess.run([clang, "-O2", "-g", "-target", "bpf", f"-I/usr/include/{arch}-linux-gnu", *flags, "-c",
                                str(src), "-o", str(tmp)], capture_output=True, text=True)
@@ -38,7 +60,7 @@ def compile_program(source: str, defines: dict[str, int] | None = None, cache: P
             first = next((l for l in done.stderr.splitlines() if "error" in l), done.stderr.strip()[:200])
             raise NetweaveError(f"clang could not compile {src.name}: {first}; install libbpf-dev (bpf_helpers.h)")
 
-    return cached_build("bpf", src.name.split(".")[0], digest(src.read_bytes(), " ".join(flags)), ".o", build, cache)
+    return cached_build("bpf", *_cache_name(source, defines), ".o", build, cache)
 
 
 PASS = "net/bpf/pass.bpf.c"

@@ -47,14 +47,19 @@ def digest(*parts: bytes | str) -> str:
     return h.hexdigest()[:16]
 
 
+def cached_path(kind: str, stem: str, key: str, suffix: str, cache: Path | None = None) -> Path:
+    """Where :func:`cached_build` keeps the artefact ``<stem>-<key><suffix>`` (present or not)."""
+    return (cache or cache_root(kind)) / f"{stem}-{key}{suffix}"
+
+
 def cached_build(kind: str, stem: str, key: str, suffix: str, build: Callable[[Path], None],
                  cache: Path | None = None) -> Path:
     """The artefact ``<cache>/<stem>-<key><suffix>``; when absent, ``build(tmp)`` writes it to a
     temporary path that is then renamed into place (a failed build leaves nothing behind)."""
-    cache = cache or cache_root(kind)
-    out = cache / f"{stem}-{key}{suffix}"
+    out = cached_path(kind, stem, key, suffix, cache)
     if out.exists():
         return out
+    cache = out.parent
     cache.mkdir(parents=True, exist_ok=True)
     tmp = cache / f".{stem}-{key}.{os.getpid()}{suffix}"
     try:

@@ -1,0 +1,192 @@
+"""Pack what a machine without package registries or clang needs to run the testbed from a checkout.
+
+The testbed's benches belong on a machine with many cores (BENCHMARKS.md: a 2-core machine's
+switch shares its CPUs with the eight workers), and such a machine is often one that reaches no
+package index and has no clang: a lent server, a container image. This script, run on a machine
+that has them (Debian's clang, libbpf and iproute2, as the Makefile installs), writes a folder
+(``--out``, default ``.kit``) to copy beside the checkout there:
+
+* ``cache/netweave/bpf/``: every BPF program of :data:`netweave.testbed.programs.PROGRAMS`,
+  compiled from this checkout's sources (the names carry the sources' hashes, so a checkout that
+  differs compiles again or says it needs clang: an object never stands for other source);
+* ``lib/``: ``libbpf.so.1`` and the libraries it and the tools below load beyond the C library;
+* ``bin/``: ``ip``, ``tc`` and ``bpftool`` (used only where the machine has none: ``env.sh``
+  puts them last on ``PATH``);
+* ``wheels/``: ``--wheels NAME …`` at the lock's versions (``constraints.txt``) for
+  ``--python`` (the machine's Python, e.g. 3.12): what that machine's Python lacks;
+* ``env.sh``: ``source .kit/env.sh`` there installs the wheels into ``.kit/site`` and sets
+  ``PYTHONPATH`` (the checkout's ``src`` first), ``LD_LIBRARY_PATH``, ``PATH`` and
+  ``XDG_CACHE_HOME`` (the objects' cache).
+
+Then, there, as root: ``source .kit/env.sh && python3 benchmarks/bench_testbed_gnn.py …``.
+
+    python scripts/offline_kit.py --python 3.12 --wheels pymetis highspy
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LOCK = REPO / "constraints.txt"
+TOOLS = ("ip", "tc", "bpftool")
+# the C library's own parts: every Linux has them, in the version its other programs need
+SYSTEM = re.compile(r"^(libc|libm|libdl|libpthread|librt|libresolv|ld-linux[-\w]*)\.so")
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
+             "manylinux1_x86_64")
+ENV_SH = """\
+# netweave's offline kit (scripts/offline_kit.py): source it from the checkout's root.
+K="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if ls "$K"/wheels/*.whl >/dev/null 2>&1 && [ ! -e "$K/site/.installed" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$K/site" \\
+        "$K"/wheels/*.whl && touch "$K/site/.installed" || return 1
+fi
+export PYTHONPATH="$(pwd)/src:$K/site${PYTHONPATH:+:$PYTHONPATH}"
+export LD_LIBRARY_PATH="$K/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$PATH:$K/bin"
+export XDG_CACHE_HOME="$K/cache"
+"""
+
+
+class KitError(Exception):
+    """What stops the kit, in one line."""
+
+
+def lock_versions() -> dict[str, str]:
+    """``{normalized name: version}`` from the lock."""
+    pins = {}
+    for line in LOCK.read_text().splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep:
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    return pins
+
+
+def shared_libraries(path: Path) -> list[Path]:
+    """The libraries ``path`` loads (``ldd``), less the C library's own."""
+    done = subprocess.run(["ldd", str(path)], capture_output=True, text=True)
+    found = []
+    for line in done.stdout.splitlines():
+        m = re.match(r"\s*(\S+) => (/\S+)", line)
+        if m and not SYSTEM.match(m.group(1)):
+            found.append(Path(m.group(2)))
+    return found
+
+
+def find_libbpf() -> Path:
+    for line in subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout.splitlines():
+        m = re.match(r"\s*libbpf\.so\.1 .*=> (/\S+)", line)
+        if m:
+            return Path(m.group(1))
+    raise KitError("libbpf.so.1 is not installed here; apt-get install libbpf-dev (or make system-packages)")
+
+
+def compile_objects(cache: Path) -> list[Path]:
+    """Every program of the testbed compiled into ``cache`` (``<kit>/cache/netweave/bpf``)."""
+    from netweave.errors import NetweaveError
+    from netweave.testbed.net.bpf import compile_program, object_path
+    from netweave.testbed.programs import PROGRAMS
+
+    cache.mkdir(parents=True, exist_ok=True)
+    out = []
+    for p in PROGRAMS:
+        try:
+            built = compile_program(p.source, p.define_values())  # this machine's cache, then a copy
+        except NetweaveError as e:
+            raise KitError(str(e)) from None
+        target = object_path(p.source, p.define_values(), cache)
+        shutil.copyfile(built, target)
+        out.append(target)
+    return out
+
+
+def copy_binaries(kit: Path, tools: bool) -> list[Path]:
+    """libbpf (and, with ``tools``, ``ip``, ``tc``, ``bpftool``) with what they load into ``lib/`` and ``bin/``."""
+    (kit / "lib").mkdir(parents=True, exist_ok=True)
+    libbpf = find_libbpf()
+    wanted, libraries = [], [libbpf, *shared_libraries(libbpf)]
+    if tools:
+        (kit / "bin").mkdir(exist_ok=True)
+        for name in TOOLS:
+            path = shutil.which(name)
+            if path is None:
+                raise KitError(f"`{name}` is not installed here; apt-get install iproute2 bpftool (or --no-tools)")
+            wanted.append(Path(path))
+            libraries += shared_libraries(Path(path))
+    out = []
+    for path in wanted:
+        out.append(Path(shutil.copy2(path, kit / "bin" / path.name)))
+    for lib in dict.fromkeys(libraries):  # each once, by the name programs ask for (libbpf.so.1)
+        out.append(Path(shutil.copyfile(lib, kit / "lib" / lib.name)))
+    return out
+
+
+def wheel_specs(names: list[str]) -> list[str]:
+    """``NAME==VERSION`` of each of ``names`` at the lock's version."""
+    pins = lock_versions()
+    specs = []
+    for name in names:
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key not in pins:
+            raise KitError(f"--wheels {name}: not in the lock ({LOCK.name}); name a distribution netweave installs")
+        specs.append(f"{name}=={pins[key]}")
+    return specs
+
+
+def download_wheels(kit: Path, specs: list[str], python: str) -> list[Path]:
+    """``specs`` (:func:`wheel_specs`) as binary wheels for CPython ``python`` on x86-64 Linux."""
+    if not specs:
+        return []
+    dest = kit / "wheels"
+    dest.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--python-version",
+           python, "--implementation", "cp", "-d", str(dest), *[a for p in PLATFORMS for a in ("--platform", p)], *specs]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+        raise KitError(f"pip could not download {' '.join(specs)} for Python {python}: {last}")
+    return sorted(dest.glob("*.whl"))
+
+
+def build_kit(kit: Path, python: str, wheels: list[str], tools: bool = True) -> dict[str, list[Path]]:
+    """Write the kit into ``kit``; returns what it holds, by part. Checks the wheels' names and
+    this machine's libbpf before it writes anything."""
+    specs = wheel_specs(wheels)
+    find_libbpf()
+    parts = {"objects": compile_objects(kit / "cache" / "netweave" / "bpf"),
+             "binaries": copy_binaries(kit, tools),
+             "wheels": download_wheels(kit, specs, python)}
+    (kit / "env.sh").write_text(ENV_SH)
+    return parts
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=".kit", help="the kit's folder (default .kit; add it to .git/info/exclude)")
+    ap.add_argument("--python", default="3.12", help="the other machine's Python, MAJOR.MINOR (default 3.12)")
+    ap.add_argument("--wheels", nargs="*", default=[], metavar="NAME",
+                    help="distributions that machine's Python lacks (e.g. pymetis highspy), at the lock's versions")
+    ap.add_argument("--no-tools", action="store_true", help="leave out ip, tc and bpftool (that machine has them)")
+    args = ap.parse_args(argv)
+    if not re.fullmatch(r"3\.\d{1,2}", args.python):
+        print(f"offline_kit: error: --python {args.python!r}: give MAJOR.MINOR, e.g. 3.12", file=sys.stderr)
+        return 2
+    kit = Path(args.out).resolve()
+    try:
+        parts = build_kit(kit, args.python, args.wheels, tools=not args.no_tools)
+    except KitError as e:
+        print(f"offline_kit: error: {e}", file=sys.stderr)
+        return 2
+    size = sum(f.stat().st_size for f in kit.rglob("*") if f.is_file())
+    print(f"{kit}: {', '.join(f'{len(v)} {k}' for k, v in parts.items())}, {size / 2**20:.1f} MiB; "
+          f"there: source {Path(args.out) / 'env.sh'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
-DEFAULT = "/work/shared/data/gnn_benchmark_npz/amazon_cs.npz"
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DEFAULT = f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz"
 
 
 def _time(fn, repeats: int) -> float:

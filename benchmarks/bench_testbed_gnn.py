@@ -32,7 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-DATASETS = {"amazon_cs": "/work/shared/data/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATASETS = {"amazon_cs": f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
 RESULTS = Path(__file__).parent / "results"
 
 

@@ -14,18 +14,21 @@ that has them (Debian's clang, libbpf and iproute2, as the Makefile installs), w
   puts them last on ``PATH``);
 * ``wheels/``: ``--wheels NAME …`` at the lock's versions (``constraints.txt``) for
   ``--python`` (the machine's Python, e.g. 3.12): what that machine's Python lacks;
+* ``data/``: ``--data PATH …``, files of the real datasets (``$NETWEAVE_SHARED_DATA``, else
+  ``../shared/data``) by their paths there (``gnn_benchmark_npz/amazon_cs.npz``);
 * ``env.sh``: ``source .kit/env.sh`` there installs the wheels into ``.kit/site`` and sets
   ``PYTHONPATH`` (the checkout's ``src`` first), ``LD_LIBRARY_PATH``, ``PATH`` and
-  ``XDG_CACHE_HOME`` (the objects' cache).
+  ``XDG_CACHE_HOME`` (the objects' cache), and ``NETWEAVE_SHARED_DATA`` where the kit has data.
 
 Then, there, as root: ``source .kit/env.sh && python3 benchmarks/bench_testbed_gnn.py …``.
 
-    python scripts/offline_kit.py --python 3.12 --wheels pymetis highspy
+    python scripts/offline_kit.py --python 3.12 --wheels pymetis highspy --data gnn_benchmark_npz/amazon_cs.npz
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -33,6 +36,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", REPO.parent / "shared" / "data"))
 LOCK = REPO / "constraints.txt"
 TOOLS = ("ip", "tc", "bpftool")
 # the C library's own parts: every Linux has them, in the version its other programs need
@@ -50,6 +54,7 @@ export PYTHONPATH="$(pwd)/src:$K/site${PYTHONPATH:+:$PYTHONPATH}"
 export LD_LIBRARY_PATH="$K/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$PATH:$K/bin"
 export XDG_CACHE_HOME="$K/cache"
+if [ -d "$K/data" ]; then export NETWEAVE_SHARED_DATA="$K/data"; fi
 """
 
 
@@ -153,14 +158,37 @@ def download_wheels(kit: Path, specs: list[str], python: str) -> list[Path]:
     return sorted(dest.glob("*.whl"))
 
 
-def build_kit(kit: Path, python: str, wheels: list[str], tools: bool = True) -> dict[str, list[Path]]:
-    """Write the kit into ``kit``; returns what it holds, by part. Checks the wheels' names and
-    this machine's libbpf before it writes anything."""
-    specs = wheel_specs(wheels)
+def data_files(paths: list[str]) -> list[Path]:
+    """``paths`` (relative to the real datasets' folder) checked: plain relative paths of files there."""
+    files = []
+    for rel in paths:
+        path = SHARED / rel
+        if Path(rel).is_absolute() or ".." in Path(rel).parts or not path.is_file():
+            raise KitError(f"--data {rel}: not a file under {SHARED}; give a path relative to it "
+                           "(set NETWEAVE_SHARED_DATA where the datasets live)")
+        files.append(path)
+    return files
+
+
+def copy_data(kit: Path, files: list[Path]) -> list[Path]:
+    out = []
+    for path in files:
+        target = kit / "data" / path.relative_to(SHARED)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        out.append(Path(shutil.copyfile(path, target)))
+    return out
+
+
+def build_kit(kit: Path, python: str, wheels: list[str], tools: bool = True,
+              data: list[str] = ()) -> dict[str, list[Path]]:
+    """Write the kit into ``kit``; returns what it holds, by part. Checks the wheels' names, the
+    data's paths and this machine's libbpf before it writes anything."""
+    specs, files = wheel_specs(wheels), data_files(list(data))
     find_libbpf()
     parts = {"objects": compile_objects(kit / "cache" / "netweave" / "bpf"),
              "binaries": copy_binaries(kit, tools),
-             "wheels": download_wheels(kit, specs, python)}
+             "wheels": download_wheels(kit, specs, python),
+             "data files": copy_data(kit, files)}
     (kit / "env.sh").write_text(ENV_SH)
     return parts
 
@@ -171,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python", default="3.12", help="the other machine's Python, MAJOR.MINOR (default 3.12)")
     ap.add_argument("--wheels", nargs="*", default=[], metavar="NAME",
                     help="distributions that machine's Python lacks (e.g. pymetis highspy), at the lock's versions")
+    ap.add_argument("--data", nargs="*", default=[], metavar="PATH",
+                    help=f"files of the real datasets to take, relative to {SHARED} ($NETWEAVE_SHARED_DATA)")
     ap.add_argument("--no-tools", action="store_true", help="leave out ip, tc and bpftool (that machine has them)")
     args = ap.parse_args(argv)
     if not re.fullmatch(r"3\.\d{1,2}", args.python):
@@ -178,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     kit = Path(args.out).resolve()
     try:
-        parts = build_kit(kit, args.python, args.wheels, tools=not args.no_tools)
+        parts = build_kit(kit, args.python, args.wheels, tools=not args.no_tools, data=args.data)
     except KitError as e:
         print(f"offline_kit: error: {e}", file=sys.stderr)
         return 2

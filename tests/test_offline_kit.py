@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 import offline_kit  # noqa: E402
 
+CORA = "planetoid/ind.cora.y"  # a small file of the real datasets, where they are
 needs_tools = pytest.mark.skipif(
     shutil.which("clang") is None or shutil.which("ip") is None or shutil.which("bpftool") is None,
     reason="the kit is built from clang, libbpf, iproute2 and bpftool (make system-packages)")
@@ -25,7 +26,7 @@ needs_tools = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory):
     out = tmp_path_factory.mktemp("kit")
-    parts = offline_kit.build_kit(out, "3.12", [])
+    parts = offline_kit.build_kit(out, "3.12", [], data=[CORA] if (offline_kit.SHARED / CORA).is_file() else [])
     return out, parts
 
 
@@ -77,14 +78,18 @@ def test_the_tools_run_on_the_kits_libraries(kit):
 
 @needs_tools
 def test_env_sh_sets_what_it_says(kit):
-    out, _ = kit
+    out, parts = kit
     done = subprocess.run(["bash", "-c", f"source {out}/env.sh && printf '%s\\n' \"$XDG_CACHE_HOME\" \"$PYTHONPATH\" "
-                           "\"$LD_LIBRARY_PATH\" \"$PATH\""], cwd=REPO, capture_output=True, text=True, timeout=30,
-                          env={"PATH": "/usr/bin:/bin"})
+                           "\"$LD_LIBRARY_PATH\" \"$PATH\" \"${NETWEAVE_SHARED_DATA:-none}\""], cwd=REPO, capture_output=True,
+                          text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
-    cache, pythonpath, libs, path = done.stdout.splitlines()
+    cache, pythonpath, libs, path, data = done.stdout.splitlines()
     assert cache == f"{out}/cache" and pythonpath.startswith(f"{REPO}/src:{out}/site")
     assert libs == f"{out}/lib" and path == f"/usr/bin:/bin:{out}/bin"  # the machine's own tools first
+    if parts["data files"]:
+        assert data == f"{out}/data" and (out / "data" / CORA).read_bytes() == (offline_kit.SHARED / CORA).read_bytes()
+    else:
+        assert data == "none"
 
 
 def test_bad_arguments_exit_2_in_one_line(tmp_path, capsys):
@@ -96,3 +101,8 @@ def test_bad_arguments_exit_2_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("offline_kit: error: --wheels no-such-distribution: not in the lock") and "\n" not in err
     assert not (tmp_path / "k").exists()  # nothing written
+    for bad in ("../../etc/passwd", "/etc/passwd", "no/such/file.npz"):
+        assert offline_kit.main(["--out", str(tmp_path / "k"), "--data", bad]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"offline_kit: error: --data {bad}: not a file under") and "\n" not in err
+    assert not (tmp_path / "k").exists()

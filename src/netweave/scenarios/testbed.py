@@ -192,8 +192,9 @@ class TestbedGnnScenario:
     CPUs the switch's shards leave free when those are one a worker or more (False: any CPU);
     ``overlap_local`` sums each worker's own neighbours' rows while its exchange is on the wire
     (False: after it); ``column_slices`` sends INA's rows as that many column slices, each slice's
-    sums coming down while the next goes up (1: whole rows; 0: 2 where a model of the plan says
-    the sums come down sooner, else 1)."""
+    sums coming down while the next goes up (1: whole rows; 0: through the kernel data plane 2
+    where a model of the plan says the sums come down sooner, else 1; whole rows through the
+    userspace agent)."""
 
     __test__ = False
 

@@ -202,3 +202,14 @@ def test_bad_column_slices_are_one_line():
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip() == ("netweave: error: --column-slices 17: give 1 (whole rows) to 16, or 0 to let "
                                    "the model choose each layer's")
+
+
+def test_only_the_kernel_plane_slices_by_default():
+    """--column-slices 0 lets the model choose for the kernel plane; the userspace agent, bound by
+    its CPU (BENCHMARKS.md: slices cost it 3-19 %), and p2p take whole rows unless asked."""
+    from netweave.testbed.gnn.slices import slices_asked
+
+    assert slices_asked(0, "ina", "xdp") == 0  # the model's choice, per layer
+    assert slices_asked(0, "ina", "user") == 1
+    assert slices_asked(2, "ina", "user") == 2 and slices_asked(4, "ina", "xdp") == 4
+    assert slices_asked(0, "p2p", "xdp") == slices_asked(2, "p2p", "user") == 1

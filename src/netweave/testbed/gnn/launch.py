@@ -25,7 +25,7 @@ from ..net.supervisor import Supervisor, last_line
 from .job import prepare_gnn_job, single_process
 from .switch import SwitchConfig
 from .tables import MAX_SHARDS
-from .slices import check_slices
+from .slices import check_slices, slices_asked
 from .wire import GRAD_CHUNK
 from .worker import WorkerConfig
 
@@ -202,8 +202,9 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
     ``column_slices``: INA sends each row of a one-block layer whose width it divides as that many
     column slices, every unit's first slice before any unit's second, so that the first slices'
     sums come down while the rest go up (beyond the paper: :mod:`.slices`; both data planes; p2p
-    takes whole rows; 1: whole rows; 0, the default: 2 where the model of :mod:`.completion` ends
-    the exchange in 90 % of the slots or fewer, else 1)."""
+    takes whole rows; 1: whole rows; 0, the default: through the kernel plane 2 where the model of
+    :mod:`.completion` ends the exchange in 90 % of the slots or fewer, else 1; through the
+    userspace agent 1: :func:`~.slices.slices_asked`)."""
     import tempfile
 
     from ...topology import load_topology_spec
@@ -259,7 +260,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
         os.chmod(directory, 0o755)
         job = prepare_gnn_job(dataset, workers, memory_bytes, directory, hidden=hidden, layers=layers, seed=seed,
                               blocking=blocking, overlap=overlap and exchange == "ina", transform_first=transform_first,
-                              column_slices=column_slices if exchange == "ina" else 1)
+                              column_slices=slices_asked(column_slices, exchange, dataplane))
         run.planned = job.planned
         topo = load_topology_spec(f"star:n={workers},gbps={gbps:g},latency_us={latency_us:g}")
         buffer = int(switch_buffer_kb * 1000) if switch_buffer_kb else None

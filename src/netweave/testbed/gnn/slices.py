@@ -35,6 +35,17 @@ def check_slices(k: int) -> None:
                             "model choose each layer's")
 
 
+def slices_asked(k: int, exchange: str, dataplane: str) -> int:
+    """What a run asks of the job for a user's ``--column-slices k``: p2p takes whole rows (1); so
+    does the userspace agent unless ``k`` says otherwise, since its cells are bound by its CPU, not
+    by the links, and slices only add to them (reddit-like, 8 workers, 0.025 Gb/s: 2 slices cost its
+    epoch 3-19 % in three alternated pairs, BENCHMARKS.md); the kernel data plane takes ``k``
+    (0: :func:`~.completion.choose_slices` per layer)."""
+    if exchange != "ina":
+        return 1
+    return k if k or dataplane == "xdp" else 1
+
+
 def column_slices(plan, k: int, num_vertices: int):
     """The :class:`~netweave.ina.plan.InaPlan` of ``plan``'s exchange (one block, rows of ``dim``
     values, ``dim % k == 0``) with every row sent as ``k`` column slices: vertex ``v``'s slice

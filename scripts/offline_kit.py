@@ -84,6 +84,7 @@ def shared_libraries(path: Path) -> list[Path]:
 
 
 def find_libbpf() -> Path:
+    """Where `libbpf.so.1` is installed here (`ldconfig -p`)."""
     for line in subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout.splitlines():
         m = re.match(r"\s*libbpf\.so\.1 .*=> (/\S+)", line)
         if m:
@@ -110,22 +111,26 @@ def compile_objects(cache: Path) -> list[Path]:
     return out
 
 
-def copy_binaries(kit: Path, tools: bool) -> list[Path]:
-    """libbpf (and, with ``tools``, ``ip``, ``tc``, ``bpftool``) with what they load into ``lib/`` and ``bin/``."""
+def find_tools(tools: bool) -> list[Path]:
+    """``ip``, ``tc`` and ``bpftool`` as installed here (none without ``tools``)."""
+    found = []
+    for name in TOOLS if tools else ():
+        path = shutil.which(name)
+        if path is None:
+            raise KitError(f"`{name}` is not installed here; apt-get install iproute2 bpftool (or --no-tools)")
+        found.append(Path(path))
+    return found
+
+
+def copy_binaries(kit: Path, libbpf: Path, tools: list[Path]) -> list[Path]:
+    """``libbpf`` and the ``tools`` with the libraries they load, into ``lib/`` and ``bin/``."""
     (kit / "lib").mkdir(parents=True, exist_ok=True)
-    libbpf = find_libbpf()
-    wanted, libraries = [], [libbpf, *shared_libraries(libbpf)]
-    if tools:
-        (kit / "bin").mkdir(exist_ok=True)
-        for name in TOOLS:
-            path = shutil.which(name)
-            if path is None:
-                raise KitError(f"`{name}` is not installed here; apt-get install iproute2 bpftool (or --no-tools)")
-            wanted.append(Path(path))
-            libraries += shared_libraries(Path(path))
+    libraries = [libbpf, *shared_libraries(libbpf)]
     out = []
-    for path in wanted:
+    for path in tools:
+        (kit / "bin").mkdir(exist_ok=True)
         out.append(Path(shutil.copy2(path, kit / "bin" / path.name)))
+        libraries += shared_libraries(path)
     for lib in dict.fromkeys(libraries):  # each once, by the name programs ask for (libbpf.so.1)
         out.append(Path(shutil.copyfile(lib, kit / "lib" / lib.name)))
     return out
@@ -182,11 +187,11 @@ def copy_data(kit: Path, files: list[Path]) -> list[Path]:
 def build_kit(kit: Path, python: str, wheels: list[str], tools: bool = True,
               data: list[str] = ()) -> dict[str, list[Path]]:
     """Write the kit into ``kit``; returns what it holds, by part. Checks the wheels' names, the
-    data's paths and this machine's libbpf before it writes anything."""
+    data's paths, this machine's libbpf and tools before it writes anything."""
     specs, files = wheel_specs(wheels), data_files(list(data))
-    find_libbpf()
+    libbpf, found = find_libbpf(), find_tools(tools)
     parts = {"objects": compile_objects(kit / "cache" / "netweave" / "bpf"),
-             "binaries": copy_binaries(kit, tools),
+             "binaries": copy_binaries(kit, libbpf, found),
              "wheels": download_wheels(kit, specs, python),
              "data files": copy_data(kit, files)}
     (kit / "env.sh").write_text(ENV_SH)

@@ -106,3 +106,13 @@ def test_bad_arguments_exit_2_in_one_line(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"offline_kit: error: --data {bad}: not a file under") and "\n" not in err
     assert not (tmp_path / "k").exists()
+
+
+@needs_tools
+def test_a_missing_tool_stops_the_kit_before_it_writes(tmp_path, capsys, monkeypatch):
+    which = shutil.which
+    monkeypatch.setattr(offline_kit.shutil, "which", lambda name: None if name == "bpftool" else which(name))
+    assert offline_kit.main(["--out", str(tmp_path / "k")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("offline_kit: error: `bpftool` is not installed here") and "\n" not in err
+    assert not (tmp_path / "k").exists()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 DEFAULT = f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz"
 
 

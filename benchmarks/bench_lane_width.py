@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", HERE.parent.parent / "shared" / "data"))
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or HERE.parent.parent / "shared" / "data")
 DATASETS = {"amazon_cs": f"npz:{SHARED}/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
 MODES = ("float32", "int64", "int32, exponent per exchange", "int32, headroom per destination")
 INT32_TOP = 30  # bits below int32's sign bit a sum may use: |sum| < 2^30

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 DATASETS = {"amazon_cs": f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
 RUN = 64  # entries a run, dealt round robin (the rule before 2026-11-27)
 

@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 DATASETS = {"amazon_cs": f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
 RESULTS = Path(__file__).parent / "results"
 

@@ -10,17 +10,21 @@ that has them (Debian's clang, libbpf and iproute2, as the Makefile installs), w
   compiled from this checkout's sources (the names carry the sources' hashes, so a checkout that
   differs compiles again or says it needs clang: an object never stands for other source);
 * ``lib/``: ``libbpf.so.1`` and the libraries it and the tools below load beyond the C library;
-* ``bin/``: ``ip``, ``tc`` and ``bpftool`` (used only where the machine has none: ``env.sh``
-  puts them last on ``PATH``);
+* ``bin/``: ``ip``, ``tc`` and ``bpftool``, programs (not wrapper scripts), used only where the
+  machine has none: ``env.sh`` puts them last on ``PATH``;
 * ``wheels/``: ``--wheels NAME …`` at the lock's versions (``constraints.txt``) for
   ``--python`` (the machine's Python, e.g. 3.12): what that machine's Python lacks;
 * ``data/``: ``--data PATH …``, files of the real datasets (``$NETWEAVE_SHARED_DATA``, else
   ``../shared/data``) by their paths there (``gnn_benchmark_npz/amazon_cs.npz``);
-* ``env.sh``: ``source .kit/env.sh`` there installs the wheels into ``.kit/site`` and sets
-  ``PYTHONPATH`` (the checkout's ``src`` first), ``LD_LIBRARY_PATH``, ``PATH`` and
-  ``XDG_CACHE_HOME`` (the objects' cache), and ``NETWEAVE_SHARED_DATA`` where the kit has data.
+* ``env.sh``: ``source .kit/env.sh`` there, from the checkout's root, unpacks the wheels into
+  ``.kit/site`` (as ``pip --target`` would, without pip), puts on the loader's path only the
+  libraries of ``lib/`` that machine lacks (its own programs keep its own), and sets
+  ``PYTHONPATH`` (the checkout's ``src`` first), ``PATH``, ``XDG_CACHE_HOME`` (the objects'
+  cache) and ``NETWEAVE_SHARED_DATA`` where the kit has data.
 
-Then, there, as root: ``source .kit/env.sh && python3 benchmarks/bench_testbed_gnn.py …``.
+The kit is built beside ``--out`` and renamed into place whole, replacing an earlier kit there;
+what fails on the way leaves nothing. Then, there, as root, from the checkout's root:
+``source .kit/env.sh && python3 benchmarks/bench_testbed_gnn.py …``.
 
     python scripts/offline_kit.py --python 3.12 --wheels pymetis highspy --data gnn_benchmark_npz/amazon_cs.npz
 """
@@ -36,7 +40,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", REPO.parent / "shared" / "data"))
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or REPO.parent / "shared" / "data")
 LOCK = REPO / "constraints.txt"
 TOOLS = ("ip", "tc", "bpftool")
 # the C library's own parts: every Linux has them, in the version its other programs need
@@ -46,16 +50,28 @@ PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x
 ENV_SH = """\
 # netweave's offline kit (scripts/offline_kit.py): source it from the checkout's root.
 K="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-if ls "$K"/wheels/*.whl >/dev/null 2>&1 && [ ! -e "$K/site/.installed" ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$K/site" \\
-        "$K"/wheels/*.whl && touch "$K/site/.installed" || return 1
+if [ ! -f "$PWD/src/netweave/__init__.py" ]; then
+    echo "offline kit: error: source $K/env.sh from the root of a netweave checkout (here: $PWD)" >&2
+    return 2
 fi
-export PYTHONPATH="$(pwd)/src:$K/site${PYTHONPATH:+:$PYTHONPATH}"
-export LD_LIBRARY_PATH="$K/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# the wheels, unpacked as pip --target would (no pip needed there)
+if [ -d "$K/wheels" ] && [ ! -e "$K/site/.unpacked" ]; then
+    python3 -c 'import sys, zipfile; [zipfile.ZipFile(w).extractall(sys.argv[1]) for w in sys.argv[2:]]' \\
+        "$K/site" "$K"/wheels/*.whl && touch "$K/site/.unpacked" || return 1
+fi
+# only the libraries this machine lacks go on the loader's path: its own stay its programs'
+mkdir -p "$K/ldpath"
+for f in "$K"/lib/*; do
+    n="$(basename "$f")"
+    if ! ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$n (libc6,x86-64)"; then ln -sf "$f" "$K/ldpath/$n"; fi
+done
+export PYTHONPATH="$PWD/src:$K/site${PYTHONPATH:+:$PYTHONPATH}"
+export LD_LIBRARY_PATH="$K/ldpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$PATH:$K/bin"
 export XDG_CACHE_HOME="$K/cache"
 if [ -d "$K/data" ]; then export NETWEAVE_SHARED_DATA="$K/data"; fi
 """
+ELF = b"\x7fELF"
 
 
 class KitError(Exception):
@@ -77,6 +93,8 @@ def shared_libraries(path: Path) -> list[Path]:
     done = subprocess.run(["ldd", str(path)], capture_output=True, text=True)
     found = []
     for line in done.stdout.splitlines():
+        if "not found" in line:
+            raise KitError(f"{path} needs {line.split()[0]}, which is not installed here")
         m = re.match(r"\s*(\S+) => (/\S+)", line)
         if m and not SYSTEM.match(m.group(1)):
             found.append(Path(m.group(2)))
@@ -86,7 +104,7 @@ def shared_libraries(path: Path) -> list[Path]:
 def find_libbpf() -> Path:
     """Where `libbpf.so.1` is installed here (`ldconfig -p`)."""
     for line in subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout.splitlines():
-        m = re.match(r"\s*libbpf\.so\.1 .*=> (/\S+)", line)
+        m = re.match(r"\s*libbpf\.so\.1 \(libc6,x86-64\).*=> (/\S+)", line)
         if m:
             return Path(m.group(1))
     raise KitError("libbpf.so.1 is not installed here; apt-get install libbpf-dev (or make system-packages)")
@@ -95,19 +113,15 @@ def find_libbpf() -> Path:
 def compile_objects(cache: Path) -> list[Path]:
     """Every program of the testbed compiled into ``cache`` (``<kit>/cache/netweave/bpf``)."""
     from netweave.errors import NetweaveError
-    from netweave.testbed.net.bpf import compile_program, object_path
+    from netweave.testbed.net.bpf import compile_program
     from netweave.testbed.programs import PROGRAMS
 
-    cache.mkdir(parents=True, exist_ok=True)
     out = []
     for p in PROGRAMS:
         try:
-            built = compile_program(p.source, p.define_values())  # this machine's cache, then a copy
+            out.append(compile_program(p.source, p.define_values(), cache))  # compiled afresh into the kit
         except NetweaveError as e:
             raise KitError(str(e)) from None
-        target = object_path(p.source, p.define_values(), cache)
-        shutil.copyfile(built, target)
-        out.append(target)
     return out
 
 
@@ -118,6 +132,10 @@ def find_tools(tools: bool) -> list[Path]:
         path = shutil.which(name)
         if path is None:
             raise KitError(f"`{name}` is not installed here; apt-get install iproute2 bpftool (or --no-tools)")
+        with open(path, "rb") as f:
+            if f.read(4) != ELF:
+                raise KitError(f"{path} is not a program (a wrapper script?); give one built for this kernel, "
+                               "or --no-tools")
         found.append(Path(path))
     return found
 
@@ -186,16 +204,26 @@ def copy_data(kit: Path, files: list[Path]) -> list[Path]:
 
 def build_kit(kit: Path, python: str, wheels: list[str], tools: bool = True,
               data: list[str] = ()) -> dict[str, list[Path]]:
-    """Write the kit into ``kit``; returns what it holds, by part. Checks the wheels' names, the
-    data's paths, this machine's libbpf and tools before it writes anything."""
+    """Write the kit into ``kit`` (replacing an earlier kit there); returns what it holds, by part.
+    Checks the wheels' names, the data's paths, this machine's libbpf and tools before it writes
+    anything, and builds beside ``kit``: a failure leaves no half kit."""
     specs, files = wheel_specs(wheels), data_files(list(data))
     libbpf, found = find_libbpf(), find_tools(tools)
-    parts = {"objects": compile_objects(kit / "cache" / "netweave" / "bpf"),
-             "binaries": copy_binaries(kit, libbpf, found),
-             "wheels": download_wheels(kit, specs, python),
-             "data files": copy_data(kit, files)}
-    (kit / "env.sh").write_text(ENV_SH)
-    return parts
+    if kit.exists() and not (kit / "env.sh").is_file():
+        raise KitError(f"--out {kit}: exists and is not a kit; name a new folder")
+    new = kit.with_name(f".{kit.name}.new-{os.getpid()}")  # the whole kit, or nothing: renamed at the end
+    try:
+        parts = {"objects": compile_objects(new / "cache" / "netweave" / "bpf"),
+                 "binaries": copy_binaries(new, libbpf, found),
+                 "wheels": download_wheels(new, specs, python),
+                 "data files": copy_data(new, files)}
+        (new / "env.sh").write_text(ENV_SH)
+        if kit.exists():
+            shutil.rmtree(kit)  # an earlier kit (it has our env.sh): its wheels and objects would mix with these
+        new.rename(kit)
+    finally:
+        shutil.rmtree(new, ignore_errors=True)
+    return {part: [kit / path.relative_to(new) for path in paths] for part, paths in parts.items()}
 
 
 def main(argv: list[str] | None = None) -> int:

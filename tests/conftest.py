@@ -13,7 +13,7 @@ from netweave.graph import Graph, from_edges
 os.environ["NETWEAVE_NO_PROGRESS"] = "1"
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA", REPO.parent / "shared" / "data"))
+SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or REPO.parent / "shared" / "data")
 
 
 @pytest.fixture(scope="session")

@@ -96,7 +96,7 @@ def testbed_gnn(
     epochs: int = typer.Option(3, "--epochs"),
     hidden: int = typer.Option(16, "--hidden"), layers: int = typer.Option(2, "--layers"),
     blocking: str = typer.Option("paper", "--blocking", help="How the plan cuts blocks: paper (§3.3), multilevel, destination, hybrid or single."),
-    dataplane: str = typer.Option("auto", "--dataplane", help="The switch's data plane: auto (the kernel's where clang and libbpf are), xdp (tc-BPF in the kernel) or user (the userspace agent)."),
+    dataplane: str = typer.Option("auto", "--dataplane", help="The switch's data plane: auto (the kernel's where libbpf is and its programs are compiled or clang can compile them), xdp (tc-BPF in the kernel) or user (the userspace agent)."),
     overlap: bool = typer.Option(False, "--overlap", help="Double-buffered blocks: block b+1 goes up while block b comes down (kernel data plane)."),
     check: bool = typer.Option(True, "--check/--no-check", help="Also train in one process and report the largest logit difference."),
     seed: int = typer.Option(0, "--seed"),

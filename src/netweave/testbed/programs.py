@@ -49,3 +49,12 @@ PROGRAMS: tuple[BpfProgram, ...] = (
     BpfProgram("streaming aggregator", "agg.stream_xdp", "stream_aggregate"),
     BpfProgram("a host's pass program", "net.bpf", "pass", None, "ip", "PASS"),
 )
+
+GNN_KERNEL_PLANE = ("gnn switch, pinned", "gnn switch, locks", "ECN marking", "a host's pass program")
+"""What ``netweave testbed gnn``'s kernel data plane may load: the switch (pinned or with locks),
+its ECN marking and the hosts' pass program."""
+
+
+def program(label: str) -> BpfProgram:
+    """The program of :data:`PROGRAMS` named ``label``."""
+    return next(p for p in PROGRAMS if p.label == label)

@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from netweave.testbed.net import netns
-from netweave.testbed.programs import PROGRAMS
+from netweave.testbed.programs import PROGRAMS, program
 
 missing = netns.missing_requirements("clang")
 needs_kernel = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None,
@@ -23,7 +23,7 @@ needs_kernel = pytest.mark.skipif(bool(missing) or shutil.which("clang") is None
 def test_each_program_verifies_within_half_the_verifiers_limit(name):
     from netweave.testbed.net.bpf import VERIFIER_LIMIT, TcObject, XdpObject, compile_program
 
-    p = next(p for p in PROGRAMS if p.label == name)
+    p = program(name)
     with (TcObject if p.hook == "tc" else XdpObject)(compile_program(p.source, p.define_values()), p.function, [],
                                                      None, name) as obj:
         info = obj.info()
@@ -46,4 +46,3 @@ def test_a_cached_object_needs_no_clang(tmp_path, monkeypatch):
     assert can_build(PASS) and compile_program(PASS) == obj
     assert not can_build(PASS, {"X": 1})  # other defines: another object
     assert object_path(PASS, {"X": 1}) != obj and object_path(PASS, {"X": 1}).parent == obj.parent
-

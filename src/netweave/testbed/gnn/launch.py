@@ -36,15 +36,14 @@ DATAPLANES = ("auto", "xdp", "user")
 def kernel_plane_available() -> bool:
     """Whether the kernel data plane can be built and loaded here: libbpf, and the switch's programs
     compiled (clang, or the objects already in the cache)."""
-    from ..net.bpf import PASS, can_build, libbpf
-    from . import ecn, kswitch
+    from ..net.bpf import can_build, libbpf
+    from ..programs import GNN_KERNEL_PLANE, program
 
     try:
         libbpf()  # found as ctypes finds it, or on LD_LIBRARY_PATH
     except NetweaveError:
         return False
-    programs = [(kswitch.SOURCE, {"LOCKLESS": 1}), (kswitch.SOURCE, {"LOCKLESS": 0}), (ecn.SOURCE, None), (PASS, None)]
-    return all(can_build(s, d) for s, d in programs)
+    return all(can_build(p.source, p.define_values()) for p in map(program, GNN_KERNEL_PLANE))
 
 
 @dataclass
@@ -176,7 +175,7 @@ def train_gnn_on_testbed(dataset: str, *, workers: int = 4, exchange: str = "ina
                          overlap_local: bool = True, column_slices: int = 0) -> GnnTestbedRun:
     """Train GCN on ``dataset`` with ``workers`` workers on ``star:n=WORKERS,gbps=GBPS`` (see the
     module). ``dataplane``: ``xdp`` (the switch in the kernel, :mod:`.kswitch`), ``user`` (the
-    agent, the reference) or ``auto`` (``xdp`` where clang and libbpf are, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
+    agent, the reference) or ``auto`` (``xdp`` where :func:`kernel_plane_available`, else ``user``); ``overlap``: double-buffered blocks (kernel data plane only);
     ``loss``/``duplicate``/``reorder``: per-packet probabilities on every interface (tc-BPF,
     :mod:`netweave.testbed.net.impair`); ``congestion_control``: §3.4's ECN-driven rates (the switch
     marks at ``ecn_kb`` KB of queue, :mod:`.ecn`; the workers halve on a CNP, :mod:`.rate`; kernel

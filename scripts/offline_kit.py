@@ -202,6 +202,13 @@ def copy_data(kit: Path, files: list[Path]) -> list[Path]:
     return out
 
 
+def is_kit(folder: Path) -> bool:
+    """Whether ``folder`` is a kit this script wrote (its ``env.sh`` begins with the kit's line):
+    the only folder it replaces."""
+    env = folder / "env.sh"
+    return env.is_file() and env.read_text(errors="replace").startswith(ENV_SH.splitlines()[0])
+
+
 def build_kit(kit: Path, python: str, wheels: list[str], tools: bool = True,
               data: list[str] = ()) -> dict[str, list[Path]]:
     """Write the kit into ``kit`` (replacing an earlier kit there); returns what it holds, by part.
@@ -209,7 +216,7 @@ def build_kit(kit: Path, python: str, wheels: list[str], tools: bool = True,
     anything, and builds beside ``kit``: a failure leaves no half kit."""
     specs, files = wheel_specs(wheels), data_files(list(data))
     libbpf, found = find_libbpf(), find_tools(tools)
-    if kit.exists() and not (kit / "env.sh").is_file():
+    if kit.exists() and not is_kit(kit):
         raise KitError(f"--out {kit}: exists and is not a kit; name a new folder")
     new = kit.with_name(f".{kit.name}.new-{os.getpid()}")  # the whole kit, or nothing: renamed at the end
     try:
@@ -219,7 +226,7 @@ def build_kit(kit: Path, python: str, wheels: list[str], tools: bool = True,
                  "data files": copy_data(new, files)}
         (new / "env.sh").write_text(ENV_SH)
         if kit.exists():
-            shutil.rmtree(kit)  # an earlier kit (it has our env.sh): its wheels and objects would mix with these
+            shutil.rmtree(kit)  # an earlier kit (is_kit): its wheels and objects would mix with these
         new.rename(kit)
     finally:
         shutil.rmtree(new, ignore_errors=True)
@@ -228,7 +235,7 @@ def build_kit(kit: Path, python: str, wheels: list[str], tools: bool = True,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=".kit", help="the kit's folder (default .kit; add it to .git/info/exclude)")
+    ap.add_argument("--out", default=".kit", help="the kit's folder (default .kit, which git ignores); an earlier kit there is replaced")
     ap.add_argument("--python", default="3.12", help="the other machine's Python, MAJOR.MINOR (default 3.12)")
     ap.add_argument("--wheels", nargs="*", default=[], metavar="NAME",
                     help="distributions that machine's Python lacks (e.g. pymetis highspy), at the lock's versions")

@@ -138,13 +138,17 @@ def test_a_failed_build_leaves_no_half_kit_and_keeps_the_old_one(tmp_path, capsy
     assert "pip could not download" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
     old = tmp_path / "old"
     old.mkdir()
-    (old / "env.sh").write_text("# an earlier kit\n")
+    (old / "env.sh").write_text(offline_kit.ENV_SH)
     assert offline_kit.main(["--out", str(old)]) == 2
-    assert [p.name for p in tmp_path.iterdir()] == ["old"] and (old / "env.sh").read_text() == "# an earlier kit\n"
-    other = tmp_path / "not-a-kit"
-    other.mkdir()
-    assert offline_kit.main(["--out", str(other)]) == 2
-    assert "exists and is not a kit" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["old"] and (old / "env.sh").read_text() == offline_kit.ENV_SH
+    capsys.readouterr()
+    for other, env in (("not-a-kit", None), ("someone-elses", "export X=1\n")):
+        (tmp_path / other).mkdir()
+        if env:
+            (tmp_path / other / "env.sh").write_text(env)
+        assert offline_kit.main(["--out", str(tmp_path / other)]) == 2
+        assert "exists and is not a kit" in capsys.readouterr().err
+        assert [p.name for p in (tmp_path / other).iterdir()] == (["env.sh"] if env else [])  # left as it was
 
 
 @needs_tools

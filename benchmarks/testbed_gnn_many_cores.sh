@@ -22,6 +22,8 @@ if [ -f .kit/env.sh ]; then source .kit/env.sh || exit 1; fi
     echo "cores $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
     echo "kernel $(uname -r); $("$py" -V)"
     "$py" -c 'import numpy, numba, torch; print("numpy", numpy.__version__, "numba", numba.__version__, "torch", torch.__version__)'
+    echo "SMT siblings (cpu: its thread siblings): $(for c in /sys/devices/system/cpu/cpu[0-9]*; do
+        printf '%s:%s ' "${c##*cpu}" "$(cat "$c/topology/thread_siblings_list" 2>/dev/null)"; done)"
     echo "load at start $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out/machine.txt" 2>&1
 cat "$out/machine.txt"

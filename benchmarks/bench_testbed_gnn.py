@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from netweave.errors import NetweaveError
+
 SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 DATASETS = {"amazon_cs": f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
 RESULTS = Path(__file__).parent / "results"
@@ -362,3 +364,6 @@ if __name__ == "__main__":
     except KeyboardInterrupt:  # the testbed has removed what it made; the rates done are in --out
         print("bench_testbed_gnn: interrupted (the rates measured so far are in --out)", file=sys.stderr)
         sys.exit(130)
+    except NetweaveError as e:  # a dataset, a rate or the machine: one line, as netweave's own commands
+        print(f"bench_testbed_gnn: error: {e}", file=sys.stderr)
+        sys.exit(2)

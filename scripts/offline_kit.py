@@ -78,13 +78,18 @@ class KitError(Exception):
     """What stops the kit, in one line."""
 
 
+def canonical(name: str) -> str:
+    """A distribution's name as the index compares them (PEP 503: ``Py_Yaml`` is ``py-yaml``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def lock_versions() -> dict[str, str]:
-    """``{normalized name: version}`` from the lock."""
+    """``{canonical name: version}`` from the lock."""
     pins = {}
     for line in LOCK.read_text().splitlines():
         name, sep, version = line.split("#")[0].strip().partition("==")
         if sep:
-            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+            pins[canonical(name)] = version
     return pins
 
 
@@ -144,9 +149,10 @@ def copy_binaries(kit: Path, libbpf: Path, tools: list[Path]) -> list[Path]:
     """``libbpf`` and the ``tools`` with the libraries they load, into ``lib/`` and ``bin/``."""
     (kit / "lib").mkdir(parents=True, exist_ok=True)
     libraries = [libbpf, *shared_libraries(libbpf)]
+    if tools:
+        (kit / "bin").mkdir()
     out = []
     for path in tools:
-        (kit / "bin").mkdir(exist_ok=True)
         out.append(Path(shutil.copy2(path, kit / "bin" / path.name)))
         libraries += shared_libraries(path)
     for lib in dict.fromkeys(libraries):  # each once, by the name programs ask for (libbpf.so.1)
@@ -159,7 +165,7 @@ def wheel_specs(names: list[str]) -> list[str]:
     pins = lock_versions()
     specs = []
     for name in names:
-        key = re.sub(r"[-_.]+", "-", name).lower()
+        key = canonical(name)
         if key not in pins:
             raise KitError(f"--wheels {name}: not in the lock ({LOCK.name}); name a distribution netweave installs")
         specs.append(f"{name}=={pins[key]}")

@@ -162,7 +162,7 @@ def test_touches_add_each_destination_the_rows_of_each_packet_that_feed_it(datas
     touch adds is made (``used``), from a smaller one made before it; only rows that some touch adds
     are converted. On a dense graph the touches are far fewer than the edges they add."""
     from netweave.testbed.gnn.tables import switch_tables
-    from netweave.testbed.gnn.touches import GROUP
+    from netweave.testbed.gnn.touches import GROUP, GROUPS, SUBSETS
 
     plans = _plan(dataset, hidden=16, transform_first=dataset != "cora")
     t = switch_tables(plans, 200_000, shards=shards)
@@ -186,17 +186,19 @@ def test_touches_add_each_destination_the_rows_of_each_packet_that_feed_it(datas
                             continue
                         want.setdefault(int(e["dest_v"][j]), []).append(r)
                         cell[int(e["dest_v"][j])] = tuple(int(e[f][j]) for f in fields)
-                got, used = {}, q["used"][sh].astype(int)
+                bits = q["used"][sh]  # (GROUPS, SUBSETS // 64) words of 64 subsets
+                used = [sum(int(w) << (64 * j) for j, w in enumerate(bits[g])) for g in range(GROUPS)]
+                got = {}
                 for x in touches[int(q["cut"][sh]):int(q["cut"][sh + 1])]:
-                    g, m = divmod(int(x["sub"]), 16)
+                    g, m = divmod(int(x["sub"]), SUBSETS)
                     assert tuple(int(x[f]) for f in fields) == cell[int(x["dest_v"])]
                     assert int(x["cnt"]) == bin(m).count("1")
                     got.setdefault(int(x["dest_v"]), []).extend(GROUP * g + b for b in range(GROUP) if m >> b & 1)
                     if x["cnt"] >= 2:
                         assert used[g] >> m & 1
                 assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in want.items()}
-                for g in range(used.size):
-                    for m in range(16):
+                for g in range(GROUPS):
+                    for m in range(SUBSETS):
                         if used[g] >> m & 1:  # two rows or more, built from one made before (or a row)
                             below = m & (m - 1)
                             assert below and (not below & (below - 1) or used[g] >> below & 1)
@@ -204,7 +206,8 @@ def test_touches_add_each_destination_the_rows_of_each_packet_that_feed_it(datas
                 assert int(q["conv"][sh]) == sum(1 << r for r in rows_added)
         if dataset.startswith("reddit"):  # dense: a packet's rows share most destinations
             assert touches.size < 0.8 * touches["cnt"].sum()
-    t.touches["sub"][0] = 16 * 8 + 1  # a row beyond its packet's
+    r = int(t.packets["rows"][0])  # touch 0 is the first packet's: the row past its last alone
+    t.touches["sub"][0], t.touches["cnt"][0] = SUBSETS * (r // GROUP) + (1 << r % GROUP), 1
     with pytest.raises(ValueError, match="inconsistent"):
         t.check(4)
 
@@ -216,6 +219,26 @@ def test_cells_never_straddle_an_entry():
         full, part = cell_shape(dim)
         assert full * VALUES + part * 16 >= dim and part & (part - 1) == 0 and part < ENTRY_AGGS + 1
         assert footprint(dim) == full * ENTRY_AGGS + part
+
+
+def test_every_addend_of_every_width_lies_in_the_cpus_scratch():
+    """Addend ``sub = SUBSETS · group + m`` (a row alone, or a subset's sum) takes lanes ``sub ·
+    lanes`` onwards of the program's scratch (``SUBS`` lanes): for every row width, the last
+    subset of the last group of a packet of the most rows ends within it, and a group's subsets
+    index no other group's."""
+    from netweave.testbed.gnn.tables import rows_per_packet
+    from netweave.testbed.gnn.touches import GROUP, GROUPS, SUBS, SUBSETS
+
+    assert SUBSETS == 1 << GROUP and SUBS == 16384  # the bpf program's 128 KiB a CPU
+    tightest = 0
+    for d in range(1, 1100):
+        rows, lanes = rows_per_packet(d), 16 * -(-min(d, 512) // 16)
+        last = (rows - 1) // GROUP
+        assert last < GROUPS
+        top = SUBSETS * last + (1 << (rows - GROUP * last)) - 1  # every row of the last group
+        assert (top + 1) * lanes <= SUBS, d
+        tightest = max(tightest, (top + 1) * lanes)
+    assert tightest == SUBS  # 8 rows of 64 lanes (and 16 of 32, 32 of 16) fill it
 
 
 def test_packets_round_trip_and_malformed_ones_are_left_out():

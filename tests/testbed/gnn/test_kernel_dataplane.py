@@ -164,7 +164,8 @@ def _counted_by_the_tables(directory, overlap, shards, held):
     from netweave.testbed.gnn.tables import copy_masks, layer_view, popcount, switch_tables, unit_shards
 
     plans = load_plans(f"{directory}/plans.npz")
-    n = {"sums": 0, "sum_packets": 0, "copies": 0, "handed": 0, "converted": 0, "touched": 0, "aggregated": 0}
+    n = {"sums": 0, "sum_packets": 0, "copies": 0, "handed": 0, "converted": 0, "touched": 0, "aggregated": 0,
+         "subsets": 0}
     tables = switch_tables(plans, MEMORY, overlap, shards)
     ends = 0  # ENDs of the blocks whose sums are held: workers × blocks
     for layer, _ in EXCHANGES:
@@ -191,6 +192,8 @@ def _counted_by_the_tables(directory, overlap, shards, held):
         touches = tables.touches[tables.layers[layer]["touch_base"]:][:tables.layers[layer]["touches"]]
         n["touched"] += touches.size * v.chunks
         n["aggregated"] += int(touches["cnt"].sum()) * v.chunks
+        used = tables.packets[tables.layers[layer]["packet_base"]:][:tables.layers[layer]["packets"]]["used"]
+        n["subsets"] += int(popcount(used.ravel()).sum()) * v.chunks  # each made once a packet on its shard
     return n, ends
 
 
@@ -234,6 +237,7 @@ def test_kernel_sums_equal_the_userspace_agent_bit_for_bit(tmp_path, overlap, sh
     assert switch["kernel_sharded"] == want["handed"]  # a packet to each shard that walks one of its units' edges
     assert switch["kernel_converted"] == want["converted"]  # not a packet's other units, walked on other shards
     assert (switch["kernel_touched"], switch["kernel_aggregated"]) == (want["touched"], want["aggregated"])
+    assert switch["kernel_subsets"] == want["subsets"] > 0
     assert switch["kernel_touched"] < switch["kernel_aggregated"]  # rows sharing a destination: one addition
     extra = switch["kernel_sum_packets"] - want["sum_packets"]
     assert 0 <= extra <= (4 * ends * shards if held else 0), extra

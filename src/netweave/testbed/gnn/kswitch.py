@@ -22,14 +22,14 @@ import numpy as np
 
 from ...errors import NetweaveError
 from ..net import netns
-from ..net.bpf import TcObject, compile_program
+from ..net.bpf import TcObject, compile_program, possible_cpus
 from ..net.steering import steer_receive
 from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
             "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
-            "sharded", "off_cpu", "packed", "sum_packets", "converted", "touched")  # the counters enum of the bpf source
+            "sharded", "off_cpu", "packed", "sum_packets", "converted", "touched", "subsets")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")
 TIMED = ("cell_ns", "convert_ns", "clone_ns")  # the counters of the program's timed parts
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
@@ -73,7 +73,7 @@ class KernelSwitch(TcObject):
         self.shard_devices: list[str] = []
         sizes = {"units": max(1, tables.units.size), "packets": max(1, tables.packets.size),
                  "touches": max(1, tables.touches.size), "aggs": tables.entries,
-                 "seen": tables.seen, "owed": max(1, tables.owed.size)}
+                 "seen": tables.seen, "owed": max(1, tables.owed.size), "addends": possible_cpus()}
         obj = obj or compile_program(SOURCE, {"LOCKLESS": int(bool(self.cpus))})  # pinned: no locks (see the source)
         super().__init__(obj, "gnn_switch", [], sizes, "the GNN switch's data plane")
         f = self.lib.bpf_map_update_batch

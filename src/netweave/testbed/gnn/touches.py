@@ -2,29 +2,33 @@
 paper): the tables ``bpf/gnn_switch.bpf.c`` walks instead of each unit's edges.
 
 A UNIT packet carries several consecutive units of one sender (:func:`~.tables.unit_packets`), and
-on a dense graph they share destinations: on reddit-like:scale=0.02 (8 workers, 10 MB) the touches
-below are 0.75 of the edges in layer 0 (4 rows of 128 values a packet) and 0.78 in layer 1 (10
-rows of 41, in groups of 4); on amazon_cs 0.92. SwitchGNN's switch adds each unit into each of its destinations' aggregators
-(switchgnn.txt §3.3); here a shard adds each destination once a packet the sum of the packet's
-rows that feed it. The rows are taken in *groups* of :data:`GROUP`; per group, the sums of the
-subsets of rows that some destination needs (``used``, closed under dropping the lowest row, so
-that each is one row plus a smaller one) are computed once a packet in the CPU's scratch, so a
-destination fed by k rows of a group costs one addition into its cell instead of k. Integer sums
-do not depend on the order of additions, so the cells' sums are the same bits
+on a dense graph they share destinations. SwitchGNN's switch adds each unit into each of its
+destinations' aggregators (switchgnn.txt §3.3); here a shard adds each destination once a packet
+the sum of the packet's rows that feed it. The rows are taken in *groups* of :data:`GROUP`; per
+group, the sums of the subsets of rows that some destination needs (``used``, closed under dropping
+the lowest row, so that each is one row plus a smaller one) are computed once a packet in the CPU's
+scratch, so a destination fed by k rows of a group costs one addition into its cell instead of k.
+Integer sums do not depend on the order of additions, so the cells' sums are the same bits
 (``tests/testbed/gnn/test_kernel_dataplane.py`` checks them against the userspace agent).
+
+On reddit-like:scale=0.02 (8 workers, 10 MB, 2 × 128, 2 shards) the touches are 0.57 of the edges
+in layer 0 (8 rows of 64 values a packet, its column slices) and 0.63 in layer 1 (10 rows of 41),
+against 0.75 and 0.78 in groups of 4 rows: a packet's 8 rows feed one destination in 1.8 of them,
+and a group of all 8 makes about 100 subsets' sums a packet and shard to save about 290 additions
+(``benchmarks/bench_touch_groups.py``). On amazon_cs, a sparse graph, 0.92 and 0.88.
 
 A *touch* is one (packet, shard, destination, group): the destination's cell (its position,
 contributions, vertex, owner and partial-cell base, as an edge of :func:`~.tables.switch_tables`),
-``sub = 16 · group + m`` (bit ``r`` of ``m``: row ``GROUP · group + r`` of the packet) and ``cnt``,
-the bits of ``m`` (the contributions it adds). A packet's touches are contiguous, shard by shard
-(``cut[s] .. cut[s + 1]``); ``conv[s]`` has a bit per row that shard ``s`` adds anywhere (only
-those are converted to fixed point), ``used[s, group]`` a bit per subset ``m`` of two or more rows
-that shard ``s`` needs.
+``sub = SUBSETS · group + m`` (bit ``r`` of ``m``: row ``GROUP · group + r`` of the packet) and
+``cnt``, the bits of ``m`` (the contributions it adds). A packet's touches are contiguous, shard by
+shard (``cut[s] .. cut[s + 1]``); ``conv[s]`` has a bit per row that shard ``s`` adds anywhere
+(only those are converted to fixed point), ``used[s, group]`` a bit per subset ``m`` of two or more
+rows that shard ``s`` needs.
 
-The scratch a shard adds from (``bpf: addends``, :data:`SUBS` int64 lanes): row ``r`` at lane
-``r · lanes`` and subset ``sub`` at ``VALUES + sub · lanes`` (``lanes``: a row's values rounded up
-to 16), within :data:`SUBS` for every width (at most 2,048 lanes of subsets: 4 rows of 128 lanes,
-or 32 of 16).
+The addends a CPU adds from (``bpf: addends``, :data:`SUBS` int64 lanes, 128 KiB): addend ``sub``
+at lane ``sub · lanes`` (``lanes``: a row's values rounded up to 16), a row alone where ``m`` has
+one bit; within :data:`SUBS` for every width (rows · lanes ≤ 512: 8 rows of 64 lanes fill it, as
+do 16 of 32 and 32 of 16).
 """
 
 from __future__ import annotations
@@ -34,17 +38,18 @@ import numpy as np
 from .fixed import LANES
 from .plans import edge_ranges
 from .tables import ENTRY_AGGS as MAX_ROWS  # units a UNIT packet carries, at most (bpf: MAX_ROWS)
-from .tables import MAX_SHARDS, VALUES, edge_shard
+from .tables import MAX_SHARDS, edge_shard
 
-GROUP = 4  # rows whose subsets' sums are made once a packet (bpf: GROUP)
+GROUP = 8  # rows whose subsets' sums are made once a packet (bpf: GROUP)
 GROUPS = MAX_ROWS // GROUP
-SUBS = 4096  # int64 lanes of the scratch a shard adds from: VALUES of rows, then the subsets (bpf: SUBS)
+SUBSETS = 1 << GROUP  # subsets m of a group's rows (bpf: SUBSETS)
+SUBS = GROUPS * SUBSETS * LANES  # int64 lanes a CPU adds from: addend sub from lane sub · lanes (bpf: SUBS)
 
 PACKET = np.dtype([("first", "<u4"), ("rows", "<u4"), ("cut", "<u4", (MAX_SHARDS + 1,)),
-                   ("conv", "<u4", (MAX_SHARDS,)), ("used", "<u2", (MAX_SHARDS, GROUPS))])
+                   ("conv", "<u4", (MAX_SHARDS,)), ("pad", "<u4"), ("used", "<u8", (MAX_SHARDS, GROUPS, SUBSETS // 64))])
 TOUCH = np.dtype([("pos", "<u4"), ("need", "<u4"), ("dest_v", "<u4"), ("owner", "<u4"), ("pbase", "<u4"),
                   ("sub", "<u2"), ("cnt", "<u2")])
-BITS4 = np.array([bin(m).count("1") for m in range(16)], np.int64)  # the bits of a group's subset
+BITS = np.array([bin(m).count("1") for m in range(SUBSETS)], np.int64)  # the rows of a group's subset
 
 
 def packet_touches(p: dict[str, np.ndarray], v, first: np.ndarray, rows: np.ndarray, shards: int,
@@ -78,7 +83,7 @@ def packet_touches(p: dict[str, np.ndarray], v, first: np.ndarray, rows: np.ndar
     touches = np.zeros(at.size, TOUCH)
     touches["pos"], touches["need"], touches["dest_v"] = v.pos[k], v.need[k], p["dst"][ce]
     touches["owner"], touches["pbase"] = v.owner[k], v.pbase[k]
-    touches["sub"], touches["cnt"] = g * 16 + m, BITS4[m]
+    touches["sub"], touches["cnt"] = g * SUBSETS + m, BITS[m]
     counts = np.bincount(pk * shards + sh, minlength=Q * shards).reshape(Q, shards)
     ends = np.cumsum(counts.ravel()).reshape(Q, shards)
     packets["cut"][:, :shards] = ends - counts
@@ -86,15 +91,26 @@ def packet_touches(p: dict[str, np.ndarray], v, first: np.ndarray, rows: np.ndar
     conv = np.zeros((Q, MAX_SHARDS), np.int64)
     np.bitwise_or.at(conv, (pk, sh), np.left_shift(m, GROUP * g))
     packets["conv"] = conv
-    used = np.zeros((Q, MAX_SHARDS, GROUPS), np.int64)
-    multi = BITS4[m] >= 2
-    np.bitwise_or.at(used, (pk[multi], sh[multi], g[multi]), np.left_shift(1, m[multi]))
-    for s in range(15, 2, -1):  # closed under dropping the lowest row: each is a row plus one made before it
-        below = s & (s - 1)
-        if BITS4[below] >= 2:
-            used |= ((used >> s) & 1) << below
-    packets["used"] = used
+    packets["used"] = used_subsets(Q, pk, sh, g, m)
     return packets, touches
+
+
+def used_subsets(packets: int, pk: np.ndarray, sh: np.ndarray, g: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``(packets, MAX_SHARDS, GROUPS, SUBSETS // 64)`` uint64: bit ``m`` where shard ``sh`` of packet
+    ``pk`` adds subset ``m`` of group ``g`` (the touches' ``(T,)`` arrays) and it holds two rows or
+    more, closed under dropping a subset's lowest row (each is then a row plus one made before it)."""
+    key = np.unique(((pk * MAX_SHARDS + sh) * GROUPS + g) * SUBSETS + m)
+    found = [key]
+    while key.size:
+        key = key[BITS[key % SUBSETS] >= 2]
+        found.append(key)
+        key = np.unique(key & (key - 1))  # its lowest row dropped: the group's bits are the key's lowest
+    key = np.unique(np.concatenate(found))
+    key = key[BITS[key % SUBSETS] >= 2]
+    used = np.zeros(packets * MAX_SHARDS * GROUPS * (SUBSETS // 64), np.uint64)
+    m = key % SUBSETS
+    np.bitwise_or.at(used, key // SUBSETS * (SUBSETS // 64) + m // 64, np.left_shift(np.uint64(1), (m % 64).astype(np.uint64)))
+    return used.reshape(packets, MAX_SHARDS, GROUPS, SUBSETS // 64)
 
 
 def check_touches(packets: np.ndarray, touches: np.ndarray, units: int, dim: int, workers: int) -> bool:
@@ -114,10 +130,9 @@ def check_touches(packets: np.ndarray, touches: np.ndarray, units: int, dim: int
     if not ok or touches.size == 0:
         return bool(ok)
     sub = touches["sub"].astype(np.int64)
-    m, g, cnt = sub % 16, sub // 16, touches["cnt"].astype(np.int64)
+    m, g, cnt = sub % SUBSETS, sub // SUBSETS, touches["cnt"].astype(np.int64)
     of = np.repeat(np.arange(packets.size), cut[:, -1] - cut[:, 0])
     top = GROUP * g + np.log2(np.maximum(m, 1)).astype(np.int64)  # the highest row of each subset
-    multi = cnt >= 2
-    return bool((m > 0).all() and (cnt == BITS4[m]).all() and (top < rows[of]).all()
-                and (VALUES + (sub[multi] + 1) * lanes <= SUBS).all()
+    return bool((m > 0).all() and (g < GROUPS).all() and (cnt == BITS[m]).all() and (top < rows[of]).all()
+                and ((sub + 1) * lanes <= SUBS).all()
                 and (touches["need"] > 0).all() and (touches["owner"] < workers).all())

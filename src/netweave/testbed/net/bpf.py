@@ -114,6 +114,16 @@ def libbpf() -> ctypes.CDLL:
     return lib
 
 
+def possible_cpus() -> int:
+    """The CPUs this kernel may bring up (``bpf_get_smp_processor_id`` is below it): the entries of a
+    map a CPU."""
+    n = int(libbpf().libbpf_num_possible_cpus())
+    if n < 1:
+        raise NetweaveError(f"libbpf could not count this machine's possible CPUs (error {n}); check "
+                            "/sys/devices/system/cpu/possible")
+    return n
+
+
 class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to verified_insns (5.16)
     _fields_ = [("type", ctypes.c_uint32), ("id", ctypes.c_uint32), ("tag", ctypes.c_uint8 * 8),
                 ("jited_prog_len", ctypes.c_uint32), ("xlated_prog_len", ctypes.c_uint32),

@@ -92,9 +92,10 @@
 #define F_SHARD 4                  /* flags: a unit handed to shard `target` (only from a shard device) */
 #define F_ROWS 8                   /* flags: a SUM of several rows (their values, then their vertices) */
 #define MAX_ROWS (VALUES / LANES)  /* units a UNIT packet carries, at most */
-#define GROUP 4                    /* rows whose subsets' sums a shard makes once a packet (touches.py) */
+#define GROUP 8                    /* rows whose subsets' sums a shard makes once a packet (touches.py) */
 #define GROUPS (MAX_ROWS / GROUP)
-#define SUBS 4096                  /* int64 lanes a shard adds from: a packet's rows, then subsets' sums */
+#define SUBSETS (1 << GROUP)       /* subsets of a group's rows: m, bit r for row GROUP * group + r */
+#define SUBS (GROUPS * SUBSETS * LANES)  /* int64 lanes a shard adds from: addend sub from lane sub * lanes */
 #define MAX_WALK (1 << 23)         /* touches one bpf_loop walks, at most (the helper's limit) */
 #define ETH 14
 #define IPH 20
@@ -113,7 +114,7 @@
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
        C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_SHARDED,
-       C_OFF_CPU, C_PACKED, C_SUM_PACKETS, C_CONVERTED, C_TOUCHED, C_MAX };
+       C_OFF_CPU, C_PACKED, C_SUM_PACKETS, C_CONVERTED, C_TOUCHED, C_SUBSETS, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -160,16 +161,19 @@ struct packet {                 /* a UNIT packet as the workers send it (netweav
     __u32 first, rows;          /* its first unit (the layer's numbering) and how many it carries */
     __u32 cut[MAX_SHARDS + 1];  /* shard s adds touches cut[s]..cut[s+1] (the layer's numbering) */
     __u32 conv[MAX_SHARDS];     /* the rows shard s adds anywhere (bit r: row r): those it converts */
-    __u16 used[MAX_SHARDS][GROUPS];  /* per group, the subsets of two or more rows shard s adds (bit m) */
+    __u32 pad;                  /* used at a multiple of 8 bytes */
+    __u64 used[MAX_SHARDS][GROUPS][SUBSETS / 64];  /* per group, the subsets of two or more rows shard s
+                                                      adds (bit m) */
 };
 struct touch {                  /* what a packet's rows of one group add into one destination's cell */
     __u32 pos, need, dest_v, owner;  /* its position in the block, contributions, vertex, owner */
     __u32 pbase;                     /* where the block's partial cells start (aggregators) */
-    __u16 sub;                       /* 16 * group + m: bit r of m is row GROUP * group + r */
+    __u16 sub;                       /* SUBSETS * group + m: bit r of m is row GROUP * group + r */
     __u16 cnt;                       /* the bits of m: contributions it adds */
 };
-struct addends {                /* what a shard adds from: row r (fixed point) from lane r * lanes, and the
-                                   sum of subset sub of two or more rows from lane VALUES + sub * lanes */
+struct addends {                /* what a CPU adds from (fixed point): addend sub = SUBSETS * group + m, the
+                                   sum of the group's rows in m, from lane sub * lanes (a row alone where
+                                   m has one bit: convert_in; the sum of two or more: make_sub) */
     __s64 v[SUBS];
 };
 struct entry {              /* ENTRY_AGGS aggregators of 128 bytes (16 int64 lanes each) under one lock:
@@ -214,7 +218,7 @@ struct scratch {
     __u32 lanes;        /* lanes a row takes in the addends: n rounded up to LANES (rows start at an aggregator) */
     __u32 conv;               /* the packet's rows this shard adds (bit r: row r), ... */
     __u32 converted;          /* ... of which converted so far */
-    __u16 used[GROUPS];       /* the subsets' sums this shard adds (struct packet) */
+    __u64 used[GROUPS][SUBSETS / 64];  /* the subsets' sums this shard adds (struct packet) */
     struct hdr sum_h;         /* the header of the sums the packet completes: its own (its sender that
                                  of the unit that completed them, or, held, that sent them), kind SUM,
                                  one row (unit and count set per packet sent) */
@@ -240,7 +244,9 @@ struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_SHARDS); __ty
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, __u32); } owed SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, MAX_SHARDS * 2 * MAX_WORKERS); __type(key, __u32); __type(value, struct pend); } pend SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct scratch); } scratch SEC(".maps");
-struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct addends); } addends SEC(".maps");
+/* the addends, an entry a CPU (128 KiB, past a per-CPU map's 32 KiB): max_entries the possible CPUs, set
+ * by the loader; a tc program runs on one CPU to its end, so a CPU's entry is its own, as a per-CPU map's */
+struct { __uint(type, BPF_MAP_TYPE_ARRAY); __uint(max_entries, 1); __type(key, __u32); __type(value, struct addends); } addends SEC(".maps");
 struct { __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); __uint(max_entries, C_MAX); __type(key, __u32); __type(value, __u64); } counters SEC(".maps");
 
 static __always_inline void bump_by(__u32 which, __u64 n)
@@ -383,6 +389,11 @@ static __always_inline struct scratch *the_scratch(void)
     return bpf_map_lookup_elem(&scratch, &(__u32){0});
 }
 
+static __always_inline struct addends *the_addends(void)
+{
+    return bpf_map_lookup_elem(&addends, &(__u32){bpf_get_smp_processor_id()});
+}
+
 struct walk {
     struct __sk_buff *skb;
     struct config *c;
@@ -393,12 +404,13 @@ struct walk {
     __u32 lo;       /* the packet's first touch on this shard (in the touches map) */
     __u64 aggregated;  /* contributions added (edges) ... */
     __u64 touched;     /* ... in so many additions (touches) */
+    __u64 subsets;     /* subsets' sums made (make_sub) */
     __u64 sent_ns;     /* ns sending the sums this unit completed */
 };
 
 #define CONVERT_STEP 16  /* values per callback: fewer calls */
-/* step i of converting the packet's rows into the addends (row r from lane r * lanes), CONVERT_STEP
- * lanes of one row: a row this shard adds nowhere (s->conv) is not converted */
+/* step i of converting the packet's rows into the addends (row r as the subset of its group that holds
+ * it alone), CONVERT_STEP lanes of one row: a row this shard adds nowhere (s->conv) is not converted */
 static long convert_in(__u32 i, struct walk *w)
 {
     struct scratch *s = w->s;
@@ -411,35 +423,30 @@ static long convert_in(__u32 i, struct walk *w)
         return 0;
     s->converted += col == 0;
     __u32 n = s->n, frac = s->frac, from = row * n + col;
+    __u32 to = (((row / GROUP) * SUBSETS + (1 << (row % GROUP))) * s->lanes + col) & (SUBS - CONVERT_STEP);  /* exact */
     int sat = 0;
 #pragma unroll
     for (__u32 k = 0; k < CONVERT_STEP; k++)
-        x[base + k] = col + k < n ? to_fixed(s->xf[(from + k) & (VALUES - 1)], frac, &sat) : 0;
+        x[to + k] = col + k < n ? to_fixed(s->xf[(from + k) & (VALUES - 1)], frac, &sat) : 0;
     s->sat |= sat;
     return 0;
 }
 
-/* the index of the lowest bit set of m (1..15) */
-static __always_inline __u32 low_row(__u32 m)
-{
-    __u32 low = m & -m;
-    return (low >> 1) - (low >> 3);
-}
-
-/* subset i & 15 of group i >> 4 of the packet's rows, if this shard adds it (s->used) and it holds
- * two rows or more: its sum into the addends (from VALUES + i * lanes), as the sum of the subset
- * without its lowest row (made before it: a smaller i; touches.py closes `used` under that) and
- * that row. So a destination fed by several rows of a group is one addition into its cell */
+/* subset m = i % SUBSETS of group i / SUBSETS of the packet's rows, if this shard adds it (s->used)
+ * and it holds two rows or more: its sum into the addends (addend i), as the sum of the subset
+ * without its lowest row (a row alone, or a subset made before it: a smaller i; touches.py closes
+ * `used` under that) and that row. So a destination fed by several rows of a group is one addition
+ * into its cell */
 static long make_sub(__u32 i, struct walk *w)
 {
     struct scratch *s = w->s;
     __s64 *v = w->a->v;
-    __u32 grp = (i >> 4) & (GROUPS - 1), m = i & 15, lower = m & (m - 1);
-    if (!lower || !((s->used[grp] >> m) & 1))
+    __u32 grp = (i / SUBSETS) & (GROUPS - 1), m = i & (SUBSETS - 1), lower = m & (m - 1);
+    if (!lower || !((s->used[grp][m / 64] >> (m & 63)) & 1))
         return 0;
-    __u32 lanes = s->lanes;
-    __u32 from = lower & (lower - 1) ? VALUES + (grp * 16 + lower) * lanes : (grp * GROUP + low_row(lower)) * lanes;
-    __u32 row = (grp * GROUP + low_row(m ^ lower)) * lanes, to = VALUES + (grp * 16 + m) * lanes;
+    __u32 lanes = s->lanes, at = grp * SUBSETS;
+    __u32 from = (at + lower) * lanes, row = (at + (m ^ lower)) * lanes, to = (at + m) * lanes;
+    w->subsets += 1;
     for (__u32 a = 0; a < lanes / LANES && a < ENTRY_AGGS; a++) {
         __s64 *d = v + ((to + a * LANES) & (SUBS - LANES));
         const __s64 *y = v + ((from + a * LANES) & (SUBS - LANES));
@@ -512,7 +519,7 @@ __attribute__((noinline)) int touch_cell(__u32 at, __u32 slot, __u32 xo, __u32 n
 {
     struct entry *g = bpf_map_lookup_elem(&aggs, &at);
     struct scratch *s = the_scratch();
-    struct addends *a = bpf_map_lookup_elem(&addends, &(__u32){0});
+    struct addends *a = the_addends();
     if (!g || !s || !a)
         return T_MISSING;
     int r = 0;
@@ -731,8 +738,7 @@ static long add_touch(__u32 i, struct walk *w)
     struct touch *e = bpf_map_lookup_elem(&touches, &ti);
     if (!e)
         return 1;
-    __u32 m = e->sub & 15, cnt = e->cnt;
-    __u32 xo = cnt > 1 ? VALUES + e->sub * s->lanes : ((e->sub >> 4) * GROUP + low_row(m)) * s->lanes;
+    __u32 cnt = e->cnt, xo = e->sub * s->lanes;  /* the addend: a row, or a subset's sum */
     __u32 chunk = s->sum_h.chunk, full = w->L->full;
     __u32 agg = chunk < full ? (e->pos * full + chunk) * ENTRY_AGGS : e->pbase + e->pos * w->L->part;
     __u32 at = w->base + agg / ENTRY_AGGS;
@@ -833,7 +839,7 @@ static __always_inline int on_unit(struct __sk_buff *skb, struct config *c, stru
     __u32 li = h->layer;
     struct layer *L = bpf_map_lookup_elem(&layers, &li);
     struct scratch *s = bpf_map_lookup_elem(&scratch, &(__u32){0});
-    struct addends *a = bpf_map_lookup_elem(&addends, &(__u32){0});
+    struct addends *a = the_addends();
     if (!L || !s || !a || !L->dim || h->unit >= L->units || h->chunk >= L->chunks || h->chunk >= MAX_CHUNKS
         || h->direction > 1) {
         bump(C_BAD);
@@ -940,7 +946,9 @@ walk:;
     s->converted = 0;
 #pragma unroll
     for (int g = 0; g < GROUPS; g++)
-        s->used[g] = P->used[shard & (MAX_SHARDS - 1)][g];
+#pragma unroll
+        for (int j = 0; j < SUBSETS / 64; j++)
+            s->used[g][j] = P->used[shard & (MAX_SHARDS - 1)][g][j];
     struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .a = a, .base = parity * c->region, .lo = L->touch_base + lo};
     __u64 t0 = bpf_ktime_get_ns();
     bpf_loop(rows * lanes / CONVERT_STEP, convert_in, &w, 0);  /* the addends are 0 past each row in its last step */
@@ -958,11 +966,13 @@ walk:;
     s->pk = pend_base(shard, parity);
     s->owed_at = ((L->owed_base + h->block) * c->shards + shard) * c->workers;
     __u64 t1 = bpf_ktime_get_ns();
-    bpf_loop((rows + GROUP - 1) / GROUP * 16, make_sub, &w, 0);  /* the sums of the subsets it adds */
+    /* the sums of the subsets it adds: every subset of each whole group, those of the last group's rows */
+    bpf_loop(rows / GROUP * SUBSETS + (rows % GROUP ? 1 << (rows % GROUP) : 0), make_sub, &w, 0);
     bpf_loop(hi - lo, add_touch, &w, 0);
     bump_by(C_CELL_NS, bpf_ktime_get_ns() - t1 - w.sent_ns);  /* the walk, less the sums' sends */
     bump_by(C_AGGREGATED, w.aggregated);
     bump_by(C_TOUCHED, w.touched);
+    bump_by(C_SUBSETS, w.subsets);
     return TC_ACT_SHOT;
 }
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-DEFAULT = f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz"
+from testbed_datasets import AMAZON_CS as DEFAULT
 
 
 def _time(fn, repeats: int) -> float:

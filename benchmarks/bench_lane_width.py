@@ -37,9 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
+from testbed_datasets import AMAZON_CS
+
 HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or HERE.parent.parent / "shared" / "data")
-DATASETS = {"amazon_cs": f"npz:{SHARED}/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
+DATASETS = {"amazon_cs": f"npz:{AMAZON_CS}", "reddit-like": "reddit-like:scale=0.02"}
 MODES = ("float32", "int64", "int32, exponent per exchange", "int32, headroom per destination")
 INT32_TOP = 30  # bits below int32's sign bit a sum may use: |sum| < 2^30
 

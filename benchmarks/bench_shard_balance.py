@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-DATASETS = {"amazon_cs": f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
+from testbed_datasets import DATASETS, each_plans
+
 RUN = 64  # entries a run, dealt round robin (the rule before 2026-11-27)
 
 
@@ -65,23 +63,12 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "shard_balance.json"))
     args = ap.parse_args()
-    from netweave.testbed.gnn.job import prepare_gnn_job
-    from netweave.testbed.gnn.plans import load_plans
-
     results = {"workers": args.workers, "memory_bytes": args.memory, "hidden": args.hidden, "rows": []}
     print("| dataset | layer (values a row) | shards | busiest shard's cells / mean: runs → ranges "
           "| shards a UNIT packet goes to: runs → ranges |")
     print("|---|---|---|---|---|")
-    for name in args.datasets:
-        spec = DATASETS.get(name, name)
-        if spec.endswith(".npz") and not os.path.exists(spec):
-            print(f"| {name} | (not here: {spec}) | | | |")
-            continue
-        with tempfile.TemporaryDirectory() as d:
-            prepare_gnn_job(spec, args.workers, args.memory, d, hidden=args.hidden, layers=2, seed=0,
-                            blocking="paper", transform_first=True)
-            plans = load_plans(os.path.join(d, "plans.npz"))
-        for layer, p in enumerate(plans[:2]):  # forward layers; backward ones mirror them
+    for name, plans in each_plans(args.datasets, args.workers, args.memory, args.hidden, 5):
+        for layer, p in enumerate(plans):  # forward layers; backward ones mirror them
             for shards in args.shards:
                 old, new = (layer_stats(p, args.memory, shards, rule) for rule in ("runs", "ranges"))
                 results["rows"].append({"dataset": name, "layer": layer, "shards": shards, "runs": old, "ranges": new})

@@ -34,8 +34,8 @@ from pathlib import Path
 
 from netweave.errors import NetweaveError
 
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-DATASETS = {"amazon_cs": f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
+from testbed_datasets import DATASETS
+
 RESULTS = Path(__file__).parent / "results"
 
 

@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(os.environ.get("NETWEAVE_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-DATASETS = {"amazon_cs": f"{SHARED}/gnn_benchmark_npz/amazon_cs.npz", "reddit-like": "reddit-like:scale=0.02"}
+from testbed_datasets import DATASETS, each_plans
+
 SIZES = (1, 2, 4, 8)
 
 
@@ -89,25 +87,15 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "touch_groups.json"))
     args = ap.parse_args()
-    from netweave.testbed.gnn.job import prepare_gnn_job
-    from netweave.testbed.gnn.plans import load_plans
     from netweave.testbed.gnn.tables import popcount, switch_tables
 
     results = {"workers": args.workers, "memory_bytes": args.memory, "hidden": args.hidden, "shards": args.shards,
                "rows": []}
     print("| dataset | layer (values a row) | rows a group | touches / edges | subsets' sums | lane additions |")
     print("|---|---|---|---|---|---|")
-    for name in args.datasets:
-        spec = DATASETS.get(name, name)
-        if spec.endswith(".npz") and not os.path.exists(spec):
-            print(f"| {name} | (not here: {spec}) | | | | |")
-            continue
-        with tempfile.TemporaryDirectory() as d:
-            prepare_gnn_job(spec, args.workers, args.memory, d, hidden=args.hidden, layers=2, seed=0,
-                            blocking="paper", transform_first=True)
-            plans = load_plans(os.path.join(d, "plans.npz"))
-        t = switch_tables(plans[:2], args.memory, shards=args.shards)  # forward layers; backward ones mirror them
-        for layer, (p, L) in enumerate(zip(plans[:2], t.layers)):
+    for name, plans in each_plans(args.datasets, args.workers, args.memory, args.hidden, 6):
+        t = switch_tables(plans, args.memory, shards=args.shards)  # forward layers; backward ones mirror them
+        for layer, (p, L) in enumerate(zip(plans, t.layers)):
             pk = t.packets[L["packet_base"]:][:L["packets"]]
             made = {"touches": int(L["touches"]), "subsets": int(popcount(pk["used"].ravel()).sum())}
             for c in layer_rows(p, args.memory, args.shards, made):

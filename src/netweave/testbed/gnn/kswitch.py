@@ -30,7 +30,8 @@ SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
             "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
             "sharded", "off_cpu", "packed", "sum_packets", "converted", "touched", "subsets")  # the counters enum of the bpf source
-PORT = struct.Struct("<I4s6s6s")
+PORT = struct.Struct("<I4s6s6s")  # the program's struct port
+CONFIG = struct.Struct(f"<III4sQIIII{MAX_SHARDS}I")  # ... and struct config
 TIMED = ("cell_ns", "convert_ns", "clone_ns")  # the counters of the program's timed parts
 SHARD_DEVICE = "nwshard{}"  # a shard's device in the switch's namespace (made and removed here)
 
@@ -129,8 +130,8 @@ class KernelSwitch(TcObject):
         t, n = self.tables, len(self.ports)
         cpus = (self.cpus + [0] * MAX_SHARDS)[:MAX_SHARDS]
         self.update("cfg", struct.pack("<I", 0),
-                    struct.pack(f"<III4sQIIII{MAX_SHARDS}I", switch_port, worker_port, n, socket.inet_aton(address),
-                                (1 << n) - 1, t.region, int(t.overlap), self.shards, 0, *cpus))
+                    CONFIG.pack(switch_port, worker_port, n, socket.inet_aton(address), (1 << n) - 1, t.region,
+                                int(t.overlap), self.shards, 0, *cpus))
         for i, name in enumerate(self.shard_devices):
             self.update("shard_dev", struct.pack("<I", i), struct.pack("<I", socket.if_nametoindex(name)))
         for rank, p in self.ports.items():

@@ -241,6 +241,18 @@ def test_every_addend_of_every_width_lies_in_the_cpus_scratch():
     assert tightest == SUBS  # 8 rows of 64 lanes (and 16 of 32, 32 of 16) fill it
 
 
+def test_the_subsets_made_are_closed_under_dropping_the_lowest_row():
+    """Subset 0b1011 of group 1 on shard 2 of packet 0 needs 0b1010 made first (one row more each);
+    a row alone is not made (it is converted); a layer without touches makes none."""
+    from netweave.testbed.gnn.touches import used_subsets
+
+    used = used_subsets(2, np.array([0]), np.array([2]), np.array([1]), np.array([0b1011]))
+    assert used[0, 2, 1, 0] == (1 << 0b1011) | (1 << 0b1010) and used.sum() == used[0, 2, 1, 0]
+    assert not used_subsets(2, np.array([1]), np.array([0]), np.array([0]), np.array([0b100])).any()
+    none = np.zeros(0, np.int64)
+    assert not used_subsets(3, none, none, none, none).any()
+
+
 def test_packets_round_trip_and_malformed_ones_are_left_out():
     from netweave.testbed.gnn.packet import HB, SUM, UNIT, build, parse
 

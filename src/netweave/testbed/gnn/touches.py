@@ -100,16 +100,16 @@ def used_subsets(packets: int, pk: np.ndarray, sh: np.ndarray, g: np.ndarray, m:
     ``pk`` adds subset ``m`` of group ``g`` (the touches' ``(T,)`` arrays) and it holds two rows or
     more, closed under dropping a subset's lowest row (each is then a row plus one made before it)."""
     key = np.unique(((pk * MAX_SHARDS + sh) * GROUPS + g) * SUBSETS + m)
-    found = [key]
+    found = [key[:0]]  # none where the layer has no touches
     while key.size:
         key = key[BITS[key % SUBSETS] >= 2]
         found.append(key)
         key = np.unique(key & (key - 1))  # its lowest row dropped: the group's bits are the key's lowest
     key = np.unique(np.concatenate(found))
-    key = key[BITS[key % SUBSETS] >= 2]
     used = np.zeros(packets * MAX_SHARDS * GROUPS * (SUBSETS // 64), np.uint64)
     m = key % SUBSETS
-    np.bitwise_or.at(used, key // SUBSETS * (SUBSETS // 64) + m // 64, np.left_shift(np.uint64(1), (m % 64).astype(np.uint64)))
+    bit = np.left_shift(np.uint64(1), (m % 64).astype(np.uint64))
+    np.bitwise_or.at(used, key // SUBSETS * (SUBSETS // 64) + m // 64, bit)
     return used.reshape(packets, MAX_SHARDS, GROUPS, SUBSETS // 64)
 
 

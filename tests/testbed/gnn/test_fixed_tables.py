@@ -235,6 +235,7 @@ def test_every_addend_of_every_width_lies_in_the_cpus_scratch():
         rows, lanes = rows_per_packet(d), 16 * -(-min(d, 512) // 16)
         last = (rows - 1) // GROUP
         assert last < GROUPS
+        assert rows - GROUP * last <= GROUP  # the last group's subsets stay below the next group's first
         top = SUBSETS * last + (1 << (rows - GROUP * last)) - 1  # every row of the last group
         assert (top + 1) * lanes <= SUBS, d
         tightest = max(tightest, (top + 1) * lanes)

@@ -40,10 +40,13 @@ def test_each_tables_dtype_is_the_programs_struct(name):
     assert [(f, dtype.fields[f][1]) for f in dtype.names] == _layout(t)
 
 
-def test_the_config_and_a_port_are_the_programs_structs():
+def test_the_config_a_port_and_the_addends_are_the_programs_structs():
+    from netweave.testbed.gnn.touches import SUBS
+
     structs = _structs()
     assert kswitch.CONFIG.size == structs["config"]["size"]
     assert kswitch.PORT.size == structs["port"]["size"]
+    assert structs["addends"]["size"] == 8 * SUBS  # int64 lanes: the tables' sub · lanes stay inside
     # the 8-byte mask after four 4-byte fields, the CPUs last
     assert dict(_layout(structs["config"]))["all_mask"] == 16 and _layout(structs["config"])[-1][0] == "cpu"
 

@@ -1,10 +1,11 @@
 """The testbed's BPF programs against the kernel's verifier: each loads, and the instructions the
 verifier walked (``bpf_prog_info.verified_insns``) stay under half its limit. Kernel 6.18.44's
 verifier refused the SwitchGNN switch (a million instructions walked) until the cell's addition
-and a sum's sending became global functions (333 K and 266 K there): half the limit is the alarm,
-so a kernel whose verifier walks more, or code that adds to a walk, shows here before a kernel
-refuses a program (needs root and clang; skipped otherwise). And the objects' cache: an object
-compiled earlier, or brought by ``scripts/offline_kit.py``, is used where clang is missing."""
+and a sum's sending became global functions (335 K and 269 K there since the nineteenth session):
+half the limit is the alarm, so a kernel whose verifier walks more, or code that adds to a walk,
+shows here before a kernel refuses a program (needs root and clang; skipped otherwise). And the
+objects' cache: an object compiled earlier, or brought by ``scripts/offline_kit.py``, is used where
+clang is missing."""
 
 import shutil
 
@@ -46,3 +47,17 @@ def test_a_cached_object_needs_no_clang(tmp_path, monkeypatch):
     assert can_build(PASS) and compile_program(PASS) == obj
     assert not can_build(PASS, {"X": 1})  # other defines: another object
     assert object_path(PASS, {"X": 1}) != obj and object_path(PASS, {"X": 1}).parent == obj.parent
+
+
+def test_possible_cpus_is_the_highest_possible_cpu_plus_one(tmp_path):
+    from netweave.errors import NetweaveError
+    from netweave.testbed.net.bpf import possible_cpus
+
+    f = tmp_path / "possible"
+    for text, n in (("0\n", 1), ("0-1\n", 2), ("0-3,8-11\n", 12), ("0,5\n", 6)):
+        f.write_text(text)
+        assert possible_cpus(str(f)) == n
+    f.write_text("")
+    with pytest.raises(NetweaveError, match="possible CPUs"):
+        possible_cpus(str(f))
+    assert possible_cpus() >= 1  # this machine's

@@ -14,8 +14,9 @@ Integer sums do not depend on the order of additions, so the cells' sums are the
 On reddit-like:scale=0.02 (8 workers, 10 MB, 2 × 128, 2 shards) the touches are 0.57 of the edges
 in layer 0 (8 rows of 64 values a packet, its column slices) and 0.63 in layer 1 (10 rows of 41),
 against 0.75 and 0.78 in groups of 4 rows: a packet's 8 rows feed one destination in 1.8 of them,
-and a group of all 8 makes about 100 subsets' sums a packet and shard to save about 290 additions
-(``benchmarks/bench_touch_groups.py``). On amazon_cs, a sparse graph, 0.92 and 0.88.
+and a group of all 8 makes about 90 more subsets' sums a packet and shard to save about 285
+touches, about 200 additions net (``benchmarks/bench_touch_groups.py``). On amazon_cs, a sparse
+graph, 0.92 and 0.88.
 
 A *touch* is one (packet, shard, destination, group): the destination's cell (its position,
 contributions, vertex, owner and partial-cell base, as an edge of :func:`~.tables.switch_tables`),

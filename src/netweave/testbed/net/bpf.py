@@ -114,14 +114,16 @@ def libbpf() -> ctypes.CDLL:
     return lib
 
 
-def possible_cpus() -> int:
-    """The CPUs this kernel may bring up (``bpf_get_smp_processor_id`` is below it): the entries of a
-    map a CPU."""
-    n = int(libbpf().libbpf_num_possible_cpus())
-    if n < 1:
-        raise NetweaveError(f"libbpf could not count this machine's possible CPUs (error {n}); check "
-                            "/sys/devices/system/cpu/possible")
-    return n
+def possible_cpus(path: str = "/sys/devices/system/cpu/possible") -> int:
+    """The highest CPU this kernel may bring up, plus one (``bpf_get_smp_processor_id`` is below
+    it, where the possible CPUs have gaps too: ``0-3,8-11`` gives 12): the entries of a map a CPU."""
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+        return 1 + max(int(part.split("-")[-1]) for part in text.split(","))
+    except (OSError, ValueError) as e:
+        raise NetweaveError(f"{path}: cannot read this machine's possible CPUs ({e}); the kernel switch "
+                            "keeps a scratch a CPU") from None
 
 
 class ProgInfo(ctypes.Structure):  # the head of struct bpf_prog_info, up to verified_insns (5.16)

@@ -25,24 +25,21 @@ from testbed_datasets import DATASETS, each_plans
 SIZES = (1, 2, 4, 8)
 
 
-def popcounts(m: np.ndarray) -> np.ndarray:
-    """``(N,)`` int64: the bits set in each of ``m`` (below 2⁸)."""
-    return np.unpackbits(m.astype(np.uint8)[:, None], axis=1).sum(axis=1).astype(np.int64)
-
-
 def group_counts(pk: np.ndarray, sh: np.ndarray, dest: np.ndarray, row: np.ndarray, group: int) -> dict:
     """Touches and subsets' sums of one layer with groups of ``group`` rows, from its aggregated
     edges ``(E,)``: their packet, shard, destination slot and row within the packet."""
+    from netweave.testbed.gnn.tables import popcount
+
     g = row // group
     key = np.stack([pk, sh, g, dest])
     uniq, inverse = np.unique(key, axis=1, return_inverse=True)
     m = np.zeros(uniq.shape[1], np.int64)
     np.bitwise_or.at(m, inverse.ravel(), np.left_shift(1, row % group))
-    subsets = np.unique(np.stack([uniq[0], uniq[1], uniq[2], m])[:, popcounts(m) >= 2], axis=1)
+    subsets = np.unique(np.stack([uniq[0], uniq[1], uniq[2], m])[:, popcount(m) >= 2], axis=1)
     made = [subsets]
     while subsets.size:  # each made from the subset without its lowest row, if that has two rows or more
         low = subsets[3] & (subsets[3] - 1)
-        subsets = np.unique(np.stack([subsets[0], subsets[1], subsets[2], low])[:, popcounts(low) >= 2], axis=1)
+        subsets = np.unique(np.stack([subsets[0], subsets[1], subsets[2], low])[:, popcount(low) >= 2], axis=1)
         made.append(subsets)
     return {"group": group, "touches": int(uniq.shape[1]), "subsets": int(np.unique(np.concatenate(made, axis=1), axis=1).shape[1])}
 

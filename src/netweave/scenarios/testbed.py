@@ -177,11 +177,11 @@ class TestbedGnnScenario:
     """Full-graph GCN training whose embedding exchange goes through the emulated SwitchGNN switch
     (``exchange="ina"``) or peer to peer (``"p2p"``) on ``star:n=WORKERS`` with every link at
     ``gbps`` (``netweave testbed gnn``); ``memory`` is the switch's aggregator memory (``2MB``, or
-    bytes); ``dataplane`` the switch's: ``auto`` (the kernel's where libbpf is and its programs are compiled or
-    clang can compile them),
-    ``xdp`` (tc-BPF in the kernel) or ``user`` (the userspace agent, the reference); ``overlap``
-    double-buffers the blocks (kernel data plane); ``check`` also trains in one process and reports
-    the largest logit difference; ``congestion_control`` turns on §3.4's ECN-driven rates (the
+    bytes); ``dataplane`` the switch's: ``auto`` (the kernel's where libbpf is and its programs
+    are compiled or clang can compile them), ``xdp`` (tc-BPF in the kernel) or ``user`` (the
+    userspace agent, the reference); ``overlap`` double-buffers the blocks (kernel data plane);
+    ``check`` also trains in one process and reports the largest logit difference;
+    ``congestion_control`` turns on §3.4's ECN-driven rates (the
     switch marks at ``ecn_kb`` KB of queue; kernel data plane); ``background`` adds Poisson flows of
     Hadoop sizes between the hosts at that fraction of the link rate (§6.5); ``switch_buffer_kb``
     bounds every switch port's queue (0: 10,000 packets); ``fast_pull`` pulls what is missing once

@@ -24,6 +24,7 @@ from ...errors import NetweaveError
 from ..net import netns
 from ..net.bpf import TcObject, compile_program, possible_cpus
 from ..net.steering import steer_receive
+from ..programs import program
 from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
@@ -75,7 +76,8 @@ class KernelSwitch(TcObject):
         sizes = {"units": max(1, tables.units.size), "packets": max(1, tables.packets.size),
                  "touches": max(1, tables.touches.size), "aggs": tables.entries,
                  "seen": tables.seen, "owed": max(1, tables.owed.size), "addends": possible_cpus()}
-        obj = obj or compile_program(SOURCE, {"LOCKLESS": int(bool(self.cpus))})  # pinned: no locks (see the source)
+        build = program("gnn switch, pinned" if self.cpus else "gnn switch, locks")  # pinned: no locks (see the source)
+        obj = obj or compile_program(SOURCE, build.define_values())
         super().__init__(obj, "gnn_switch", [], sizes, "the GNN switch's data plane")
         f = self.lib.bpf_map_update_batch
         f.restype = ctypes.c_int

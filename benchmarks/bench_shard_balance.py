@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from testbed_datasets import DATASETS, each_plans
+from testbed_datasets import DATASETS, each_plans, run_bench
 
 RUN = 64  # entries a run, dealt round robin (the rule before 2026-11-27)
 
@@ -116,4 +116,4 @@ def plot(results: dict, path: Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_bench(main, "bench_shard_balance")

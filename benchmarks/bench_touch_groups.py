@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from testbed_datasets import DATASETS, each_plans
+from testbed_datasets import DATASETS, each_plans, run_bench
 
 SIZES = (1, 2, 4, 8)
 
@@ -140,4 +140,4 @@ def plot(results: dict, path: Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_bench(main, "bench_touch_groups")

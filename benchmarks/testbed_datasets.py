@@ -37,3 +37,20 @@ def each_plans(names: list[str], workers: int, memory: int, hidden: int, columns
             print(f"| {name} | (not here: {spec}) |" + " |" * (columns - 2), flush=True)
             continue
         yield name, plans
+
+
+def run_bench(main, name: str) -> None:
+    """``main()`` of bench ``name`` as netweave's commands end: a bad dataset or setting one line on
+    stderr and exit 2, Ctrl-C exit 130 (the tables benches write their output only at the end)."""
+    import sys
+
+    from netweave.errors import NetweaveError
+
+    try:
+        main()
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted; nothing written", file=sys.stderr)
+        sys.exit(130)
+    except NetweaveError as e:
+        print(f"{name}: error: {e}", file=sys.stderr)
+        sys.exit(2)

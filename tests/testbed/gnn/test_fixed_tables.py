@@ -291,3 +291,38 @@ def test_a_packet_carries_as_many_rows_as_fit_at_aggregator_boundaries():
     for f, r in zip(first, rows):
         assert (masks[f:f + r] == masks[f]).all()
     assert unit_packets(np.zeros(0, np.uint64), 4)[0].size == 0
+
+
+def test_tables_whose_touches_would_add_stale_scratch_are_refused():
+    """``check`` refuses a touch whose addend its packet's shard does not make, so that the program
+    never adds what another packet left in the CPU's scratch: a subset not in ``used``, a row not
+    converted (``conv``), a made subset whose smaller part is not made, a row alone in ``used``."""
+    from netweave.testbed.gnn.tables import switch_tables
+    from netweave.testbed.gnn.touches import GROUP, SUBSETS
+
+    t = switch_tables(_plan("reddit-like:scale=0.003", hidden=16, transform_first=True), 200_000, shards=2)
+    t.check(4)
+    L = t.layers[0]
+    cut = t.packets["cut"][L["packet_base"]:][:L["packets"]]
+    i = int(np.flatnonzero(t.touches["cnt"][L["touch_base"]:][:L["touches"]] >= 3)[0])
+    q = int(L["packet_base"]) + int(np.searchsorted(cut[:, -1], i, side="right"))
+    s = int(np.searchsorted(t.packets["cut"][q], i, side="right")) - 1
+    g, m = divmod(int(t.touches["sub"][int(L["touch_base"]) + i]), SUBSETS)
+    word, bit, lower = m // 64, np.uint64(1) << np.uint64(m % 64), m & (m - 1)
+    assert t.packets["used"][q, s, g, word] & bit and t.packets["conv"][q, s] >> (GROUP * g + (m & -m).bit_length() - 1) & 1
+
+    def refused(field, index, value):
+        old = t.packets[field][index]
+        t.packets[field][index] = value
+        with pytest.raises(ValueError, match="inconsistent"):
+            t.check(4)
+        t.packets[field][index] = old
+        t.check(4)
+
+    refused("used", (q, s, g, word), t.packets["used"][q, s, g, word] & ~bit)  # the touch's subset not made
+    low = (m & -m).bit_length() - 1  # its lowest row not converted
+    refused("conv", (q, s), t.packets["conv"][q, s] & ~np.uint32(1 << (GROUP * g + low)))
+    lw, lb = lower // 64, np.uint64(1) << np.uint64(lower % 64)  # made from a part not made
+    refused("used", (q, s, g, lw), t.packets["used"][q, s, g, lw] & ~lb)
+    one = m & -m  # a row alone is converted, not made
+    refused("used", (q, s, g, one // 64), t.packets["used"][q, s, g, one // 64] | np.uint64(1) << np.uint64(one % 64))

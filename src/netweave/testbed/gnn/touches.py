@@ -117,7 +117,8 @@ def used_subsets(packets: int, pk: np.ndarray, sh: np.ndarray, g: np.ndarray, m:
 def check_touches(packets: np.ndarray, touches: np.ndarray, units: int, dim: int, workers: int) -> bool:
     """Whether a layer's packets and touches are ones the program may read: packets within the
     layer's ``units``, at most :data:`MAX_ROWS` rows, cuts ascending within its touches, subsets of
-    their rows (and their sums within :data:`SUBS`), owners among ``workers``."""
+    their rows (and their sums within :data:`SUBS`) made by the packet's shard (:func:`check_made`),
+    owners among ``workers``."""
     if packets.size == 0:
         return touches.size == 0
     lanes = LANES * -(-dim // LANES)
@@ -132,8 +133,36 @@ def check_touches(packets: np.ndarray, touches: np.ndarray, units: int, dim: int
         return bool(ok)
     sub = touches["sub"].astype(np.int64)
     m, g, cnt = sub % SUBSETS, sub // SUBSETS, touches["cnt"].astype(np.int64)
-    of = np.repeat(np.arange(packets.size), cut[:, -1] - cut[:, 0])
+    at = np.repeat(np.arange(packets.size * MAX_SHARDS), np.diff(cut, axis=1).ravel())  # packet · MAX_SHARDS + shard
+    of = at // MAX_SHARDS
     top = GROUP * g + np.log2(np.maximum(m, 1)).astype(np.int64)  # the highest row of each subset
-    return bool((m > 0).all() and (g < GROUPS).all() and (cnt == BITS[m]).all() and (top < rows[of]).all()
-                and ((sub + 1) * lanes <= SUBS).all()
-                and (touches["need"] > 0).all() and (touches["owner"] < workers).all())
+    ok = bool((m > 0).all() and (g < GROUPS).all() and (cnt == BITS[m]).all() and (top < rows[of]).all()
+              and ((sub + 1) * lanes <= SUBS).all()
+              and (touches["need"] > 0).all() and (touches["owner"] < workers).all())
+    return ok and check_made(packets, at, g, m)
+
+
+def check_made(packets: np.ndarray, at: np.ndarray, g: np.ndarray, m: np.ndarray) -> bool:
+    """Whether every addend the touches read is one this packet's shard writes, so that no touch adds
+    another packet's stale scratch: a touch's rows (``at``: its packet · :data:`MAX_SHARDS` + shard,
+    ``g``, ``m``: its group and subset, ``(T,)``) are rows the shard converts (``conv``), a subset of
+    two rows or more among those made (``used``), and each made subset (:func:`used_subsets`'s
+    closure) holds two rows or more, all within the packet and converted, and is one row plus a row
+    alone or a subset made before it (``make_sub``)."""
+    conv = packets["conv"].astype(np.int64).ravel()  # (packets · MAX_SHARDS,)
+    rows = np.repeat(packets["rows"].astype(np.int64), MAX_SHARDS)
+    if (np.left_shift(m, GROUP * g) & ~conv[at]).any():
+        return False
+    words = packets["used"].reshape(-1)  # (packets · MAX_SHARDS · GROUPS · SUBSETS // 64,) of 64 subsets
+    w = np.flatnonzero(words)
+    bits = np.unpackbits(words[w].view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    i, b = np.nonzero(bits)
+    key = w[i] * 64 + b  # ((packet · MAX_SHARDS + shard) · GROUPS + group) · SUBSETS + subset, ascending
+    made, gm, mm = key // SUBSETS // GROUPS, key // SUBSETS % GROUPS, key % SUBSETS
+    lower = key & (key - 1)  # its lowest row dropped: the rest, made before it or a row alone
+    top = GROUP * gm + np.log2(np.maximum(mm, 1)).astype(np.int64)
+    several = BITS[m] >= 2
+    need = np.r_[lower[BITS[lower % SUBSETS] >= 2], (at[several] * GROUPS + g[several]) * SUBSETS + m[several]]
+    return bool((BITS[mm] >= 2).all() and (top < rows[made]).all()
+                and not (np.left_shift(mm, GROUP * gm) & ~conv[made]).any()
+                and (words[need // 64] >> (need % 64).astype(np.uint64) & np.uint64(1)).all())

@@ -59,3 +59,25 @@ def test_a_field_out_of_place_is_caught():
     t = _structs()["packet"]
     unpadded = np.dtype([(f, PACKET.fields[f][0]) for f in PACKET.names if f != "pad"])  # used right after conv
     assert [(f, unpadded.fields[f][1]) for f in unpadded.names] != _layout(t)
+
+
+def test_the_counters_are_the_programs_in_its_order():
+    """``kswitch.COUNTERS`` names the program's counters enum (``C_UNITS`` .. ``C_MAX``) in order,
+    and its per-CPU array holds as many (``max_entries``, from the BTF): a counter added in C alone
+    would shift every name after it, and the runs would report the touches as subsets."""
+    import re
+
+    from netweave.testbed.net.bpf import package_source
+
+    text = package_source(SWITCH.source).read_text()
+    enum = re.search(r"enum\s*\{\s*(C_UNITS[^}]*)\}", text).group(1)
+    names = [n.strip() for n in enum.split(",") if n.strip()]
+    assert names[-1] == "C_MAX" and [n[2:].lower() for n in names[:-1]] == list(kswitch.COUNTERS)
+    obj = compile_program(SWITCH.source, SWITCH.define_values())
+    out = subprocess.run(["bpftool", "-j", "btf", "dump", "file", str(obj)], capture_output=True, text=True, check=True)
+    types = {t["id"]: t for t in json.loads(out.stdout)["types"]}
+    maps = next(t for t in types.values() if t.get("kind") == "DATASEC" and t.get("name") == ".maps")
+    var = next(types[v["type_id"]] for v in maps["vars"] if types[v["type_id"]]["name"] == "counters")
+    member = next(m for m in types[var["type_id"]]["members"] if m["name"] == "max_entries")
+    pointer = types[member["type_id"]]
+    assert types[pointer["type_id"]]["nr_elems"] == len(kswitch.COUNTERS)

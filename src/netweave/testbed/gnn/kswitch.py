@@ -30,7 +30,7 @@ from .tables import MAX_SHARDS, MAX_WORKERS, SwitchTables
 SOURCE = "gnn/bpf/gnn_switch.bpf.c"
 COUNTERS = ("units", "duplicates", "aggregated", "sums", "copies", "dones", "nexts", "pulls", "resends", "bad",
             "saturated", "clone_dropped", "stale", "cnps", "ends", "cell_ns", "clone_ns", "cleared", "convert_ns",
-            "sharded", "off_cpu", "packed", "sum_packets", "converted", "touched", "subsets")  # the counters enum of the bpf source
+            "sharded", "off_cpu", "packed", "sum_packets", "converted", "touched", "subsets", "subset_ns")  # the counters enum of the bpf source
 PORT = struct.Struct("<I4s6s6s")  # the program's struct port
 CONFIG = struct.Struct(f"<III4sQIIII{MAX_SHARDS}I")  # ... and struct config
 TIMED = ("cell_ns", "convert_ns", "clone_ns")  # the counters of the program's timed parts

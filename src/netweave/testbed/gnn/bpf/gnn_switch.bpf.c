@@ -114,7 +114,7 @@
 enum { K_UNIT = 1, K_SUM, K_COPY, K_DONE, K_NEXT, K_PULL, K_RESEND, K_CNP, K_END };
 enum { C_UNITS, C_DUPLICATES, C_AGGREGATED, C_SUMS, C_COPIES, C_DONES, C_NEXTS, C_PULLS, C_RESENDS, C_BAD,
        C_SATURATED, C_CLONE_DROPPED, C_STALE, C_CNPS, C_ENDS, C_CELL_NS, C_CLONE_NS, C_CLEARED, C_CONVERT_NS, C_SHARDED,
-       C_OFF_CPU, C_PACKED, C_SUM_PACKETS, C_CONVERTED, C_TOUCHED, C_SUBSETS, C_MAX };
+       C_OFF_CPU, C_PACKED, C_SUM_PACKETS, C_CONVERTED, C_TOUCHED, C_SUBSETS, C_SUBSET_NS, C_MAX };
 
 struct hdr {
     __u32 magic;
@@ -218,7 +218,11 @@ struct scratch {
     __u32 lanes;        /* lanes a row takes in the addends: n rounded up to LANES (rows start at an aggregator) */
     __u32 conv;               /* the packet's rows this shard adds (bit r: row r), ... */
     __u32 converted;          /* ... of which converted so far */
-    __u64 used[GROUPS][SUBSETS / 64];  /* the subsets' sums this shard adds (struct packet) */
+    __u64 used[GROUPS][SUBSETS / 64];  /* the subsets' sums this shard adds (struct packet), each bit
+                                          cleared as make_sub makes its sum ... */
+    __u32 word, words;        /* ... from word `word` on, of the `words` of the packet's rows (here, not in
+                                 the walk on the stack: the verifier does not follow a map value's
+                                 contents from one call of the loop to the next) */
     struct hdr sum_h;         /* the header of the sums the packet completes: its own (its sender that
                                  of the unit that completed them, or, held, that sent them), kind SUM,
                                  one row (unit and count set per packet sent) */
@@ -432,17 +436,40 @@ static long convert_in(__u32 i, struct walk *w)
     return 0;
 }
 
-/* subset m = i % SUBSETS of group i / SUBSETS of the packet's rows, if this shard adds it (s->used)
- * and it holds two rows or more: its sum into the addends (addend i), as the sum of the subset
- * without its lowest row (a row alone, or a subset made before it: a smaller i; touches.py closes
- * `used` under that) and that row. So a destination fed by several rows of a group is one addition
- * into its cell */
+/* the index of b's one set bit (b a power of two): the bits below it, counted */
+static __always_inline __u32 bit_index(__u64 b)
+{
+    __u64 x = b - 1;
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (__u32)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* the next subset m of group grp of the packet's rows that this shard adds (s->used, each bit cleared
+ * as its subset is made, in ascending order from word s->word of the packet's s->words): its sum
+ * into the addends (addend grp * SUBSETS + m), as the sum of the subset without its lowest row (a
+ * row alone, or a subset made before it: a smaller one; touches.py closes `used` under that, and
+ * refuses tables that do not) and that row. So a destination fed by several rows of a group is one
+ * addition into its cell. One call a subset, and one a word of 64 subsets (the call that finds it
+ * empty). Returns 1 (the loop stops) past the last word */
 static long make_sub(__u32 i, struct walk *w)
 {
     struct scratch *s = w->s;
     __s64 *v = w->a->v;
-    __u32 grp = (i / SUBSETS) & (GROUPS - 1), m = i & (SUBSETS - 1), lower = m & (m - 1);
-    if (!lower || !((s->used[grp][m / 64] >> (m & 63)) & 1))
+    __u32 word = s->word;
+    if (word >= s->words)
+        return 1;
+    __u32 grp = (word / (SUBSETS / 64)) & (GROUPS - 1), j = word & (SUBSETS / 64 - 1);
+    __u64 bits = s->used[grp][j];
+    if (!bits) {
+        s->word = word + 1;
+        return 0;
+    }
+    __u64 b = bits & -bits;
+    s->used[grp][j] = bits ^ b;
+    __u32 m = (j * 64 + bit_index(b)) & (SUBSETS - 1), lower = m & (m - 1);
+    if (!lower)
         return 0;
     __u32 lanes = s->lanes, at = grp * SUBSETS;
     __u32 from = (at + lower) * lanes, row = (at + (m ^ lower)) * lanes, to = (at + m) * lanes;
@@ -949,6 +976,8 @@ walk:;
 #pragma unroll
         for (int j = 0; j < SUBSETS / 64; j++)
             s->used[g][j] = P->used[shard & (MAX_SHARDS - 1)][g][j];
+    s->word = 0;
+    s->words = rows / GROUP * (SUBSETS / 64) + (rows % GROUP ? ((1 << (rows % GROUP)) + 63) / 64 : 0);
     struct walk w = {.skb = skb, .c = c, .L = L, .s = s, .a = a, .base = parity * c->region, .lo = L->touch_base + lo};
     __u64 t0 = bpf_ktime_get_ns();
     bpf_loop(rows * lanes / CONVERT_STEP, convert_in, &w, 0);  /* the addends are 0 past each row in its last step */
@@ -966,8 +995,10 @@ walk:;
     s->pk = pend_base(shard, parity);
     s->owed_at = ((L->owed_base + h->block) * c->shards + shard) * c->workers;
     __u64 t1 = bpf_ktime_get_ns();
-    /* the sums of the subsets it adds: every subset of each whole group, those of the last group's rows */
-    bpf_loop(rows / GROUP * SUBSETS + (rows % GROUP ? 1 << (rows % GROUP) : 0), make_sub, &w, 0);
+    /* the sums of the subsets it adds, a call each and one a word (at most every subset of each
+     * whole group and those of the last group's rows, and each word's call that finds it empty) */
+    bpf_loop(rows / GROUP * SUBSETS + (rows % GROUP ? 1 << (rows % GROUP) : 0) + s->words, make_sub, &w, 0);
+    bump_by(C_SUBSET_NS, bpf_ktime_get_ns() - t1);  /* of C_CELL_NS: the subsets' sums */
     bpf_loop(hi - lo, add_touch, &w, 0);
     bump_by(C_CELL_NS, bpf_ktime_get_ns() - t1 - w.sent_ns);  /* the walk, less the sums' sends */
     bump_by(C_AGGREGATED, w.aggregated);

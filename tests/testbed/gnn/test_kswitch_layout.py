@@ -19,10 +19,15 @@ pytestmark = pytest.mark.skipif(shutil.which("bpftool") is None or not can_build
                                 reason="needs bpftool, and clang or the switch's compiled object")
 
 
-def _structs() -> dict[str, dict]:
+def _types() -> list[dict]:
+    """The compiled switch's BTF types."""
     obj = compile_program(SWITCH.source, SWITCH.define_values())
     out = subprocess.run(["bpftool", "-j", "btf", "dump", "file", str(obj)], capture_output=True, text=True, check=True)
-    return {t["name"]: t for t in json.loads(out.stdout)["types"] if t.get("kind") == "STRUCT" and t.get("name")}
+    return json.loads(out.stdout)["types"]
+
+
+def _structs() -> dict[str, dict]:
+    return {t["name"]: t for t in _types() if t.get("kind") == "STRUCT" and t.get("name")}
 
 
 def _layout(t: dict) -> list[tuple[str, int]]:
@@ -73,9 +78,7 @@ def test_the_counters_are_the_programs_in_its_order():
     enum = re.search(r"enum\s*\{\s*(C_UNITS[^}]*)\}", text).group(1)
     names = [n.strip() for n in enum.split(",") if n.strip()]
     assert names[-1] == "C_MAX" and [n[2:].lower() for n in names[:-1]] == list(kswitch.COUNTERS)
-    obj = compile_program(SWITCH.source, SWITCH.define_values())
-    out = subprocess.run(["bpftool", "-j", "btf", "dump", "file", str(obj)], capture_output=True, text=True, check=True)
-    types = {t["id"]: t for t in json.loads(out.stdout)["types"]}
+    types = {t["id"]: t for t in _types()}
     maps = next(t for t in types.values() if t.get("kind") == "DATASEC" and t.get("name") == ".maps")
     var = next(types[v["type_id"]] for v in maps["vars"] if types[v["type_id"]]["name"] == "counters")
     member = next(m for m in types[var["type_id"]]["members"] if m["name"] == "max_entries")

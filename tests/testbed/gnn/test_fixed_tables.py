@@ -309,7 +309,8 @@ def test_tables_whose_touches_would_add_stale_scratch_are_refused():
     s = int(np.searchsorted(t.packets["cut"][q], i, side="right")) - 1
     g, m = divmod(int(t.touches["sub"][int(L["touch_base"]) + i]), SUBSETS)
     word, bit, lower = m // 64, np.uint64(1) << np.uint64(m % 64), m & (m - 1)
-    assert t.packets["used"][q, s, g, word] & bit and t.packets["conv"][q, s] >> (GROUP * g + (m & -m).bit_length() - 1) & 1
+    low = (m & -m).bit_length() - 1  # its lowest row
+    assert t.packets["used"][q, s, g, word] & bit and t.packets["conv"][q, s] >> (GROUP * g + low) & 1
 
     def refused(field, index, value):
         old = t.packets[field][index]
@@ -320,7 +321,7 @@ def test_tables_whose_touches_would_add_stale_scratch_are_refused():
         t.check(4)
 
     refused("used", (q, s, g, word), t.packets["used"][q, s, g, word] & ~bit)  # the touch's subset not made
-    low = (m & -m).bit_length() - 1  # its lowest row not converted
+    # its lowest row not converted:
     refused("conv", (q, s), t.packets["conv"][q, s] & ~np.uint32(1 << (GROUP * g + low)))
     lw, lb = lower // 64, np.uint64(1) << np.uint64(lower % 64)  # made from a part not made
     refused("used", (q, s, g, lw), t.packets["used"][q, s, g, lw] & ~lb)

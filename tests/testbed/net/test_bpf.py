@@ -1,7 +1,7 @@
 """The testbed's BPF programs against the kernel's verifier: each loads, and the instructions the
 verifier walked (``bpf_prog_info.verified_insns``) stay under half its limit. Kernel 6.18.44's
 verifier refused the SwitchGNN switch (a million instructions walked) until the cell's addition
-and a sum's sending became global functions (335 K and 269 K there since the nineteenth session):
+and a sum's sending became global functions (425 K and 358 K there since the twentieth session):
 half the limit is the alarm, so a kernel whose verifier walks more, or code that adds to a walk,
 shows here before a kernel refuses a program (needs root and clang; skipped otherwise). And the
 objects' cache: an object compiled earlier, or brought by ``scripts/offline_kit.py``, is used where

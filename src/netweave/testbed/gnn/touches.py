@@ -149,8 +149,7 @@ def check_made(packets: np.ndarray, at: np.ndarray, g: np.ndarray, m: np.ndarray
     two rows or more among those made (``used``), and each made subset (:func:`used_subsets`'s
     closure) holds two rows or more, all within the packet and converted, and is one row plus a row
     alone or a subset made before it (``make_sub``)."""
-    conv = packets["conv"].astype(np.int64).ravel()  # (packets · MAX_SHARDS,)
-    rows = np.repeat(packets["rows"].astype(np.int64), MAX_SHARDS)
+    conv = packets["conv"].astype(np.int64).ravel()  # (packets · MAX_SHARDS,), below 2^rows (check_touches)
     if (np.left_shift(m, GROUP * g) & ~conv[at]).any():
         return False
     words = packets["used"].reshape(-1)  # (packets · MAX_SHARDS · GROUPS · SUBSETS // 64,) of 64 subsets
@@ -160,9 +159,8 @@ def check_made(packets: np.ndarray, at: np.ndarray, g: np.ndarray, m: np.ndarray
     key = w[i] * 64 + b  # ((packet · MAX_SHARDS + shard) · GROUPS + group) · SUBSETS + subset, ascending
     made, gm, mm = key // SUBSETS // GROUPS, key // SUBSETS % GROUPS, key % SUBSETS
     lower = key & (key - 1)  # its lowest row dropped: the rest, made before it or a row alone
-    top = GROUP * gm + np.log2(np.maximum(mm, 1)).astype(np.int64)
     several = BITS[m] >= 2
     need = np.r_[lower[BITS[lower % SUBSETS] >= 2], (at[several] * GROUPS + g[several]) * SUBSETS + m[several]]
-    return bool((BITS[mm] >= 2).all() and (top < rows[made]).all()
+    return bool((BITS[mm] >= 2).all()  # within the packet's rows: converted ones are
                 and not (np.left_shift(mm, GROUP * gm) & ~conv[made]).any()
                 and (words[need // 64] >> (need % 64).astype(np.uint64) & np.uint64(1)).all())

@@ -10,6 +10,7 @@ import os
 import time
 from dataclasses import dataclass
 
+from ...runtime.launcher import exit_rank
 from .steps import (TrainingConfig, backward_on, flat_gradient, flat_parameters, report_epoch, role_main, set_gradient,
                     setup, shard, steps_per_epoch)
 
@@ -65,7 +66,10 @@ def ring(config: RingConfig) -> None:
     if rank == 0:
         print(json.dumps({"done": True, "parameters": flat_parameters(model).size, "steps": steps * config.epochs}),
               flush=True)
-    dist.destroy_process_group()
+    # every rank passed the barrier and rank 0's lines are out: end without destroy_process_group
+    # and the interpreter's teardown, where gloo's pair threads can abort a rank whose peer left
+    # first ("terminate called without an active exception", SIGABRT: CI, 2026-12-07)
+    exit_rank()
 
 
 if __name__ == "__main__":

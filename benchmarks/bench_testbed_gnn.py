@@ -57,13 +57,13 @@ def ceiling(switch: dict) -> dict:
         packets = switch["bpf_run_cnt"] - switch.get("kernel_sharded", 0)
         ns = switch["bpf_run_time_ns"] / packets
         return {"dataplane": "kernel (tc-BPF)", "packets": packets, "ns_per_packet": ns,
-                "packets_per_s_one_core": 1e9 / ns}
+                "packets_per_s_one_core": 1e9 / ns, "cpu_s": switch["bpf_run_time_ns"] / 1e9}
     if switch.get("unit_values"):
         packets = switch["unit_values"] / 512
         ns = switch["aggregate_s"] * 1e9 / packets
         wall = {"wall_ns_per_packet": switch["aggregate_wall_s"] * 1e9 / packets} if "aggregate_wall_s" in switch else {}
         return {"dataplane": "userspace agent", "packet_equivalents": packets, "ns_per_packet": ns,
-                "packets_per_s_one_core": 1e9 / ns, **wall}
+                "packets_per_s_one_core": 1e9 / ns, "cpu_s": switch["aggregate_s"], **wall}
     return {}
 
 
@@ -102,37 +102,52 @@ def plot(results: dict, path: Path) -> None:
     import numpy as np
 
     rates = list(results["rates"])
-    fig, axes = plt.subplots(len(rates), 3, figsize=(13, 3.6 * len(rates)), squeeze=False)
-    width = 0.38
+    agent = any("ceiling" in d for rate in rates for d in results["rates"][rate]["datasets"].values())
+    fig, axes = plt.subplots(len(rates), 4 if agent else 3, figsize=(17 if agent else 13, 3.6 * len(rates)),
+                             squeeze=False)
+    labels = {"p2p": "p2p (BNS-GCN)", "ina": "INA (SwitchGNN switch in the kernel)",
+              "ina_user": "INA (the userspace agent, the reference)"}
+    colors = dict(zip(labels, ("C0", "C1", "C2")))
     for row, rate in zip(axes, rates):
         data = results["rates"][rate]["datasets"]
         names = list(data)
         x = np.arange(len(names))
-        for i, ex in enumerate(("p2p", "ina")):
+        series = [ex for ex in labels if all(ex in data[n] for n in names)]  # the agent: at --user-gbps only
+        width = 0.76 / len(series)
+        offset = {ex: (i - (len(series) - 1) / 2) * width for i, ex in enumerate(series)}  # a bar's, from its tick
+        for ex in series:
             runs = [data[n][ex] for n in names]
-            label = "p2p (BNS-GCN)" if ex == "p2p" else "INA (SwitchGNN switch in the kernel)"
-            row[0].bar(x + (i - 0.5) * width, [r["median_epoch_s"] for r in runs], width, label=label, color=f"C{i}")
-            row[1].bar(x + (i - 0.5) * width, [r["median_exchange_s"] for r in runs], width, label=label, color=f"C{i}")
+            label, color, at_x = labels[ex], colors[ex], x + offset[ex]
+            row[0].bar(at_x, [r["median_epoch_s"] for r in runs], width, label=label, color=color)
+            row[1].bar(at_x, [r["median_exchange_s"] for r in runs], width, label=label, color=color)
             waits = [r.get("median_straggler_s") or 0.0 for r in runs]  # the exchange's wait for the last worker
-            row[1].bar(x + (i - 0.5) * width, waits, width, fill=False, hatch="//", edgecolor="k", linewidth=0,
-                       label="of it: waiting for the last worker" if i == 1 and any(waits) else None)
+            row[1].bar(at_x, waits, width, fill=False, hatch="//", edgecolor="k", linewidth=0,
+                       label="of it: waiting for the last worker" if ex == "ina" and any(waits) else None)
             at = [(j, w + r["predicted_exchange_s"]) for j, (r, w) in enumerate(zip(runs, waits))
                   if r.get("predicted_exchange_s")]
             for k, (j, y) in enumerate(at):  # the simulator's exchange begins when the last worker's does
-                row[1].hlines(y, j + (i - 0.5) * width - 0.5 * width, j + (i - 0.5) * width + 0.5 * width, colors="k",
+                row[1].hlines(y, at_x[j] - 0.5 * width, at_x[j] + 0.5 * width, colors="k",
                               label=("the wait + " if any(waits) else "") + "the simulator's exchange"
-                              if i == 1 and k == 0 else None)
-            row[2].bar(x + (i - 0.5) * width,
-                       [(r["median_exchange_sent_bytes"] + r["median_exchange_received_bytes"]) / 1e6 for r in runs],
-                       width, label=label, color=f"C{i}")
+                              if ex == "ina" and k == 0 else None)
+            row[2].bar(at_x, [(r["median_exchange_sent_bytes"] + r["median_exchange_received_bytes"]) / 1e6
+                              for r in runs], width, label=label, color=color)
+        if all("ceiling" in data[n] for n in names):  # the data plane's own ceiling: its CPU per aggregated edge, kernel and agent
+            for i, (key, ex) in enumerate((("kernel_ns_per_edge", "ina"), ("agent_ns_per_edge", "ina_user"))):
+                bars = row[3].bar(x + (i - 0.5) * 0.38, [data[n]["ceiling"][key] for n in names], 0.38,
+                                  label=labels[ex], color=colors[ex])
+                row[3].bar_label(bars, fmt="%.0f", fontsize=7)
+        elif agent:
+            row[3].set_axis_off()  # no agent at this rate (or results from before 2026-12-08)
         for key, style, label in (("bound_epoch_s", "-", "bound: p2p × (bytes + 0.15)"),
                                   ("ina_epoch_floor_s", "--", "INA at best: rest + sim. exchange")):
             at = [(j, data[n][key]) for j, n in enumerate(names) if key in data[n]]
-            for k, (j, y) in enumerate(at):
-                row[0].hlines(y, j + 0.5 * width - 0.6 * width, j + 0.5 * width + 0.6 * width, colors="k",
-                              linestyles=style, label=label if k == 0 else None)
+            for k, (j, y) in enumerate(at):  # a mark over INA's bar, as wide as 0.46 of a tick
+                row[0].hlines(y, j + offset["ina"] - 0.23, j + offset["ina"] + 0.23, colors="k", linestyles=style,
+                              label=label if k == 0 else None)
         for ax, title in zip(row, ("epoch time (s, median)", "exchange s per worker (median)",
-                                   "exchange MB per epoch (up + down)")):
+                                   "exchange MB per epoch (up + down)", "switch CPU ns per aggregated edge")):
+            if not ax.axison:
+                continue
             ax.set_xticks(x, names)
             ax.set_title(f"{float(rate):g} Gb/s links: {title}", fontsize=9)
             ax.set_ylim(top=ax.get_ylim()[1] * (1.8 if ax is row[0] else 1.4))  # room for the legend above the bars
@@ -355,7 +370,20 @@ def run_rate(args) -> dict:
         results["datasets"][name]["epoch_ratio"] = i["median_epoch_s"] / p["median_epoch_s"]
         results["datasets"][name]["bound_epoch_s"] = p["median_epoch_s"] * (ratio + 0.15)
         results["datasets"][name]["target_met"] = i["median_epoch_s"] <= results["datasets"][name]["bound_epoch_s"]
+        if "ina_user" in results["datasets"][name]:
+            results["datasets"][name]["ceiling"] = c = per_edge(i, results["datasets"][name]["ina_user"])
+            print(f"{args.gbps:g} Gb/s {name}: the data plane's CPU an aggregated edge, kernel {c['kernel_ns_per_edge']:.0f} ns, "
+                  f"userspace agent {c['agent_ns_per_edge']:.0f} ns ({c['edges'] / 1e6:.2f} M edges a run)", flush=True)
     return results
+
+
+def per_edge(kernel: dict, agent: dict) -> dict:
+    """The two planes' CPU (:func:`ceiling`'s ``cpu_s``) per aggregated edge of the same run: the
+    agent's count (``aggregated_edges``: a cross edge's row added once an exchange), which the
+    kernel's ``kernel_aggregated`` exceeds where it adds a row in column slices, a slice at a time."""
+    edges = agent["switch"]["aggregated_edges"]
+    return {"edges": edges, "kernel_ns_per_edge": kernel["ceiling"]["cpu_s"] * 1e9 / edges,
+            "agent_ns_per_edge": agent["ceiling"]["cpu_s"] * 1e9 / edges}
 
 
 if __name__ == "__main__":

@@ -131,7 +131,7 @@ def plot(results: dict, path: Path) -> None:
                               if ex == "ina" and k == 0 else None)
             row[2].bar(at_x, [(r["median_exchange_sent_bytes"] + r["median_exchange_received_bytes"]) / 1e6
                               for r in runs], width, label=label, color=color)
-        if all("ceiling" in data[n] for n in names):  # the data plane's own ceiling: its CPU per aggregated edge, kernel and agent
+        if all("ceiling" in data[n] for n in names):  # the data plane's ceiling: CPU an aggregated edge, both planes
             for i, (key, ex) in enumerate((("kernel_ns_per_edge", "ina"), ("agent_ns_per_edge", "ina_user"))):
                 bars = row[3].bar(x + (i - 0.5) * 0.38, [data[n]["ceiling"][key] for n in names], 0.38,
                                   label=labels[ex], color=colors[ex])
@@ -372,8 +372,9 @@ def run_rate(args) -> dict:
         results["datasets"][name]["target_met"] = i["median_epoch_s"] <= results["datasets"][name]["bound_epoch_s"]
         if "ina_user" in results["datasets"][name]:
             results["datasets"][name]["ceiling"] = c = per_edge(i, results["datasets"][name]["ina_user"])
-            print(f"{args.gbps:g} Gb/s {name}: the data plane's CPU an aggregated edge, kernel {c['kernel_ns_per_edge']:.0f} ns, "
-                  f"userspace agent {c['agent_ns_per_edge']:.0f} ns ({c['edges'] / 1e6:.2f} M edges a run)", flush=True)
+            print(f"{args.gbps:g} Gb/s {name}: the data plane's CPU an aggregated edge, kernel "
+                  f"{c['kernel_ns_per_edge']:.0f} ns, userspace agent {c['agent_ns_per_edge']:.0f} ns "
+                  f"({c['edges'] / 1e6:.2f} M edges a run)", flush=True)
     return results
 
 

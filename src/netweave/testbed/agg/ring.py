@@ -10,7 +10,6 @@ import os
 import time
 from dataclasses import dataclass
 
-from ...runtime.launcher import exit_rank
 from .steps import (TrainingConfig, backward_on, flat_gradient, flat_parameters, report_epoch, role_main, set_gradient,
                     setup, shard, steps_per_epoch)
 
@@ -66,10 +65,8 @@ def ring(config: RingConfig) -> None:
     if rank == 0:
         print(json.dumps({"done": True, "parameters": flat_parameters(model).size, "steps": steps * config.epochs}),
               flush=True)
-    # every rank passed the barrier and rank 0's lines are out: end without destroy_process_group
-    # and the interpreter's teardown, where gloo's pair threads can abort a rank whose peer left
-    # first ("terminate called without an active exception", SIGABRT: CI, 2026-12-07)
-    exit_rank()
+    # no destroy_process_group: role_main ends the process without teardown, where gloo's pair
+    # threads can abort a rank whose peer left first
 
 
 if __name__ == "__main__":

@@ -159,11 +159,17 @@ def report_epoch(epoch: int, model, data, **record) -> None:
 
 def role_main(run, config_type: type[TrainingConfig]) -> None:
     """A role's ``python -m`` entry: ``run(config_type.from_json(argv[1]))``; a diverged gradient
-    ends it with :data:`DIVERGED` and its one line on stderr."""
+    ends it with :data:`DIVERGED` and its one line on stderr. Either way the process ends as the
+    runtime's ranks do (:func:`~netweave.runtime.launcher.exit_rank`: flushed, no interpreter
+    teardown), where gloo's threads (the ring's ranks) could abort it and turn its status into
+    SIGABRT ("terminate called without an active exception": CI, 2026-12-07)."""
     import sys
+
+    from ...runtime.launcher import exit_rank
 
     try:
         run(config_type.from_json(sys.argv[1]))
     except Diverged as exc:
         print(exc, file=sys.stderr, flush=True)
-        sys.exit(DIVERGED)
+        exit_rank(DIVERGED)
+    exit_rank()

@@ -17,7 +17,11 @@ after the timed runs), beside the measured exchange with and without those waits
 The data plane's own ceiling: the kernel's BPF run-time statistics of ``gnn_switch`` (ns of CPU per
 packet, packets per second on one core) beside the userspace agent's aggregation CPU time (its
 thread's; its wall time beside it, which also counts the waits for a CPU the workers held) per
-equivalent packet (a chunk of 512 values). ``uptime`` before and after every run.
+equivalent packet (a chunk of 512 values). ``uptime`` before and after every run. INA's
+shortest epoch these CPUs allow (``ina_epoch_cpu_floor_s``: its measured CPU work an epoch over the
+cores that did it, :func:`netweave.testbed.net.accounting.cpu_floor_s`) beside the bound: where it
+lies above (``bound_within_cpus`` false), no schedule meets the bound on this machine unless INA's
+work an epoch shrinks by ``cpu_work_to_shed``.
 
     sudo .venv/bin/python benchmarks/bench_testbed_gnn.py            # results/testbed_gnn_kernel.json + .png
 """
@@ -28,6 +32,8 @@ import argparse
 import json
 import os
 import platform
+import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -139,7 +145,8 @@ def plot(results: dict, path: Path) -> None:
         elif agent:
             row[3].set_axis_off()  # no agent at this rate (or results from before 2026-12-08)
         for key, style, label in (("bound_epoch_s", "-", "bound: p2p × (bytes + 0.15)"),
-                                  ("ina_epoch_floor_s", "--", "INA at best: rest + sim. exchange")):
+                                  ("ina_epoch_floor_s", "--", "INA at best: rest + sim. exchange"),
+                                  ("ina_epoch_cpu_floor_s", ":", "INA at best on these CPUs: CPU work / cores")):
             at = [(j, data[n][key]) for j, n in enumerate(names) if key in data[n]]
             for k, (j, y) in enumerate(at):  # a mark over INA's bar, as wide as 0.46 of a tick
                 row[0].hlines(y, j + offset["ina"] - 0.23, j + offset["ina"] + 0.23, colors="k", linestyles=style,
@@ -237,7 +244,7 @@ def main() -> None:
                "transform_first": not args.aggregate_first, "grad_chunk": args.grad_chunk,
                "pin_switch": not args.no_pin_switch, "switch_cpus": args.switch_cpus,
                "isolate_switch": not args.share_switch_cpus, "overlap_local": not args.no_overlap_local,
-               "column_slices": args.column_slices, "scale": 1.0,
+               "column_slices": args.column_slices, "scale": 1.0, "cpus": os.cpu_count(),
                "packets": {"units": "several a packet", "sums": "held" if not args.no_pin_switch else "one a packet"},
                "rates": {}}
     rates = args.gbps
@@ -266,7 +273,13 @@ def predict_into(path: Path, args) -> None:
     args.column_slices = results.get("column_slices", 1)
     rates = [float(r) for r in results["rates"]]
     args.datasets = list(results["rates"][str(rates[0])]["datasets"])
+    cores = results.get("cpus") or int(re.search(r"(\d+) cores", results["machine"]).group(1))
+    for gbps, rate in results["rates"].items():  # needs no simulator: what the run's own accounting recorded
+        for name, entry in rate["datasets"].items():
+            if "ina" in entry and "bound_epoch_s" in entry:
+                print(f"{float(gbps):g} Gb/s {name}: {cpu_floor(entry, cores)}", flush=True)
     predict_all(results, args, rates)
+    path.write_text(json.dumps(results, indent=1))  # the floors too, where every prediction was skipped
     plot(results, path.with_suffix(".png"))
     print(f"wrote {path} and {path.with_suffix('.png')}")
 
@@ -370,6 +383,7 @@ def run_rate(args) -> dict:
         results["datasets"][name]["epoch_ratio"] = i["median_epoch_s"] / p["median_epoch_s"]
         results["datasets"][name]["bound_epoch_s"] = p["median_epoch_s"] * (ratio + 0.15)
         results["datasets"][name]["target_met"] = i["median_epoch_s"] <= results["datasets"][name]["bound_epoch_s"]
+        print(f"{args.gbps:g} Gb/s {name}: {cpu_floor(results['datasets'][name], os.cpu_count() or 1)}", flush=True)
         if "ina_user" in results["datasets"][name]:
             results["datasets"][name]["ceiling"] = c = per_edge(i, results["datasets"][name]["ina_user"])
             print(f"{args.gbps:g} Gb/s {name}: the data plane's CPU an aggregated edge, kernel "
@@ -385,6 +399,32 @@ def per_edge(kernel: dict, agent: dict) -> dict:
     edges = agent["switch"]["aggregated_edges"]
     return {"edges": edges, "kernel_ns_per_edge": kernel["ceiling"]["cpu_s"] * 1e9 / edges,
             "agent_ns_per_edge": agent["ceiling"]["cpu_s"] * 1e9 / edges}
+
+
+def cpu_floor(entry: dict, cores: int) -> str:
+    """INA's shortest epoch on the CPUs that ran it (:func:`~netweave.testbed.net.accounting.cpu_floor_s`
+    of the median over the epochs after the first of its CPU seconds an epoch: the accounting's
+    ``cpu_s_per_step``, or before 2026-12-08 its busy share times the epoch and the CPUs counted),
+    and whether the bound lies within it. ``cores``: the machine's, the CPUs counted where the run
+    kept no CPUs apart for its switch (``host_cpus``: those counted, the switch's programs on its
+    ``switch_cpus`` of their own). Returns a line saying so."""
+    from netweave.testbed.net.accounting import cpu_floor_s
+
+    ina = entry["ina"]
+    later = ina["epochs"][1:] or ina["epochs"]
+    counted = later[-1].get("accounting_cpu_count") or len(ina.get("host_cpus") or []) or cores
+    work = statistics.median(e.get("accounting_cpu_s_per_step", e["accounting_cpu_busy"] * e["epoch_s"] * counted)
+                             for e in later)
+    apart = bool(ina.get("host_cpus")) and ina.get("switch_cpu") is not None
+    plane = statistics.median(e["accounting_data_plane_cpu_s_per_step"] for e in later) if apart else 0.0
+    ina["cpu_work_s_per_epoch"], ina["cpus_counted"] = work, counted
+    floor = cpu_floor_s(work, counted, plane, ina.get("switch_cpus", 1) if apart else 0)
+    entry["ina_epoch_cpu_floor_s"] = floor
+    entry["bound_within_cpus"] = floor <= entry["bound_epoch_s"]
+    entry["cpu_work_to_shed"] = max(0.0, 1 - entry["bound_epoch_s"] / floor) if floor > 0 else 0.0
+    return (f"INA's CPU work {work:.3f} CPU-s an epoch: on {counted} CPUs at best {floor:.3f} s, the bound "
+            f"{entry['bound_epoch_s']:.3f} s " + ("within them" if entry["bound_within_cpus"] else
+                                                  f"beyond them (shed {entry['cpu_work_to_shed']:.0%} of the work)"))
 
 
 if __name__ == "__main__":

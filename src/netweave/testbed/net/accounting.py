@@ -23,6 +23,10 @@ links were not, ``data-plane`` when neither but the data plane's programs ran at
 saturated that CPU while the others idled: on 16 cores the machine is 20 % busy and the switch is
 what binds), else ``neither`` (waits: latency, timeouts, stragglers, senders below the links'
 rates).
+
+:func:`cpu_floor_s` turns the CPU seconds of a step into the shortest step the machine's cores
+allow for that work: a bound on the step below it is out of this machine's reach unless the work
+shrinks.
 """
 
 from __future__ import annotations
@@ -172,8 +176,8 @@ class Accountant:
             kbit = self.cluster.shaping[key].rate_kbit
             busy[key] = (b.sent[key] - a.sent.get(key, 0)) * 8 / (kbit * 1e3)
         (node, peer), link_s = max(busy.items(), key=lambda kv: kv[1]) if busy else (("", ""), 0.0)
-        cpu_share = (b.cpu_s - a.cpu_s) / (wall * (len(self.cpus) if self.cpus else os.cpu_count() or 1)) \
-            if wall > 0 else 0.0
+        cpus = len(self.cpus) if self.cpus else os.cpu_count() or 1
+        cpu_share = (b.cpu_s - a.cpu_s) / (wall * cpus) if wall > 0 else 0.0
         bpf = {name: (b.bpf.get(name, (0, 0))[0] - a.bpf.get(name, (0, 0))[0],
                       b.bpf.get(name, (0, 0))[1] - a.bpf.get(name, (0, 0))[1]) for name in b.bpf}
         steps_s = busy_s if busy_s else wall
@@ -185,6 +189,7 @@ class Accountant:
         data_plane_share = data_plane_s / (window * data_plane_cpus) if window > 0 else 0.0
         return {"busiest_link": f"{node}->{peer}", "busiest_link_s_per_step": link_s / max(steps, 1),
                 "busiest_link_busy": link_share, "busiest_link_busy_exchanging": exchange_share, "cpu_busy": cpu_share,
+                "cpu_count": cpus, "cpu_s_per_step": (b.cpu_s - a.cpu_s) / max(steps, 1),
                 "data_plane_cpu_s_per_step": data_plane_s / max(steps, 1), "data_plane_busy": data_plane_share,
                 "data_plane_ns_per_packet": {name: t / n for name, (t, n) in bpf.items() if n},
                 "bound": bound(exchange_share, cpu_share, data_plane_share)}
@@ -199,6 +204,22 @@ def bound(link_share: float, cpu_share: float, data_plane_share: float = 0.0) ->
     if data_plane_share >= CPU_BUSY:
         return "data-plane"
     return "neither"
+
+
+def cpu_floor_s(cpu_s_per_step: float, cpus: int, data_plane_s_per_step: float = 0.0,
+                data_plane_cpus: int = 0) -> float:
+    """The shortest step these CPUs allow for the work an interval measured (s): its CPU seconds a
+    step (``cpu_s_per_step``, everything that ran on the ``cpus`` counted: compute, endpoints,
+    softirqs, the data plane where it shares them) spread evenly over ``cpus``; where a run keeps
+    its data plane on ``data_plane_cpus`` of its own, that plane's ``data_plane_s_per_step`` over
+    those, whichever is longer. A step no CPU idles in takes this long; a bound on the step below
+    it cannot be met on this machine, by any schedule, unless the work itself shrinks by
+    ``1 - bound / floor``. Part of it can: a process that wakes for a few packets does more work
+    a packet than one that finds many queued (the GNN testbed's INA epoch took 1.02 CPU-s at 0.025
+    Gb/s and 0.69 at 0.1 on 2 cores, its workers receiving 7.4 and 9.9 packets a wake-up on
+    amazon_cs); the data plane's programs' time a packet changes little."""
+    hosts = cpu_s_per_step / max(cpus, 1)
+    return max(hosts, data_plane_s_per_step / data_plane_cpus) if data_plane_cpus else hosts
 
 
 def scale_to_bind(scale: float, link_share: float) -> float:

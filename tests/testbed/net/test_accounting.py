@@ -72,14 +72,13 @@ def test_the_cpus_busy_are_those_of_the_hosts_where_a_run_keeps_them_apart(monke
     assert Accountant(cluster).interval(a, b, steps=1)["cpu_busy"] == pytest.approx(1.9 / 16)
     hosts = Accountant(cluster, cpus=frozenset({0, 1})).interval(a, b, steps=1)
     assert hosts["cpu_busy"] == pytest.approx(0.95) and hosts["bound"] == "cpu"  # 1.9 of the hosts' 2 CPU-s
-
     assert hosts["cpu_count"] == 2 and hosts["cpu_s_per_step"] == pytest.approx(1.9)
     assert Accountant(cluster).interval(a, b, steps=2)["cpu_s_per_step"] == pytest.approx(0.95)
 
 
 def test_the_cpus_floor_is_the_work_of_a_step_over_the_cpus_that_did_it():
-    """1.4 CPU-s a step on 2 CPUs take at least 0.7 s, whatever the links' rate: a bound of 0.6 s
-    is out of reach there. Kept apart on 2 CPUs of its own, a data plane of 1.6 CPU-s a step takes
+    """1.4 CPU-s a step on 2 CPUs take at least 0.7 s: a bound of 0.6 s is out of reach there at
+    that work. Kept apart on 2 CPUs of its own, a data plane of 1.6 CPU-s a step takes
     0.8 s however idle the hosts' CPUs are; of 0.2 CPU-s, the hosts' work binds."""
     assert cpu_floor_s(1.4, 2) == pytest.approx(0.7) and cpu_floor_s(1.4, 2) > 0.6
     assert cpu_floor_s(1.4, 14, data_plane_s_per_step=1.6, data_plane_cpus=2) == pytest.approx(0.8)

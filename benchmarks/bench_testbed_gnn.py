@@ -146,7 +146,7 @@ def plot(results: dict, path: Path) -> None:
             row[3].set_axis_off()  # no agent at this rate (or results from before 2026-12-08)
         for key, style, label in (("bound_epoch_s", "-", "bound: p2p × (bytes + 0.15)"),
                                   ("ina_epoch_floor_s", "--", "INA at best: rest + sim. exchange"),
-                                  ("ina_epoch_cpu_floor_s", ":", "INA at best on these CPUs: CPU work / cores")):
+                                  ("ina_epoch_cpu_floor_s", ":", "INA at best on these CPUs: its CPU work over them")):
             at = [(j, data[n][key]) for j, n in enumerate(names) if key in data[n]]
             for k, (j, y) in enumerate(at):  # a mark over INA's bar, as wide as 0.46 of a tick
                 row[0].hlines(y, j + offset["ina"] - 0.23, j + offset["ina"] + 0.23, colors="k", linestyles=style,
@@ -406,8 +406,9 @@ def cpu_floor(entry: dict, cores: int) -> str:
     of the median over the epochs after the first of its CPU seconds an epoch: the accounting's
     ``cpu_s_per_step``, or before 2026-12-08 its busy share times the epoch and the CPUs counted),
     and whether the bound lies within it. ``cores``: the machine's, the CPUs counted where the run
-    kept no CPUs apart for its switch (``host_cpus``: those counted, the switch's programs on its
-    ``switch_cpus`` of their own). Returns a line saying so."""
+    kept no CPUs apart for its switch (``host_cpus``: those counted). A pinned switch's programs
+    ran on its ``switch_cpus`` alone: their seconds over those bound the epoch too. Returns a line
+    saying so."""
     from netweave.testbed.net.accounting import cpu_floor_s
 
     ina = entry["ina"]
@@ -415,16 +416,18 @@ def cpu_floor(entry: dict, cores: int) -> str:
     counted = later[-1].get("accounting_cpu_count") or len(ina.get("host_cpus") or []) or cores
     work = statistics.median(e.get("accounting_cpu_s_per_step", e["accounting_cpu_busy"] * e["epoch_s"] * counted)
                              for e in later)
-    apart = bool(ina.get("host_cpus")) and ina.get("switch_cpu") is not None
-    plane = statistics.median(e["accounting_data_plane_cpu_s_per_step"] for e in later) if apart else 0.0
+    pinned = ina.get("switch_cpu") is not None
+    plane = statistics.median(e["accounting_data_plane_cpu_s_per_step"] for e in later) if pinned else 0.0
     ina["cpu_work_s_per_epoch"], ina["cpus_counted"] = work, counted
-    floor = cpu_floor_s(work, counted, plane, ina.get("switch_cpus", 1) if apart else 0)
+    floor = cpu_floor_s(work, counted, plane, ina.get("switch_cpus", 1) if pinned else 0)
     entry["ina_epoch_cpu_floor_s"] = floor
     entry["bound_within_cpus"] = floor <= entry["bound_epoch_s"]
     entry["cpu_work_to_shed"] = max(0.0, 1 - entry["bound_epoch_s"] / floor) if floor > 0 else 0.0
-    return (f"INA's CPU work {work:.3f} CPU-s an epoch: on {counted} CPUs at best {floor:.3f} s, the bound "
-            f"{entry['bound_epoch_s']:.3f} s " + ("within them" if entry["bound_within_cpus"] else
-                                                  f"beyond them (shed {entry['cpu_work_to_shed']:.0%} of the work)"))
+    cpus = ina.get("switch_cpus", 1)
+    by = (f"its switch's program, {plane:.3f} CPU-s on its {cpus} CPU{'s' * (cpus > 1)}" if pinned and plane / cpus > work / counted
+          else f"its CPU work, {work:.3f} CPU-s on {counted} CPUs")
+    return (f"INA's epoch at best {floor:.3f} s ({by}), the bound {entry['bound_epoch_s']:.3f} s: " +
+            ("within reach" if entry["bound_within_cpus"] else f"beyond it by {entry['cpu_work_to_shed']:.0%} of that work"))
 
 
 if __name__ == "__main__":

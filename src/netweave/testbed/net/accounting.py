@@ -210,9 +210,9 @@ def cpu_floor_s(cpu_s_per_step: float, cpus: int, data_plane_s_per_step: float =
                 data_plane_cpus: int = 0) -> float:
     """The shortest step these CPUs allow for the work an interval measured (s): its CPU seconds a
     step (``cpu_s_per_step``, everything that ran on the ``cpus`` counted: compute, endpoints,
-    softirqs, the data plane where it shares them) spread evenly over ``cpus``; where a run keeps
-    its data plane on ``data_plane_cpus`` of its own, that plane's ``data_plane_s_per_step`` over
-    those, whichever is longer. A step no CPU idles in takes this long; a bound on the step below
+    softirqs, the data plane where it shares them) spread evenly over ``cpus``; where a run pins
+    its data plane to ``data_plane_cpus`` (of its own, or shared with the hosts: it runs on no
+    other), that plane's ``data_plane_s_per_step`` over those, whichever is longer. A step no CPU idles in takes this long; a bound on the step below
     it cannot be met on this machine, by any schedule, unless the work itself shrinks by
     ``1 - bound / floor``. Part of it can: a process that wakes for a few packets does more work
     a packet than one that finds many queued (the GNN testbed's INA epoch took 1.02 CPU-s at 0.025

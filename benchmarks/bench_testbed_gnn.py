@@ -416,15 +416,14 @@ def cpu_floor(entry: dict, cores: int) -> str:
     counted = later[-1].get("accounting_cpu_count") or len(ina.get("host_cpus") or []) or cores
     work = statistics.median(e.get("accounting_cpu_s_per_step", e["accounting_cpu_busy"] * e["epoch_s"] * counted)
                              for e in later)
-    pinned = ina.get("switch_cpu") is not None
+    pinned, cpus = ina.get("switch_cpu") is not None, ina.get("switch_cpus", 1)
     plane = statistics.median(e["accounting_data_plane_cpu_s_per_step"] for e in later) if pinned else 0.0
     ina["cpu_work_s_per_epoch"], ina["cpus_counted"] = work, counted
-    floor = cpu_floor_s(work, counted, plane, ina.get("switch_cpus", 1) if pinned else 0)
+    floor = cpu_floor_s(work, counted, plane, cpus if pinned else 0)
     entry["ina_epoch_cpu_floor_s"] = floor
     entry["bound_within_cpus"] = floor <= entry["bound_epoch_s"]
     entry["cpu_work_to_shed"] = max(0.0, 1 - entry["bound_epoch_s"] / floor) if floor > 0 else 0.0
-    cpus = ina.get("switch_cpus", 1)
-    by = (f"its switch's program, {plane:.3f} CPU-s on its {cpus} CPU{'s' * (cpus > 1)}" if pinned and plane / cpus > work / counted
+    by = (f"its switch's program, {plane:.3f} CPU-s on its {cpus} CPU{'s' * (cpus > 1)}" if floor > work / counted
           else f"its CPU work, {work:.3f} CPU-s on {counted} CPUs")
     return (f"INA's epoch at best {floor:.3f} s ({by}), the bound {entry['bound_epoch_s']:.3f} s: " +
             ("within reach" if entry["bound_within_cpus"] else f"beyond it by {entry['cpu_work_to_shed']:.0%} of that work"))

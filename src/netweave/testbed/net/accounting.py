@@ -212,9 +212,9 @@ def cpu_floor_s(cpu_s_per_step: float, cpus: int, data_plane_s_per_step: float =
     step (``cpu_s_per_step``, everything that ran on the ``cpus`` counted: compute, endpoints,
     softirqs, the data plane where it shares them) spread evenly over ``cpus``; where a run pins
     its data plane to ``data_plane_cpus`` (of its own, or shared with the hosts: it runs on no
-    other), that plane's ``data_plane_s_per_step`` over those, whichever is longer. A step no CPU idles in takes this long; a bound on the step below
-    it cannot be met on this machine, by any schedule, unless the work itself shrinks by
-    ``1 - bound / floor``. Part of it can: a process that wakes for a few packets does more work
+    other), that plane's ``data_plane_s_per_step`` over those, whichever is longer. A step no CPU
+    idles in takes this long; a bound on the step below it cannot be met on this machine, by any
+    schedule, unless the work itself shrinks by ``1 - bound / floor``. Part of it can: a process that wakes for a few packets does more work
     a packet than one that finds many queued (the GNN testbed's INA epoch took 1.02 CPU-s at 0.025
     Gb/s and 0.69 at 0.1 on 2 cores, its workers receiving 7.4 and 9.9 packets a wake-up on
     amazon_cs); the data plane's programs' time a packet changes little."""
